@@ -1,0 +1,44 @@
+# compute-advisor — `make run` and `make test` set everything up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+WORKERS ?= 1
+PIP_FLAGS := --quiet --disable-pip-version-check
+
+.PHONY: venv run test check lint typecheck openapi migrate seeds clean
+
+$(BIN)/compute-advisor: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+	@$(BIN)/python -c "import app, litestar" || { echo "installation failed"; exit 1; }
+	@touch $@
+
+venv: $(BIN)/compute-advisor
+
+migrate: venv
+	$(BIN)/compute-advisor migrate
+
+seeds: migrate
+	$(BIN)/compute-advisor seeds load --if-empty
+
+run: seeds
+	$(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} --port $(PORT) --workers $(WORKERS) --no-access-log
+
+test: venv lint typecheck
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check app plugins tests migrations
+	$(BIN)/ruff format --check app plugins tests migrations
+
+typecheck: venv
+	$(BIN)/mypy
+
+check: lint typecheck
+
+openapi: venv
+	$(BIN)/python -m app.openapi_export openapi/v1.json
+
+clean:
+	rm -rf $(VENV) compute-advisor.db

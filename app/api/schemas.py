@@ -1,0 +1,371 @@
+"""API v1 edge types: strict pydantic models in (``false`` is not a number), msgspec Structs out."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import msgspec
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+MAX_GPUS = 1_000_000
+MAX_HORIZON_YEARS = 10
+MAX_TEAM_SIZE = 100_000
+MAX_START_DAYS = 3650
+MAX_BATCH_PROFILES = 10_000
+
+
+def _iso_date(value: Any) -> Any:
+    """Inputs are validated strictly (no coercion), but JSON has no date type: accept ISO 8601 text."""
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError("must be a date in ISO 8601 form, YYYY-MM-DD") from None
+    return value
+
+
+AsOf = Annotated[
+    dt.date | None,
+    BeforeValidator(_iso_date),
+    Field(default=None, description="Price date (ISO 8601); default: today (UTC)."),
+]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class Weights(_In):
+    """Relative importance of the four dimensions; normalised to sum to 1. Missing ones count 0."""
+
+    cost: float = Field(default=0.0, ge=0, le=1000)
+    efficiency: float = Field(default=0.0, ge=0, le=1000)
+    stability: float = Field(default=0.0, ge=0, le=1000)
+    usability: float = Field(default=0.0, ge=0, le=1000)
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> Weights:
+        if self.cost + self.efficiency + self.stability + self.usability <= 0:
+            raise ValueError("weights must not all be zero")
+        return self
+
+
+class ComparisonCreate(_In):
+    """A price comparison: the options' costs for this much compute."""
+
+    gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
+    utilization: float = Field(gt=0, le=1, description="The team's useful share of the year, 0–1.")
+    horizon_years: float = Field(gt=0, le=MAX_HORIZON_YEARS, description="Years the decision covers.")
+    rental_plan: Literal["on_demand", "reserved_1y"] = "on_demand"
+    currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$")
+    as_of: AsOf
+    gpu_model: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="A key from /v1/gpus; default: the reference server.",
+    )
+
+
+class ProfileCreate(ComparisonCreate):
+    """A team's profile, for a recommendation."""
+
+    team_size: int = Field(default=10, ge=1, le=MAX_TEAM_SIZE)
+    ops_team: Literal["none", "basic", "professional"] = "none"
+    data_security: Literal["standard", "high", "extreme"] = "standard"
+    start_within_days: int = Field(default=30, ge=0, le=MAX_START_DAYS)
+    capex_budget: float | None = Field(
+        default=None, ge=0, le=1e13, description="Largest upfront outlay allowed, in `currency`."
+    )
+    weights: Weights | None = None
+
+
+class EvaluationCreate(_In):
+    profiles: list[ProfileCreate] = Field(min_length=1, max_length=MAX_BATCH_PROFILES)
+
+
+# ---- out ------------------------------------------------------------------------------------
+
+
+class RangeRead(msgspec.Struct):
+    low: float
+    expected: float
+    high: float
+
+
+class SourceRead(msgspec.Struct):
+    table: str
+    ref: str
+    source: str
+    quality: str
+
+
+class LineItemRead(msgspec.Struct):
+    key: str
+    label: str
+    annual: RangeRead
+    upfront: RangeRead
+    basis: str
+    sources: list[SourceRead]
+
+
+class ComparisonItem(msgspec.Struct):
+    option: str
+    name: str
+    plugin: str
+    annual_cost: RangeRead | None
+    total_cost: RangeRead | None
+    upfront_cost: RangeRead | None
+    cost_per_useful_gpu_hour: RangeRead | None
+    useful_gpu_hours_per_year: float | None
+    paid_gpu_hours_per_year: RangeRead | None
+    committed: bool | None
+    breakdown: list[LineItemRead]
+    error: str | None = None
+
+
+class ComparisonRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    currency: str
+    as_of: dt.date
+    gpus: int
+    utilization: float
+    horizon_years: float
+    rental_plan: str
+    items: list[ComparisonItem]
+
+
+class EfficiencyRead(msgspec.Struct):
+    lead_time_days: RangeRead
+    setup_minutes_per_run: RangeRead
+    execution_efficiency: RangeRead
+    productive_share: RangeRead
+
+
+class StabilityRead(msgspec.Struct):
+    interruptions_per_year: RangeRead
+    hours_lost_per_interruption: RangeRead
+    lost_gpu_hours_per_year: RangeRead
+    goodput: RangeRead
+
+
+class UsabilityRead(msgspec.Struct):
+    infra_fte_needed: RangeRead
+    infra_fte_unmet: RangeRead
+    setup_steps: str
+    model_focus_share: RangeRead
+
+
+class CostRead(msgspec.Struct):
+    annual_cost: RangeRead
+    total_cost: RangeRead
+    upfront_cost: RangeRead
+    cost_per_useful_gpu_hour: RangeRead
+
+
+class DimensionScores(msgspec.Struct):
+    cost: float
+    efficiency: float
+    stability: float
+    usability: float
+
+
+class AppliedRuleRead(msgspec.Struct):
+    key: str
+    effect: str
+    points: float | None
+    reason: str
+
+
+class RankingEntry(msgspec.Struct):
+    option: str
+    name: str
+    rank: int
+    score: float
+    scores: DimensionScores
+    fit: float
+    feasible: bool
+    reasons: list[str]
+    rules_applied: list[AppliedRuleRead]
+    cost: CostRead | None
+    efficiency: EfficiencyRead | None
+    stability: StabilityRead | None
+    usability: UsabilityRead | None
+    error: str | None = None
+
+
+class Evaluation(msgspec.Struct):
+    recommended_option: str | None
+    knowledge_version: str
+    methodology_version: str
+    profile: dict[str, Any]
+    weights: DimensionScores
+    ranking: list[RankingEntry]
+
+
+class RecommendationRead(msgspec.Struct):
+    id: str
+    created_at: dt.datetime
+    recommended_option: str | None
+    knowledge_version: str
+    methodology_version: str
+    profile: dict[str, Any]
+    weights: DimensionScores
+    ranking: list[RankingEntry]
+
+
+class EvaluationsRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    results: list[Evaluation]
+
+
+class OptionRead(msgspec.Struct):
+    key: str
+    name: str
+    description: str
+    plugin: str
+    plugin_version: str
+
+
+class Page(msgspec.Struct):
+    knowledge_version: str
+    total: int
+    limit: int
+    offset: int
+
+
+class OptionList(msgspec.Struct):
+    items: list[OptionRead]
+
+
+class GpuRead(msgspec.Struct):
+    key: str
+    vendor: str
+    name: str
+    memory_gb: float
+    memory_bandwidth_gbps: float | None
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float | None
+    interconnect: str
+    interconnect_gbps: float | None
+    tdp_w: int | None
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class GpuList(Page):
+    items: list[GpuRead]
+
+
+class ServerRead(msgspec.Struct):
+    key: str
+    name: str
+    gpu_model_key: str | None
+    gpus_per_server: int
+    power_kw: float | None
+    reference: bool
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class ServerList(Page):
+    items: list[ServerRead]
+
+
+class PriceRead(msgspec.Struct):
+    id: int
+    option: str
+    provider: str
+    item: str
+    subject: str
+    unit: str
+    low: float
+    expected: float
+    high: float
+    currency: str
+    region: str
+    valid_from: dt.date
+    valid_to: dt.date | None
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class PriceList(Page):
+    items: list[PriceRead]
+
+
+class AssumptionRead(msgspec.Struct):
+    option: str
+    key: str
+    unit: str
+    low: float
+    expected: float
+    high: float
+    source: str
+    source_quality: str
+    rationale: str | None
+
+
+class AssumptionList(Page):
+    items: list[AssumptionRead]
+
+
+class ConditionRead(msgspec.Struct):
+    field: str
+    op: str
+    value: Any
+
+
+class RuleRead(msgspec.Struct):
+    key: str
+    option: str
+    description: str
+    match: str
+    conditions: list[ConditionRead]
+    effect: str
+    points: float | None
+    reason: str
+    rationale: str
+    source: str
+    source_quality: str
+
+
+class RuleList(Page):
+    items: list[RuleRead]
+
+
+class KnowledgeVersionRead(msgspec.Struct):
+    version: str
+    content_hash: str
+    created_at: dt.datetime
+    note: str
+    summary: dict[str, Any]
+
+
+class HealthRead(msgspec.Struct):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, Any]
+
+
+class FieldError(msgspec.Struct):
+    field: str
+    message: str
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    field: str | None = None
+    errors: list[FieldError] | None = None
+    request_id: str | None = None

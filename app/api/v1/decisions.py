@@ -1,0 +1,152 @@
+"""Price comparisons, recommendations and batch evaluations."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import uuid
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.exceptions import HTTPException, NotFoundException
+from litestar.params import Body, Parameter
+from litestar.status_codes import HTTP_201_CREATED
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.api import schemas as s
+from app.api.errors import BODY_PROBLEMS, COMMON_PROBLEMS
+from app.core.model import METHODOLOGY_VERSION
+from app.kb import models as m
+from app.services import Advisor
+
+CSV = "text/csv"
+JSON = "application/json"
+RANGE_FIELDS = ("annual_cost", "total_cost", "upfront_cost", "cost_per_useful_gpu_hour")
+
+
+def _negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
+    if "accept" not in request.headers:
+        return offered[0]
+    best = request.accept.best_match(offered)
+    if best is None:
+        raise HTTPException(status_code=406, detail=f"this operation answers in {', '.join(offered)}")
+    return best
+
+
+def comparison_csv(doc: s.ComparisonRead) -> str:
+    """One row per option (record ``total``) and one per breakdown line (record ``line_item``)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(
+        [
+            "knowledge_version",
+            "currency",
+            "as_of",
+            "option",
+            "record",
+            "label",
+            *(f"{f}_{end}" for f in RANGE_FIELDS for end in ("low", "expected", "high")),
+            "sources",
+            "error",
+        ]
+    )
+    for item in doc.items:
+        head = [doc.knowledge_version, doc.currency, doc.as_of.isoformat(), item.option]
+        figures = [
+            getattr(getattr(item, f), end) if getattr(item, f) is not None else ""
+            for f in RANGE_FIELDS
+            for end in ("low", "expected", "high")
+        ]
+        w.writerow([*head, "total", item.name, *figures, "", item.error or ""])
+        for li in item.breakdown:
+            annual = [li.annual.low, li.annual.expected, li.annual.high]
+            upfront = [li.upfront.low, li.upfront.expected, li.upfront.high]
+            sources = " | ".join(f"{x.table}:{x.ref}" for x in li.sources)
+            w.writerow([*head, "line_item", li.label, *annual, "", "", "", *upfront, "", "", "", sources, ""])
+    return out.getvalue()
+
+
+class DecisionController(Controller):
+    path = "/v1"
+    tags = ["decisions"]
+
+    @post(
+        "/price-comparisons",
+        operation_id="createPriceComparison",
+        summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+    )
+    async def compare(
+        self,
+        request: Request[Any, Any, Any],
+        advisor: NamedDependency[Advisor],
+        data: Annotated[s.ComparisonCreate, Body()],
+    ) -> Response[s.ComparisonRead]:
+        media = _negotiate(request, [JSON, CSV])
+        doc = advisor.compare(data)
+        if media == CSV:
+            return Response(comparison_csv(doc), media_type=CSV)  # type: ignore[arg-type]
+        return Response(doc)
+
+    @post(
+        "/recommendations",
+        operation_id="createRecommendation",
+        summary="Rank the options for a team's profile, store and return the recommendation",
+        status_code=HTTP_201_CREATED,
+        responses={**BODY_PROBLEMS},
+    )
+    async def recommend(
+        self,
+        advisor: NamedDependency[Advisor],
+        db_session: NamedDependency[AsyncSession],
+        data: Annotated[s.ProfileCreate, Body()],
+    ) -> Response[s.RecommendationRead]:
+        evaluation = advisor.evaluate(data)
+        rec_id = str(uuid.uuid4())
+        created = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        doc = s.RecommendationRead(id=rec_id, created_at=created, **msgspec.structs.asdict(evaluation))
+        body = msgspec.to_builtins(doc)
+        db_session.add(
+            m.Recommendation(
+                id=rec_id,
+                created_at=created,
+                knowledge_version=evaluation.knowledge_version,
+                methodology_version=evaluation.methodology_version,
+                request=msgspec.to_builtins(data.model_dump(mode="json")),
+                response=body,
+            )
+        )
+        await db_session.commit()
+        return Response(doc, status_code=HTTP_201_CREATED, headers={"Location": f"/v1/recommendations/{rec_id}"})
+
+    @get(
+        "/recommendations/{rec_id:str}",
+        operation_id="getRecommendation",
+        summary="A stored recommendation, exactly as it was answered",
+        responses={**COMMON_PROBLEMS},
+    )
+    async def get_recommendation(
+        self, db_session: NamedDependency[AsyncSession], rec_id: Annotated[str, Parameter(max_length=36)]
+    ) -> Response[s.RecommendationRead]:
+        row = await db_session.get(m.Recommendation, rec_id)
+        if row is None:
+            raise NotFoundException(f"no recommendation '{rec_id}'")
+        return Response(row.response)  # type: ignore[arg-type]
+
+    @post(
+        "/evaluations",
+        operation_id="createEvaluations",
+        summary="Rank the options for many profiles at once, without storing them",
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+    )
+    async def evaluate(
+        self, advisor: NamedDependency[Advisor], data: Annotated[s.EvaluationCreate, Body()]
+    ) -> s.EvaluationsRead:
+        kb = advisor.knowledge()
+        results = [advisor.evaluate(p, kb) for p in data.profiles]
+        return s.EvaluationsRead(kb.version, METHODOLOGY_VERSION, results)

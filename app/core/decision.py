@@ -1,0 +1,179 @@
+"""From assessments to a ranked, explained decision (methodology v1, docs/methodology.md "Scores").
+
+Each dimension scores 0–100, monotone in its measure:
+- cost: ``100 × cheapest ÷ own`` cost per useful GPU-hour (expected) among the assessed options;
+- efficiency: ``100 × productive_share``; stability: ``100 × goodput``;
+- usability: ``100 × model_focus_share``.
+The total is the weighted mean plus the fit points of the scenario rules that hold, clamped to
+0–100. Feasible options rank first, then by the unclamped total, then by option key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from app.core import rules as rule_engine
+from app.core.knowledge import Knowledge, MissingKnowledge
+from app.core.text import num, pct, span
+from app.core.types import DIMENSIONS, Assessment, Profile
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedRule:
+    key: str
+    effect: str
+    points: float | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One option's assessment, or why it could not be made."""
+
+    option: str
+    assessment: Assessment | None
+    error: str | None = None
+    error_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    option: str
+    rank: int
+    score: float
+    raw_score: float
+    scores: Mapping[str, float]
+    fit: float
+    feasible: bool
+    reasons: tuple[str, ...]
+    rules: tuple[AppliedRule, ...]
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    recommended_option: str | None
+    weights: Mapping[str, float]
+    ranking: tuple[Ranked, ...]
+
+
+def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> list[Outcome]:
+    """Assess every option, isolating failures: a plugin that raises marks only its own option."""
+    outcomes = []
+    for option in options:
+        try:
+            outcomes.append(Outcome(option, assess(option)))
+        except MissingKnowledge as exc:
+            outcomes.append(Outcome(option, None, str(exc), "missing-knowledge"))
+        except Exception as exc:  # a plugin's bug must not take the other options down
+            outcomes.append(Outcome(option, None, f"{type(exc).__name__}: {exc}", "plugin-error"))
+    return outcomes
+
+
+def default_weights(knowledge: Knowledge) -> dict[str, float]:
+    return {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
+
+
+def normalise_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """Scale non-negative weights to sum to 1 (the edge has already refused all-zero weights)."""
+    total = sum(weights.get(d, 0.0) for d in DIMENSIONS)
+    if total <= 0:
+        raise ValueError("weights must not all be zero")
+    return {d: weights.get(d, 0.0) / total for d in DIMENSIONS}
+
+
+def dimension_scores(assessment: Assessment, cheapest: float) -> dict[str, float]:
+    own = assessment.cost.per_useful_gpu_hour.expected
+    return {
+        "cost": 100.0 * cheapest / own if own > 0 else 100.0,
+        "efficiency": 100.0 * assessment.efficiency.productive_share.expected,
+        "stability": 100.0 * assessment.stability.goodput.expected,
+        "usability": 100.0 * assessment.usability.model_focus_share.expected,
+    }
+
+
+def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weights: Mapping[str, float]) -> Decision:
+    weights = normalise_weights(weights)
+    assessed = [o.assessment for o in outcomes if o.assessment is not None]
+    cheapest = min((a.cost.per_useful_gpu_hour.expected for a in assessed), default=0.0)
+    unranked: list[tuple[bool, float, Outcome, dict[str, float], float, tuple[str, ...], tuple[AppliedRule, ...]]]
+    unranked = []
+    for outcome in outcomes:
+        a = outcome.assessment
+        if a is None:
+            reasons: tuple[str, ...] = (f"Could not be assessed: {outcome.error}",)
+            unranked.append((False, 0.0, outcome, dict.fromkeys(DIMENSIONS, 0.0), 0.0, reasons, ()))
+            continue
+        scores = dimension_scores(a, cheapest)
+        applied = _apply_rules(profile, a, knowledge)
+        fit = sum((r.points or 0.0) * (1 if r.effect == "bonus" else -1) for r in applied if r.effect != "infeasible")
+        feasible = not any(r.effect == "infeasible" for r in applied)
+        raw = sum(weights[d] * scores[d] for d in DIMENSIONS) + fit
+        reasons = _reasons(profile, a, cheapest, applied)
+        unranked.append((feasible, raw, outcome, scores, fit, reasons, tuple(applied)))
+
+    unranked.sort(key=lambda t: (not t[0], -t[1], t[2].option))
+    ranking = tuple(
+        Ranked(
+            option=outcome.option,
+            rank=i,
+            score=round(min(100.0, max(0.0, raw)), 1),
+            raw_score=round(raw, 3),
+            scores={d: round(min(100.0, max(0.0, s)), 1) for d, s in scores.items()},
+            fit=round(fit, 1),
+            feasible=feasible,
+            reasons=reasons,
+            rules=applied,
+            outcome=outcome,
+        )
+        for i, (feasible, raw, outcome, scores, fit, reasons, applied) in enumerate(unranked, start=1)
+    )
+    recommended = next((r.option for r in ranking if r.feasible), None)
+    return Decision(recommended, weights, ranking)
+
+
+def _apply_rules(profile: Profile, assessment: Assessment, knowledge: Knowledge) -> list[AppliedRule]:
+    ctx = rule_engine.Context.of(profile, assessment)
+    applied = []
+    for rule in knowledge.rules:
+        if rule.option in (assessment.option, "*") and rule_engine.holds(rule, ctx):
+            applied.append(AppliedRule(rule.key, rule.effect, rule.points, rule_engine.render(rule.reason, ctx)))
+    return applied
+
+
+def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[AppliedRule]) -> tuple[str, ...]:
+    cur = profile.currency
+    per_hour = a.cost.per_useful_gpu_hour.expected
+    infeasible = [f"Not feasible: {r.reason}" for r in applied if r.effect == "infeasible"]
+    fits = [
+        f"{r.reason} ({'+' if r.effect == 'bonus' else '−'}{num(r.points or 0)} fit)"
+        for r in applied
+        if r.effect != "infeasible"
+    ]
+    cost_line = f"{per_hour:,.2f} {cur} per useful GPU-hour" + (
+        ", the cheapest option." if per_hour <= cheapest else f" against {cheapest:,.2f} for the cheapest option."
+    )
+    e, s, u = a.efficiency, a.stability, a.usability
+    return (
+        *infeasible,
+        *a.notes,
+        cost_line,
+        f"Compute available in {_duration(e.lead_time_days.low)}–{_duration(e.lead_time_days.high)}; "
+        f"{span(e.setup_minutes_per_run, 'minutes')} of set-up before each run; "
+        f"execution efficiency {pct(e.execution_efficiency.low)}–{pct(e.execution_efficiency.high)}.",
+        f"About {num(s.interruptions_per_year.expected, 1)} interruptions a year, "
+        f"{num(s.hours_lost_per_interruption.expected, 1)} hours lost each: "
+        f"{pct(s.goodput.expected)} goodput ({num(s.lost_gpu_hours_per_year.expected)} GPU-hours lost a year).",
+        f"Needs {num(u.infra_fte_needed.expected, 1)} FTE of infrastructure work, "
+        f"{num(u.infra_fte_unmet.expected, 1)} of it on a team of {profile.team_size}: {u.setup_steps}.",
+        *fits,
+    )
+
+
+def _duration(days: float) -> str:
+    if days >= 2:
+        return f"{days:,.0f} days"
+    if days * 24 >= 1:
+        return f"{days * 24:,.0f} hours"
+    return f"{days * 24 * 60:,.0f} minutes"

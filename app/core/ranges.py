@@ -1,0 +1,88 @@
+"""Ranges: every figure the service computes is ``{low, expected, high}``, never a false point."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Number = int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A non-negative quantity known only within bounds, with a central estimate.
+
+    Arithmetic keeps the bounds honest for the non-negative quantities this service deals in:
+    sums and products combine like ends (low with low), a quotient divides the low end by the
+    other's high end. ``expected`` is computed from the other ranges' ``expected`` values: the
+    central estimate, not a mean over a distribution.
+    """
+
+    low: float
+    expected: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (self.low <= self.expected <= self.high):
+            raise ValueError(f"range out of order: {self.low} <= {self.expected} <= {self.high}")
+
+    @classmethod
+    def point(cls, value: Number) -> Range:
+        v = float(value)
+        return cls(v, v, v)
+
+    @classmethod
+    def of(cls, low: Number, high: Number, expected: Number | None = None) -> Range:
+        lo, hi = float(low), float(high)
+        return cls(lo, (lo + hi) / 2 if expected is None else float(expected), hi)
+
+    @property
+    def is_point(self) -> bool:
+        return self.low == self.high
+
+    def __add__(self, other: Range | Number) -> Range:
+        o = _as_range(other)
+        return Range(self.low + o.low, self.expected + o.expected, self.high + o.high)
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Range | Number) -> Range:
+        o = _as_range(other)
+        return Range(self.low * o.low, self.expected * o.expected, self.high * o.high)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Range | Number) -> Range:
+        o = _as_range(other)
+        if o.low <= 0:
+            raise ZeroDivisionError("division by a range that reaches zero")
+        return Range(self.low / o.high, self.expected / o.expected, self.high / o.low)
+
+    def __rtruediv__(self, other: Number) -> Range:
+        return _as_range(other) / self
+
+    def complement(self) -> Range:
+        """``1 - self`` for a fraction: the ends swap."""
+        return Range(1 - self.high, 1 - self.expected, 1 - self.low)
+
+    def cap(self, ceiling: Number) -> Range:
+        c = float(ceiling)
+        return Range(min(self.low, c), min(self.expected, c), min(self.high, c))
+
+    def floor_at(self, floor: Number) -> Range:
+        f = float(floor)
+        return Range(max(self.low, f), max(self.expected, f), max(self.high, f))
+
+    def ceil(self) -> Range:
+        return Range(math.ceil(self.low), math.ceil(self.expected), math.ceil(self.high))
+
+    def as_dict(self, ndigits: int = 2) -> dict[str, float]:
+        return {
+            "low": round(self.low, ndigits),
+            "expected": round(self.expected, ndigits),
+            "high": round(self.high, ndigits),
+        }
+
+
+def _as_range(value: Range | Number) -> Range:
+    return value if isinstance(value, Range) else Range.point(value)

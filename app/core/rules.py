@@ -1,0 +1,106 @@
+"""The scenario-rule interpreter: declarative conditions, evaluated here, never with ``eval``.
+
+A condition is ``{field, op, value}``. ``field`` names ``profile.<field>`` or
+``assessment.<figure>[.low|.expected|.high]`` (the option's own assessment, ``expected`` when no
+end is named). ``value`` is a literal or ``{"ref": "<field path>"}``. A condition on a figure
+that is absent (``capex_budget`` not given) is false.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.knowledge import Rule
+from app.core.ranges import Range
+from app.core.types import Assessment, Profile
+
+OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "in": lambda left, right: left in right,
+    "not_in": lambda left, right: left not in right,
+}
+PROFILE_FIELDS = frozenset(f.name for f in dataclasses.fields(Profile))
+ASSESSMENT_FIGURES = frozenset(
+    {
+        "annual_cost",
+        "total_cost",
+        "upfront_cost",
+        "cost_per_useful_gpu_hour",
+        "lead_time_days",
+        "setup_minutes_per_run",
+        "execution_efficiency",
+        "goodput",
+        "infra_fte_unmet",
+    }
+)
+RANGE_ENDS = ("low", "expected", "high")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+){1,2})\}")
+
+
+def check_path(path: str) -> str | None:
+    """Why ``path`` is not a field a rule may test, or ``None`` when it is."""
+    parts = path.split(".")
+    if parts[0] == "profile" and len(parts) == 2:
+        return None if parts[1] in PROFILE_FIELDS else f"unknown profile field '{parts[1]}'"
+    if parts[0] == "assessment" and len(parts) in (2, 3):
+        if parts[1] not in ASSESSMENT_FIGURES:
+            return f"unknown assessment figure '{parts[1]}'"
+        return None if len(parts) == 2 or parts[2] in RANGE_ENDS else f"unknown range end '{parts[2]}'"
+    return f"'{path}' is neither profile.<field> nor assessment.<figure>[.low|.expected|.high]"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    profile: Profile
+    metrics: Mapping[str, Range]
+
+    @classmethod
+    def of(cls, profile: Profile, assessment: Assessment) -> Context:
+        return cls(profile, assessment.metrics())
+
+    def resolve(self, path: str) -> Any:
+        parts = path.split(".")
+        if parts[0] == "profile":
+            return getattr(self.profile, parts[1], None)
+        figure = self.metrics.get(parts[1])
+        if figure is None:
+            return None
+        return getattr(figure, parts[2] if len(parts) == 3 else "expected")
+
+
+def holds(rule: Rule, ctx: Context) -> bool:
+    results = (_condition(c.field, c.op, c.value, ctx) for c in rule.conditions)
+    return all(results) if rule.match == "all" else any(results)
+
+
+def _condition(field: str, op: str, value: Any, ctx: Context) -> bool:
+    left = ctx.resolve(field)
+    right = ctx.resolve(value["ref"]) if isinstance(value, Mapping) else value
+    if left is None or right is None:
+        return False
+    try:
+        return bool(OPERATORS[op](left, right))
+    except TypeError:
+        return False
+
+
+def render(template: str, ctx: Context) -> str:
+    """Fill ``{profile.x}`` / ``{assessment.y.low}`` placeholders with formatted figures."""
+
+    def fill(match: re.Match[str]) -> str:
+        value = ctx.resolve(match.group(1))
+        if isinstance(value, float):
+            return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}".rstrip("0").rstrip(".")
+        return match.group(0) if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+    return _PLACEHOLDER.sub(fill, template)

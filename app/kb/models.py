@@ -1,0 +1,237 @@
+"""The knowledge base schema: everything a number in a response depends on, with provenance.
+
+Money and figures are NUMERIC (``Decimal``), never float. The schema enforces what one row can
+know (ranges ordered, units and currencies known, validity periods sane, natural keys unique);
+the seed loader enforces what needs several rows (no overlapping validity for one price item).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+CURRENCIES = ("CNY", "USD")
+SOURCE_QUALITIES = ("article", "verified", "secondary", "weak", "unverified", "assumption")
+PRICE_UNITS = (
+    "per_server",
+    "per_server_year",
+    "per_team_year",
+    "per_server_hour",
+    "per_gpu_hour",
+    "per_kwh",
+    "fraction",
+)
+ASSUMPTION_UNITS = (
+    "fraction",
+    "ratio",
+    "years",
+    "days",
+    "hours",
+    "minutes",
+    "count",
+    "servers",
+    "fte",
+    "kw",
+    "per_gpu_year",
+)
+RULE_EFFECTS = ("bonus", "penalty", "infeasible")
+RULE_MATCHES = ("all", "any")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def _range_checks() -> tuple[CheckConstraint, ...]:
+    return (
+        CheckConstraint("low <= high", name="low_le_high"),
+        CheckConstraint("expected IS NULL OR (low <= expected AND expected <= high)", name="expected_in_range"),
+    )
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class KnowledgeVersion(Base):
+    """One load of seeds or one data migration: responses name it so they can be replayed."""
+
+    __tablename__ = "knowledge_versions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    note: Mapped[str] = mapped_column(Text, default="")
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    @property
+    def label(self) -> str:
+        return version_label(self.id, self.content_hash)
+
+
+def version_label(version_id: int, content_hash: str) -> str:
+    """The public name of a knowledge version: ``kv<id>-<first 12 hex digits of its hash>``."""
+    return f"kv{version_id}-{content_hash[:12]}"
+
+
+class GpuModel(Base):
+    __tablename__ = "gpu_models"
+    __table_args__ = (CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),)
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    vendor: Mapped[str] = mapped_column(String(40))
+    name: Mapped[str] = mapped_column(String(80))
+    memory_gb: Mapped[Decimal] = mapped_column(Numeric(8, 1))
+    memory_bandwidth_gbps: Mapped[Decimal | None] = mapped_column(Numeric(10, 1))
+    bf16_dense_tflops: Mapped[Decimal] = mapped_column(Numeric(10, 2))
+    fp8_dense_tflops: Mapped[Decimal | None] = mapped_column(Numeric(10, 2))
+    interconnect: Mapped[str] = mapped_column(String(120))
+    interconnect_gbps: Mapped[Decimal | None] = mapped_column(Numeric(10, 1))
+    tdp_w: Mapped[int | None] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class ServerSku(Base):
+    __tablename__ = "server_skus"
+    __table_args__ = (
+        CheckConstraint("gpus_per_server > 0", name="gpus_positive"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    gpu_model_key: Mapped[str | None] = mapped_column(ForeignKey("gpu_models.key"))
+    gpus_per_server: Mapped[int] = mapped_column(Integer)
+    power_kw: Mapped[Decimal | None] = mapped_column(Numeric(8, 2))
+    #: the server a profile runs on when it names no ``gpu_model``
+    reference: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class PriceItem(Base):
+    """A price with its validity period. Prices change by new dated rows, never by overwriting."""
+
+    __tablename__ = "price_items"
+    __table_args__ = (
+        UniqueConstraint("option", "provider", "item", "subject", "region", "currency", "valid_from"),
+        CheckConstraint("low >= 0", name="low_non_negative"),
+        *_range_checks(),
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="validity_ordered"),
+        CheckConstraint(_in("unit", PRICE_UNITS), name="unit"),
+        CheckConstraint(_in("currency", CURRENCIES), name="currency"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+        Index("ix_price_items_lookup", "option", "item", "valid_from"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    option: Mapped[str] = mapped_column(String(40))
+    provider: Mapped[str] = mapped_column(String(60))
+    item: Mapped[str] = mapped_column(String(40))
+    #: what the price is for: a server SKU key, or ``*`` when it does not depend on the server
+    subject: Mapped[str] = mapped_column(String(40))
+    unit: Mapped[str] = mapped_column(String(20))
+    low: Mapped[Decimal] = mapped_column(Numeric(18, 4))
+    expected: Mapped[Decimal | None] = mapped_column(Numeric(18, 4))
+    high: Mapped[Decimal] = mapped_column(Numeric(18, 4))
+    currency: Mapped[str] = mapped_column(String(3))
+    region: Mapped[str] = mapped_column(String(40))
+    valid_from: Mapped[dt.date] = mapped_column(Date)
+    valid_to: Mapped[dt.date | None] = mapped_column(Date)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class Assumption(Base):
+    """A non-price parameter: a range with a unit, a source, and a rationale when it is assumed."""
+
+    __tablename__ = "assumptions"
+    __table_args__ = (
+        UniqueConstraint("option", "key"),
+        *_range_checks(),
+        CheckConstraint(_in("unit", ASSUMPTION_UNITS), name="unit"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    #: an option key, or ``*`` for a parameter that belongs to no single option
+    option: Mapped[str] = mapped_column(String(40))
+    key: Mapped[str] = mapped_column(String(60))
+    unit: Mapped[str] = mapped_column(String(20))
+    low: Mapped[Decimal] = mapped_column(Numeric(18, 6))
+    expected: Mapped[Decimal | None] = mapped_column(Numeric(18, 6))
+    high: Mapped[Decimal] = mapped_column(Numeric(18, 6))
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    rationale: Mapped[str | None] = mapped_column(Text)
+
+
+class ScenarioRule(Base):
+    """A declarative condition on the profile (and the option's assessment) with an effect on an option."""
+
+    __tablename__ = "scenario_rules"
+    __table_args__ = (
+        CheckConstraint(_in("effect", RULE_EFFECTS), name="effect"),
+        CheckConstraint(_in("match", RULE_MATCHES), name="match"),
+        CheckConstraint(
+            "(effect = 'infeasible' AND points IS NULL) OR (effect <> 'infeasible' AND points > 0)",
+            name="points_fit_effect",
+        ),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    key: Mapped[str] = mapped_column(String(60), primary_key=True)
+    option: Mapped[str] = mapped_column(String(40))
+    description: Mapped[str] = mapped_column(Text)
+    match: Mapped[str] = mapped_column(String(3))
+    conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    effect: Mapped[str] = mapped_column(String(12))
+    points: Mapped[Decimal | None] = mapped_column(Numeric(6, 2))
+    reason: Mapped[str] = mapped_column(Text)
+    rationale: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+
+
+class Recommendation(Base):
+    """A stored recommendation: its inputs and its answer, as served, with the versions behind it."""
+
+    __tablename__ = "recommendations"
+    __table_args__ = (Index("ix_recommendations_created_at", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    knowledge_version: Mapped[str] = mapped_column(String(40))
+    methodology_version: Mapped[str] = mapped_column(String(20))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
