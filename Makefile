@@ -6,7 +6,7 @@ PORT ?= 8000
 WORKERS ?= 1
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv run test check lint typecheck openapi migrate seeds clean
+.PHONY: venv run test check lint typecheck openapi migrate seeds clean bench
 
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ check: lint typecheck
 
 openapi: venv
 	$(BIN)/python -m app.openapi_export openapi/v1.json
+
+# throughput, latency and memory against a bare Litestar app (a tool, not a test); DURATION=8 CONNECTIONS=32
+bench: venv
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

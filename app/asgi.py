@@ -5,7 +5,6 @@ Serve with ``uvicorn --factory app.asgi:create_app``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,44 +14,35 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
-from litestar.datastructures import MutableScopeHeaders, State
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
-from app.api.errors import EXCEPTION_HANDLERS
+from app.api.errors import EXCEPTION_HANDLERS, request_id, require_json_body, send_request_id
 from app.api.health import HealthController
+from app.api.openapi import complete_openapi
 from app.api.v1.catalog import CatalogController
 from app.api.v1.decisions import DecisionController
+from app.api.v1.insights import InsightsController
+from app.api.v1.planning import PlanningController
 from app.kb.store import KnowledgeStore
 from app.plugin_manager import OptionHost, create_option_host
 from app.services import Advisor
 from app.settings import PROJECT_ROOT, Settings
 
-REQUEST_ID_HEADER = "x-request-id"
-
 
 def request_id_middleware(app: ASGIApp) -> ASGIApp:
-    """Honour a sane ``X-Request-ID`` or make one; echo it back and keep it for logs and problems."""
+    """Fix the request id (honouring a sane ``X-Request-ID``) before the handler runs; ``send_request_id`` echoes it."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        given = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
-        rid = given if 0 < len(given) <= 128 and given.isprintable() else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = rid
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableScopeHeaders.from_message(message)[REQUEST_ID_HEADER] = rid
-            await send(message)
-
-        await app(scope, receive, send_with_id)
+        if scope["type"] == ScopeType.HTTP:
+            request_id(scope)
+        await app(scope, receive, send)
 
     return middleware
 
@@ -91,13 +81,21 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         "advisor": advisor,
         "migration_head": migration_head(),
     }
-    return Litestar(
-        route_handlers=[HealthController, CatalogController, DecisionController],
+    app = Litestar(
+        route_handlers=[
+            HealthController,
+            CatalogController,
+            DecisionController,
+            InsightsController,
+            PlanningController,
+        ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=[SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)],
         dependencies={"advisor": Provide(provide_advisor, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[request_id_middleware],
+        before_send=[send_request_id],
+        before_request=require_json_body,
         lifespan=[knowledge_lifespan],
         state=State(state),
         request_max_body_size=settings.max_body_bytes,
@@ -113,3 +111,5 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         ),
         debug=settings.debug,
     )
+    complete_openapi(app.openapi_schema)
+    return app

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from app.api import insight_schemas as si
 from app.api import schemas as s
 from app.core import decision
+from app.core import insights as ins
 from app.core.knowledge import Knowledge, MissingKnowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.ranges import Range
@@ -45,6 +47,46 @@ class KnowledgeUnavailable(DomainError):
     title = "The knowledge base is not loaded"
 
 
+CONFIDENCE_DRAWS = 1_000
+CONFIDENCE_SEED = 0
+DISTRIBUTION = "triangular(low, mode=expected, high) per knowledge-base range, independent draws"
+
+
+def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:
+    return si.NullableRange(values.get("low"), values.get("expected"), values.get("high"))
+
+
+def _crossing_statement(c: ins.Crossing) -> str:
+    u, above = c.utilization["expected"], c.cheaper_above["expected"]
+    if u is not None and above is not None:
+        below = c.second if above == c.first else c.first
+        return f"{above} is cheaper per useful GPU-hour above {u * 100:.0f}% utilization, {below} below it."
+    if u is not None:
+        return f"From {u * 100:.0f}% utilization on, both cost the same per useful GPU-hour (every hour is paid)."
+    if above is not None:
+        return f"{above} is cheaper per useful GPU-hour at every utilization."
+    return "Both cost the same per useful GPU-hour at every utilization."
+
+
+def _cheapest_statement(gpus: Mapping[str, int | None], utilization: float) -> str:
+    expected = gpus["expected"]
+    if expected is None:
+        return f"At {utilization * 100:.0f}% utilization owning is not the cheapest option up to 32,768 GPUs."
+    return f"At {utilization * 100:.0f}% utilization owning is the cheapest option from {expected:,} GPUs."
+
+
+def _payback_statement(p: ins.Payback, horizon_years: float) -> str:
+    m = p.months["expected"]
+    if m is None:
+        return f"Against {p.alternative}, an owned cluster never pays for itself."
+    if not p.within_horizon["expected"]:
+        return (
+            f"Against {p.alternative}, an owned cluster pays for itself after {m:,.0f} months: never within "
+            f"the {horizon_years:g}-year horizon."
+        )
+    return f"Against {p.alternative}, an owned cluster pays for itself after {m:,.0f} months."
+
+
 def rng(r: Range) -> s.RangeRead:
     return s.RangeRead(round(r.low, 2), round(r.expected, 2), round(r.high, 2))
 
@@ -63,6 +105,10 @@ class Advisor:
         self.host = host
         self._knowledge = knowledge
         self._today = today
+
+    def today(self) -> dt.date:
+        """The default ``as_of``: today in UTC (injectable for tests)."""
+        return self._today()
 
     def loaded(self) -> Knowledge | None:
         """The snapshot in memory, if any."""
@@ -92,7 +138,7 @@ class Advisor:
             "gpus": req.gpus,
             "utilization": req.utilization,
             "horizon_years": req.horizon_years,
-            "as_of": req.as_of or self._today(),
+            "as_of": req.as_of or self.today(),
             "rental_plan": req.rental_plan,
             "currency": req.currency,
             "gpu_model": req.gpu_model,
@@ -179,11 +225,17 @@ class Advisor:
             items,
         )
 
-    def evaluate(self, req: s.ProfileCreate, kb: Knowledge | None = None) -> s.Evaluation:
+    def evaluate(self, req: s.ProfileCreate, kb: Knowledge | None = None, *, insights: bool = False) -> s.Evaluation:
+        """Rank the options for one profile; ``insights`` adds the confidence block and the
+        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
         kb = kb or self.knowledge()
         profile = self.to_profile(req, kb)
-        weights = req.weights.model_dump() if req.weights else decision.default_weights(kb)
+        weights = self._weights(req, kb)
         result = decision.decide(profile, self._assess(profile, kb), kb, weights)
+        confidence = break_even = None
+        if insights:
+            confidence = self._confidence(profile, kb, weights, CONFIDENCE_DRAWS, CONFIDENCE_SEED)
+            break_even = ins.own_vs_rent_sentence(self.host.assess, profile, kb)
         profile_out = {
             k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
         }
@@ -194,7 +246,118 @@ class Advisor:
             profile=profile_out,
             weights=s.DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
             ranking=[self._entry(r) for r in result.ranking],
+            confidence=confidence,
+            break_even=break_even,
         )
+
+    @staticmethod
+    def _weights(req: s.ProfileCreate, kb: Knowledge) -> dict[str, float]:
+        return req.weights.model_dump() if req.weights else decision.default_weights(kb)
+
+    def _confidence(
+        self, profile: Profile, kb: Knowledge, weights: dict[str, float], draws: int, seed: int
+    ) -> s.ConfidenceRead:
+        u = ins.uncertainty(self.host.assess, profile, kb, list(self.host.options), weights, draws=draws, seed=seed)
+
+        def pct(q: dict[str, float]) -> s.Percentiles:
+            return s.Percentiles(q["p10"], q["p50"], q["p90"])
+
+        return s.ConfidenceRead(
+            draws=u.draws,
+            seed=u.seed,
+            distribution=DISTRIBUTION,
+            options={
+                o: s.OptionUncertaintyRead(pct(dict(x.annual_cost)), pct(dict(x.total_cost)), x.probability_first)
+                for o, x in u.options.items()
+            },
+            errors=dict(u.errors),
+        )
+
+    # ---- insights -------------------------------------------------------------------------
+
+    def break_even(self, req: s.ProfileCreate) -> si.BreakEvenRead:
+        kb = self.knowledge()
+        profile = self.to_profile(req, kb)
+        self._assess(profile, kb)  # 422 when no option can be assessed at all
+        be = ins.break_even(self.host.assess, profile, kb, list(self.host.options))
+        return si.BreakEvenRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            utilization=profile.utilization,
+            gpus=profile.gpus,
+            crossings=[
+                si.CrossingRead(
+                    c.first, c.second, _nullable(c.utilization), dict(c.cheaper_above), _crossing_statement(c)
+                )
+                for c in be.crossings
+            ],
+            own_cheapest_from_gpus=_nullable(be.own_cheapest_from_gpus),
+            own_cheapest_statement=_cheapest_statement(be.own_cheapest_from_gpus, profile.utilization),
+            paybacks=[
+                si.PaybackRead(
+                    p.alternative,
+                    _nullable(p.months),
+                    dict(p.within_horizon),
+                    _payback_statement(p, profile.horizon_years),
+                )
+                for p in be.paybacks
+            ],
+            errors=dict(be.errors),
+        )
+
+    def sensitivity(self, req: s.ProfileCreate) -> si.SensitivityRead:
+        kb = self.knowledge()
+        profile = self.to_profile(req, kb)
+        self._assess(profile, kb)
+        se = ins.sensitivity(self.host.assess, profile, kb, list(self.host.options), self._weights(req, kb))
+        wc, uc = se.weight_change, se.utilization_change
+        return si.SensitivityRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            recommended_option=se.recommended_option,
+            baseline={o: si.BaselineRead(round(c, 4), round(v, 2)) for o, (c, v) in se.baseline.items()},
+            inputs=[
+                si.InputSensitivityRead(
+                    i.kind,
+                    i.ref,
+                    i.label,
+                    i.unit,
+                    i.low,
+                    i.high,
+                    i.swing,
+                    {
+                        o: si.EffectRead(e.cost_low, e.cost_high, e.score_low, e.score_high)
+                        for o, e in i.effects.items()
+                    },
+                )
+                for i in se.inputs
+            ],
+            weight_change=None
+            if wc is None
+            else si.WeightChangeRead(
+                wc.dimension,
+                wc.shift,
+                dict(wc.weights),
+                wc.recommended_option,
+                f"Moving {wc.shift * 100:.1f}% of the weight onto {wc.dimension} makes {wc.recommended_option} "
+                "the recommendation.",
+            ),
+            utilization_change=None
+            if uc is None
+            else si.UtilizationChangeRead(
+                uc.utilization,
+                uc.recommended_option,
+                f"At {uc.utilization * 100:.0f}% utilization (now {profile.utilization * 100:.0f}%), "
+                f"{uc.recommended_option} becomes the recommendation.",
+            ),
+        )
+
+    def uncertainty(self, req: s.ProfileCreate, *, draws: int, seed: int) -> si.UncertaintyRead:
+        kb = self.knowledge()
+        profile = self.to_profile(req, kb)
+        self._assess(profile, kb)
+        c = self._confidence(profile, kb, self._weights(req, kb), draws, seed)
+        return si.UncertaintyRead(kb.version, METHODOLOGY_VERSION, c.draws, c.seed, c.distribution, c.options, c.errors)
 
     def _entry(self, r: decision.Ranked) -> s.RankingEntry:
         a: Assessment | None = r.outcome.assessment

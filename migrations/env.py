@@ -6,8 +6,8 @@ import asyncio
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from app.kb.models import Base
 from app.settings import Settings
@@ -30,17 +30,19 @@ def _configure(connection: Connection) -> None:
         context.run_migrations()
 
 
-async def _run_async(url: str) -> None:
-    engine = create_async_engine(url)
-    async with engine.connect() as connection:
-        await connection.run_sync(_configure)
-        await connection.commit()
-    await engine.dispose()
+async def _run_async(engine: AsyncEngine) -> None:
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_configure)
+            await connection.commit()
+    finally:
+        # also for an engine handed in (it stays usable): its pooled connections belong to this event loop
+        await engine.dispose()
 
 
 def run_offline() -> None:
     context.configure(
-        url=Settings.from_env().async_database_url,
+        url=config.get_main_option("sqlalchemy.url") or Settings.from_env().async_database_url,
         target_metadata=target_metadata,
         literal_binds=True,
         dialect_opts={"paramstyle": "named"},
@@ -50,12 +52,18 @@ def run_offline() -> None:
 
 
 def run_online() -> None:
-    connection = config.attributes.get("connection")
-    if connection is not None:  # handed in by the CLI or by tests
-        _configure(connection)
-        return
-    url = config.get_main_option("sqlalchemy.url") or Settings.from_env().async_database_url
-    asyncio.run(_run_async(url))
+    connectable = config.attributes.get("connection")
+    if isinstance(connectable, AsyncEngine):  # e.g. pytest-alembic's alembic_engine
+        asyncio.run(_run_async(connectable))
+    elif isinstance(connectable, Engine):
+        with connectable.connect() as connection:
+            _configure(connection)
+            connection.commit()
+    elif connectable is not None:  # a sync Connection handed in by the CLI or by tests
+        _configure(connectable)
+    else:
+        url = config.get_main_option("sqlalchemy.url") or Settings.from_env().async_database_url
+        asyncio.run(_run_async(create_async_engine(url)))
 
 
 if context.is_offline_mode():

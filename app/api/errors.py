@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 import msgspec
 from litestar import Request, Response
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, NotAuthorizedException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.types import Message, Scope
 
 from app.api.schemas import FieldError, Problem
 from app.services import DomainError
 
 log = logging.getLogger("app.errors")
 PROBLEM_JSON = "application/problem+json"
+REQUEST_ID_HEADER = "x-request-id"
 TYPE_BASE = "urn:compute-advisor:problem:"
 
 _SLUGS = {
@@ -52,9 +57,26 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
 
 
-def _request_id(request: Request[Any, Any, Any]) -> str | None:
-    rid = request.scope.get("state", {}).get("request_id")
-    return rid if isinstance(rid, str) else None
+def request_id(scope: Scope) -> str:
+    """The request's id: a sane ``X-Request-ID`` the client sent, else a new one; made once, kept in the scope."""
+    state = scope.setdefault("state", {})
+    rid = state.get("request_id")
+    if isinstance(rid, str):
+        return rid
+    given = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"), "")
+    rid = given if 0 < len(given) <= 128 and given.isprintable() else uuid.uuid4().hex
+    state["request_id"] = rid
+    return rid
+
+
+async def send_request_id(message: Message, scope: Scope) -> None:
+    """App-level ``before_send`` hook: every response carries the id, 404s and 405s from the router included."""
+    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
+        MutableScopeHeaders.from_message(message)[REQUEST_ID_HEADER] = request_id(scope)
+
+
+def _request_id(request: Request[Any, Any, Any]) -> str:
+    return request_id(request.scope)
 
 
 def _field_errors(extra: Any) -> list[FieldError]:
@@ -62,8 +84,32 @@ def _field_errors(extra: Any) -> list[FieldError]:
     for e in extra if isinstance(extra, list) else []:
         if isinstance(e, dict):
             key = str(e.get("key") or e.get("source") or "body")
-            errors.append(FieldError(field=key, message=str(e.get("message", ""))))
+            message = str(e.get("message", ""))
+            if key == "data" and message == "'data'":  # Litestar's words for "no body at all"
+                key, message = "body", "a JSON body is required"
+            errors.append(FieldError(field=key, message=message))
     return errors
+
+
+async def require_json_body(request: Request[Any, Any, Any]) -> None:
+    """App-level ``before_request``: a body declared as other than JSON gets 415; an undeclared one is read as JSON."""
+    if request.method in {"POST", "PUT", "PATCH"}:
+        media = request.content_type[0].lower()
+        if media and media != "application/json" and not media.endswith("+json"):
+            raise HTTPException(
+                status_code=415, detail=f"the body must be application/json, not {media}: send that Content-Type"
+            )
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain can loop
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
@@ -72,6 +118,8 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     detail = exc.detail or _TITLES.get(status, "Error")
     if errors:
         detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+    elif _caused_by(exc, msgspec.DecodeError):
+        detail = f"the body is not valid JSON: {exc.detail}"
     headers = dict(exc.headers or {})
     if isinstance(exc, NotAuthorizedException):
         headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')

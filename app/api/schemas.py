@@ -13,6 +13,8 @@ MAX_HORIZON_YEARS = 10
 MAX_TEAM_SIZE = 100_000
 MAX_START_DAYS = 3650
 MAX_BATCH_PROFILES = 10_000
+#: below this a per-useful-GPU-hour cost overflows to infinity (JSON null): 0.001 is ~9 useful hours per GPU a year
+MIN_UTILIZATION = 0.001
 
 
 def _iso_date(value: Any) -> Any:
@@ -25,6 +27,13 @@ def _iso_date(value: Any) -> Any:
     return value
 
 
+def _integral(value: Any) -> Any:
+    """JSON has one number type: ``8.0`` is the integer 8, as JSON Schema says; ``8.5``, ``"8"``, ``true`` are not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 AsOf = Annotated[
     dt.date | None,
     BeforeValidator(_iso_date),
@@ -32,12 +41,36 @@ AsOf = Annotated[
 ]
 
 
-class _In(BaseModel):
+class RequestModel(BaseModel):
+    """Strict request model: no coercion (``false`` is not a number, ``"8"`` not an int) and no unknown fields.
+
+    A model-level ``json_schema_extra`` (``anyOf``, ``oneOf``, ``allOf``, ``not``) is copied into the OpenAPI
+    document by ``app.api.openapi``: the place to state what a model validator checks.
+    """
+
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        ints = {name for name, f in cls.model_fields.items() if f.annotation in (int, int | None)}
+        return {k: _integral(v) if k in ints else v for k, v in data.items()}
 
-class Weights(_In):
+
+class Weights(RequestModel):
     """Relative importance of the four dimensions; normalised to sum to 1. Missing ones count 0."""
+
+    # _not_all_zero, for the OpenAPI document: at least one weight above 0
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [k], "properties": {k: {"type": "number", "exclusiveMinimum": 0}}}
+                for k in ("cost", "efficiency", "stability", "usability")
+            ]
+        }
+    )
 
     cost: float = Field(default=0.0, ge=0, le=1000)
     efficiency: float = Field(default=0.0, ge=0, le=1000)
@@ -51,11 +84,11 @@ class Weights(_In):
         return self
 
 
-class ComparisonCreate(_In):
+class ComparisonCreate(RequestModel):
     """A price comparison: the options' costs for this much compute."""
 
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
-    utilization: float = Field(gt=0, le=1, description="The team's useful share of the year, 0–1.")
+    utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
     horizon_years: float = Field(gt=0, le=MAX_HORIZON_YEARS, description="Years the decision covers.")
     rental_plan: Literal["on_demand", "reserved_1y"] = "on_demand"
     currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$")
@@ -81,7 +114,7 @@ class ProfileCreate(ComparisonCreate):
     weights: Weights | None = None
 
 
-class EvaluationCreate(_In):
+class EvaluationCreate(RequestModel):
     profiles: list[ProfileCreate] = Field(min_length=1, max_length=MAX_BATCH_PROFILES)
 
 
@@ -196,6 +229,28 @@ class RankingEntry(msgspec.Struct):
     error: str | None = None
 
 
+class Percentiles(msgspec.Struct):
+    p10: float
+    p50: float
+    p90: float
+
+
+class OptionUncertaintyRead(msgspec.Struct):
+    annual_cost: Percentiles
+    total_cost: Percentiles
+    probability_first: float
+
+
+class ConfidenceRead(msgspec.Struct):
+    """Monte Carlo over the knowledge base's ranges (docs/methodology.md "Uncertainty")."""
+
+    draws: int
+    seed: int
+    distribution: str
+    options: dict[str, OptionUncertaintyRead]
+    errors: dict[str, str]
+
+
 class Evaluation(msgspec.Struct):
     recommended_option: str | None
     knowledge_version: str
@@ -203,6 +258,10 @@ class Evaluation(msgspec.Struct):
     profile: dict[str, Any]
     weights: DimensionScores
     ranking: list[RankingEntry]
+    #: how likely each option is best, given the ranges (recommendations only)
+    confidence: ConfidenceRead | None = None
+    #: the own-versus-rent break-even in one sentence (recommendations only)
+    break_even: str | None = None
 
 
 class RecommendationRead(msgspec.Struct):
@@ -214,6 +273,8 @@ class RecommendationRead(msgspec.Struct):
     profile: dict[str, Any]
     weights: DimensionScores
     ranking: list[RankingEntry]
+    confidence: ConfidenceRead | None = None
+    break_even: str | None = None
 
 
 class EvaluationsRead(msgspec.Struct):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 Number = int | float
 
@@ -16,6 +19,9 @@ class Range:
     sums and products combine like ends (low with low), a quotient divides the low end by the
     other's high end. ``expected`` is computed from the other ranges' ``expected`` values: the
     central estimate, not a mean over a distribution.
+
+    The ends may also be NumPy arrays of Monte Carlo draws (all three the same array): every
+    operation below then computes all draws at once (``app.core.insights.uncertainty``).
     """
 
     low: float
@@ -23,6 +29,8 @@ class Range:
     high: float
 
     def __post_init__(self) -> None:
+        if isinstance(self.low, np.ndarray):
+            return
         if not (self.low <= self.expected <= self.high):
             raise ValueError(f"range out of order: {self.low} <= {self.expected} <= {self.high}")
 
@@ -54,7 +62,7 @@ class Range:
 
     def __truediv__(self, other: Range | Number) -> Range:
         o = _as_range(other)
-        if o.low <= 0:
+        if np.any(o.low <= 0) if isinstance(o.low, np.ndarray) else o.low <= 0:
             raise ZeroDivisionError("division by a range that reaches zero")
         return Range(self.low / o.high, self.expected / o.expected, self.high / o.low)
 
@@ -67,14 +75,14 @@ class Range:
 
     def cap(self, ceiling: Number) -> Range:
         c = float(ceiling)
-        return Range(min(self.low, c), min(self.expected, c), min(self.high, c))
+        return Range(_min(self.low, c), _min(self.expected, c), _min(self.high, c))
 
     def floor_at(self, floor: Number) -> Range:
         f = float(floor)
-        return Range(max(self.low, f), max(self.expected, f), max(self.high, f))
+        return Range(_max(self.low, f), _max(self.expected, f), _max(self.high, f))
 
     def ceil(self) -> Range:
-        return Range(math.ceil(self.low), math.ceil(self.expected), math.ceil(self.high))
+        return Range(_ceil(self.low), _ceil(self.expected), _ceil(self.high))
 
     def as_dict(self, ndigits: int = 2) -> dict[str, float]:
         return {
@@ -82,6 +90,18 @@ class Range:
             "expected": round(self.expected, ndigits),
             "high": round(self.high, ndigits),
         }
+
+
+def _min(a: Any, b: float) -> Any:
+    return np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b)
+
+
+def _max(a: Any, b: float) -> Any:
+    return np.maximum(a, b) if isinstance(a, np.ndarray) else max(a, b)
+
+
+def _ceil(a: Any) -> Any:
+    return np.ceil(a) if isinstance(a, np.ndarray) else math.ceil(a)
 
 
 def _as_range(value: Range | Number) -> Range:

@@ -69,6 +69,8 @@ class Context:
         return cls(profile, assessment.metrics())
 
     def resolve(self, path: str) -> Any:
+        if check_path(path) is not None:  # only declared fields: never ``__class__`` or other internals
+            return None
         parts = path.split(".")
         if parts[0] == "profile":
             return getattr(self.profile, parts[1], None)

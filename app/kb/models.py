@@ -204,7 +204,8 @@ class ScenarioRule(Base):
         CheckConstraint(_in("effect", RULE_EFFECTS), name="effect"),
         CheckConstraint(_in("match", RULE_MATCHES), name="match"),
         CheckConstraint(
-            "(effect = 'infeasible' AND points IS NULL) OR (effect <> 'infeasible' AND points > 0)",
+            "(effect = 'infeasible' AND points IS NULL) "
+            "OR (effect <> 'infeasible' AND points IS NOT NULL AND points > 0)",
             name="points_fit_effect",
         ),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),

@@ -48,9 +48,9 @@ class _RangeSeed(_Seed):
     @model_validator(mode="after")
     def _ordered(self) -> _RangeSeed:
         if self.low > self.high:
-            raise ValueError(f"low ({self.low}) is above high ({self.high})")
+            raise ValueError(f"field 'low': low ({self.low}) is above high ({self.high})")
         if self.expected is not None and not (self.low <= self.expected <= self.high):
-            raise ValueError(f"expected ({self.expected}) is outside low–high ({self.low}–{self.high})")
+            raise ValueError(f"field 'expected': {self.expected} is outside low–high ({self.low}–{self.high})")
         return self
 
 
@@ -108,9 +108,9 @@ class PriceSeed(_RangeSeed):
     @model_validator(mode="after")
     def _period(self) -> PriceSeed:
         if self.valid_to is not None and self.valid_to <= self.valid_from:
-            raise ValueError(f"valid_to ({self.valid_to}) is not after valid_from ({self.valid_from})")
+            raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
         if self.unit == "fraction" and self.high > 1:
-            raise ValueError("a fraction cannot exceed 1")
+            raise ValueError("field 'high': a fraction cannot exceed 1")
         return self
 
 
@@ -137,7 +137,7 @@ class AssumptionSeed(_RangeSeed):
     @model_validator(mode="after")
     def _assumed_needs_rationale(self) -> AssumptionSeed:
         if self.source_quality == "assumption" and not self.rationale:
-            raise ValueError("an assumption needs a rationale")
+            raise ValueError("field 'rationale': an assumption needs a rationale")
         return self
 
 
@@ -175,7 +175,7 @@ class RuleSeed(_Seed):
     @model_validator(mode="after")
     def _points(self) -> RuleSeed:
         if (self.effect == "infeasible") != (self.points is None):
-            raise ValueError("bonus and penalty rules need points; infeasible rules take none")
+            raise ValueError("field 'points': bonus and penalty rules need points; infeasible rules take none")
         return self
 
 
@@ -208,6 +208,13 @@ class SeedSet:
     """Every record of every seed file, validated, by section."""
 
     records: dict[str, list[_Seed]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
+    #: the file each record came from, by (section, natural key): error messages name it
+    files: dict[tuple[str, tuple[Any, ...]], str] = field(default_factory=dict)
+
+    def where(self, section: str, key: tuple[Any, ...]) -> str:
+        """``"<file>: "`` for a record read from a file, else nothing."""
+        file = self.files.get((section, key))
+        return f"{file}: " if file else ""
 
     def rows(self, section: str) -> dict[tuple[Any, ...], dict[str, Any]]:
         return {natural_key(section, r := rec.model_dump()): r for rec in self.records[section]}
@@ -260,17 +267,23 @@ def read_seeds(path: Path) -> SeedSet:
                 try:
                     record = SEED_MODELS[section].model_validate(item)
                 except ValidationError as exc:
-                    problems = "; ".join(
-                        f"field '{'.'.join(str(p) for p in e['loc']) or '(record)'}': {e['msg']}" for e in exc.errors()
-                    )
+                    problems = "; ".join(_problem(e) for e in exc.errors())
                     raise SeedError(f"{file}: {section} {label}: {problems}") from exc
                 key = natural_key(section, record.model_dump())
                 if (section, key) in where:
                     raise SeedError(f"{file}: {section} {label}: duplicates a record of {where[section, key]}")
-                where[section, key] = str(file)
+                where[section, key] = seeds.files[section, key] = str(file)
                 seeds.records[section].append(record)
     _check_references(seeds)
     return seeds
+
+
+def _problem(error: Any) -> str:
+    """One validation error as ``field '<name>': <message>``; a record-level check names its field itself."""
+    loc = ".".join(str(p) for p in error["loc"])
+    if loc:
+        return f"field '{loc}': {error['msg']}"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def _record_label(section: str, index: int, item: Any) -> str:
@@ -287,18 +300,25 @@ def _check_references(seeds: SeedSet) -> None:
     for s in seeds.records["servers"]:
         assert isinstance(s, ServerSeed)
         if s.gpu_model_key is not None and s.gpu_model_key not in gpus:
-            raise SeedError(f"servers {s.key}: field 'gpu_model_key': unknown GPU model '{s.gpu_model_key}'")
+            raise SeedError(
+                f"{seeds.where('servers', (s.key,))}servers {s.key}: field 'gpu_model_key': "
+                f"unknown GPU model '{s.gpu_model_key}'"
+            )
     periods: dict[tuple[Any, ...], list[PriceSeed]] = {}
     for p in seeds.records["prices"]:
         assert isinstance(p, PriceSeed)
         if p.subject != "*" and p.subject not in servers:
-            raise SeedError(f"prices {p.option}/{p.item}/{p.subject}: field 'subject': unknown server '{p.subject}'")
+            raise SeedError(
+                f"{seeds.where('prices', natural_key('prices', p.model_dump()))}"
+                f"prices {p.option}/{p.item}/{p.subject}: field 'subject': unknown server '{p.subject}'"
+            )
         periods.setdefault((p.option, p.provider, p.item, p.subject, p.region, p.currency), []).append(p)
     for key, rows in periods.items():
         rows.sort(key=lambda r: r.valid_from)
         for before, after in itertools.pairwise(rows):
             if before.valid_to is None or before.valid_to > after.valid_from:
                 raise SeedError(
+                    f"{seeds.where('prices', natural_key('prices', before.model_dump()))}"
                     f"prices {'/'.join(key)}: field 'valid_to': the period from {before.valid_from} "
                     f"overlaps the one from {after.valid_from} (close it with valid_to: {after.valid_from})"
                 )
@@ -359,7 +379,8 @@ async def plan(session: AsyncSession, seeds: SeedSet) -> Plan:
             if diff:
                 if section == "prices" and set(diff) & set(PRICE_FIGURES):
                     raise SeedError(
-                        f"prices {'/'.join(map(str, key))}: field '{sorted(set(diff) & set(PRICE_FIGURES))[0]}': "
+                        f"{seeds.where(section, key)}prices {'/'.join(map(str, key))}: "
+                        f"field '{sorted(set(diff) & set(PRICE_FIGURES))[0]}': "
                         "price rows are append-only; add a new row with a later valid_from and close this one "
                         "with valid_to"
                     )

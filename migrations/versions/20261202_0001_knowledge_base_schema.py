@@ -152,7 +152,7 @@ def upgrade() -> None:
         sa.Column("source", sa.Text(), nullable=False),
         sa.Column("source_quality", sa.String(length=12), nullable=False),
         sa.CheckConstraint(
-            "(effect = 'infeasible' AND points IS NULL) OR (effect <> 'infeasible' AND points > 0)",
+            "(effect = 'infeasible' AND points IS NULL) OR (effect <> 'infeasible' AND points IS NOT NULL AND points > 0)",
             name=op.f("ck_scenario_rules_points_fit_effect"),
         ),
         sa.CheckConstraint("effect IN ('bonus', 'penalty', 'infeasible')", name=op.f("ck_scenario_rules_effect")),

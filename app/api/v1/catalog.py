@@ -31,19 +31,28 @@ def _page(items: Sequence[T], limit: int, offset: int) -> list[T]:
 class CatalogController(Controller):
     path = "/v1"
     tags = ["catalog"]
-    responses = COMMON_PROBLEMS
 
-    @get("/options", operation_id="listOptions", summary="The deployment options the loaded plugins provide")
+    @get(
+        "/options",
+        operation_id="listOptions",
+        summary="The deployment options the loaded plugins provide",
+        responses=COMMON_PROBLEMS,
+    )
     async def list_options(self, advisor: NamedDependency[Advisor]) -> s.OptionList:
         return s.OptionList(advisor.options())
 
-    @get("/gpus", operation_id="listGpus", summary="GPU models with their specifications and sources")
+    @get(
+        "/gpus",
+        operation_id="listGpus",
+        summary="GPU models with their specifications and sources",
+        responses=COMMON_PROBLEMS,
+    )
     async def list_gpus(self, advisor: NamedDependency[Advisor], limit: Limit = 100, offset: Offset = 0) -> s.GpuList:
         kb = advisor.knowledge()
         rows = [s.GpuRead(**dataclasses.asdict(g)) for g in kb.gpus.values()]
         return s.GpuList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
-    @get("/gpus/{key:str}", operation_id="getGpu", summary="One GPU model")
+    @get("/gpus/{key:str}", operation_id="getGpu", summary="One GPU model", responses=COMMON_PROBLEMS)
     async def get_gpu(
         self, advisor: NamedDependency[Advisor], key: Annotated[str, Parameter(max_length=40)]
     ) -> s.GpuRead:
@@ -52,7 +61,7 @@ class CatalogController(Controller):
             raise NotFoundException(f"no GPU model '{key}'")
         return s.GpuRead(**dataclasses.asdict(gpu))
 
-    @get("/servers", operation_id="listServers", summary="Server SKUs")
+    @get("/servers", operation_id="listServers", summary="Server SKUs", responses=COMMON_PROBLEMS)
     async def list_servers(
         self, advisor: NamedDependency[Advisor], limit: Limit = 100, offset: Offset = 0
     ) -> s.ServerList:
@@ -64,6 +73,7 @@ class CatalogController(Controller):
         "/prices",
         operation_id="listPrices",
         summary="Price items, filtered; as_of keeps those valid that day",
+        responses=COMMON_PROBLEMS,
     )
     async def list_prices(
         self,
@@ -109,6 +119,7 @@ class CatalogController(Controller):
         "/assumptions",
         operation_id="listAssumptions",
         summary="Non-price parameters with sources and rationale",
+        responses=COMMON_PROBLEMS,
     )
     async def list_assumptions(
         self,
@@ -135,7 +146,12 @@ class CatalogController(Controller):
         ]
         return s.AssumptionList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
-    @get("/rules", operation_id="listRules", summary="Scenario rules: conditions, effects and their sources")
+    @get(
+        "/rules",
+        operation_id="listRules",
+        summary="Scenario rules: conditions, effects and their sources",
+        responses=COMMON_PROBLEMS,
+    )
     async def list_rules(
         self,
         advisor: NamedDependency[Advisor],
@@ -163,7 +179,12 @@ class CatalogController(Controller):
         ]
         return s.RuleList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
-    @get("/knowledge-version", operation_id="getKnowledgeVersion", summary="The knowledge version being served")
+    @get(
+        "/knowledge-version",
+        operation_id="getKnowledgeVersion",
+        summary="The knowledge version being served",
+        responses=COMMON_PROBLEMS,
+    )
     async def knowledge_version(
         self, advisor: NamedDependency[Advisor], db_session: NamedDependency[AsyncSession]
     ) -> s.KnowledgeVersionRead:
@@ -171,4 +192,6 @@ class CatalogController(Controller):
         row = await snapshot.version_by_label(db_session, kb.version)
         if row is None:
             raise KnowledgeUnavailable(f"knowledge version {kb.version} is not in the database")
-        return s.KnowledgeVersionRead(row.label, row.content_hash, row.created_at, row.note, row.summary)
+        # SQLite hands timestamps back naive; they are stored in UTC, and the document promises RFC 3339
+        created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=dt.UTC)
+        return s.KnowledgeVersionRead(row.label, row.content_hash, created, row.note, row.summary)

@@ -105,7 +105,7 @@ class DecisionController(Controller):
         db_session: NamedDependency[AsyncSession],
         data: Annotated[s.ProfileCreate, Body()],
     ) -> Response[s.RecommendationRead]:
-        evaluation = advisor.evaluate(data)
+        evaluation = advisor.evaluate(data, insights=True)
         rec_id = str(uuid.uuid4())
         created = dt.datetime.now(dt.UTC).replace(microsecond=0)
         doc = s.RecommendationRead(id=rec_id, created_at=created, **msgspec.structs.asdict(evaluation))

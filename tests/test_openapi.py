@@ -1,0 +1,139 @@
+"""The committed OpenAPI document is the one the app serves, and it documents every error as problem details."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+import pytest
+
+from app.openapi_export import openapi_document, render
+from app.settings import PROJECT_ROOT
+
+COMMITTED = PROJECT_ROOT / "openapi" / "v1.json"
+PROBLEM_JSON = "application/problem+json"
+METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return openapi_document()
+
+
+def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method.upper(), path, op)
+        for path, item in sorted(document["paths"].items())
+        for method, op in sorted(item.items())
+        if method in METHODS
+    ]
+
+
+def test_committed_document_is_current():
+    rendered = render()
+    committed = COMMITTED.read_text(encoding="utf-8")
+    if committed != rendered:
+        diff = "".join(
+            list(
+                difflib.unified_diff(
+                    committed.splitlines(keepends=True),
+                    rendered.splitlines(keepends=True),
+                    "openapi/v1.json (committed)",
+                    "app.openapi_export.render() (the running app)",
+                )
+            )[:80]
+        )
+        pytest.fail(
+            "openapi/v1.json differs from the app's OpenAPI document: run `make openapi` "
+            f"(or `.venv/bin/python -m app.openapi_export openapi/v1.json`) and commit the result.\n{diff}"
+        )
+
+
+def test_committed_document_is_valid_json_with_the_app_version():
+    doc = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    assert doc["openapi"].startswith("3.")
+    assert doc["info"]["title"] == "compute-advisor"
+
+
+def test_served_document_is_the_rendered_one(client):
+    r = client.get("/docs/openapi.json")
+    assert r.status_code == 200
+    assert r.json() == json.loads(render())
+
+
+def test_the_minimum_contract_is_documented(document):
+    ops = {(m, p) for m, p, _ in operations(document)}
+    for expected in [
+        ("GET", "/v1/options"),
+        ("POST", "/v1/price-comparisons"),
+        ("POST", "/v1/recommendations"),
+        ("GET", "/v1/recommendations/{rec_id}"),
+        ("POST", "/v1/evaluations"),
+        ("GET", "/v1/gpus"),
+        ("GET", "/v1/gpus/{key}"),
+        ("GET", "/v1/servers"),
+        ("GET", "/v1/prices"),
+        ("GET", "/v1/assumptions"),
+        ("GET", "/v1/rules"),
+        ("GET", "/v1/knowledge-version"),
+        ("GET", "/health/live"),
+        ("GET", "/health/ready"),
+    ]:
+        assert expected in ops, expected
+
+
+def test_every_operation_has_an_operation_id_and_tags(document):
+    seen: set[str] = set()
+    for method, path, op in operations(document):
+        op_id = op.get("operationId")
+        assert op_id, f"{method} {path} has no operationId"
+        assert op_id not in seen, f"operationId {op_id} is used twice"
+        seen.add(op_id)
+        assert op.get("tags"), f"{method} {path} has no tags"
+        assert op.get("summary"), f"{method} {path} has no summary"
+
+
+def test_every_v1_operation_documents_a_client_error_as_problem_json(document):
+    for method, path, op in operations(document):
+        if not path.startswith("/v1/"):
+            continue
+        client_errors = {code: r for code, r in op["responses"].items() if code.startswith("4")}
+        assert "400" in client_errors or client_errors, f"{method} {path} documents no 4xx response"
+        for code, response in client_errors.items():
+            content = response.get("content", {})
+            assert list(content) == [PROBLEM_JSON], f"{method} {path} {code} is documented as {list(content)}"
+            assert content[PROBLEM_JSON]["schema"] == {"$ref": "#/components/schemas/Problem"}, (method, path, code)
+        assert "400" in client_errors, f"{method} {path} does not document 400"
+
+
+def test_every_v1_operation_documents_500_and_503_as_problem_json(document):
+    for method, path, op in operations(document):
+        if path.startswith("/v1/"):
+            for code in ("500", "503"):
+                assert list(op["responses"][code]["content"]) == [PROBLEM_JSON], (method, path, code)
+
+
+def test_operations_with_a_body_document_413_415_and_422(document):
+    for method, path, op in operations(document):
+        if "requestBody" in op:
+            assert list(op["requestBody"]["content"]) == ["application/json"], (method, path)
+            for code in ("413", "415", "422"):
+                assert code in op["responses"], f"{method} {path} does not document {code}"
+
+
+def test_problem_schema_matches_rfc_9457(document):
+    problem = document["components"]["schemas"]["Problem"]
+    assert {"type", "title", "status", "detail"} <= set(problem["required"])
+    assert {"instance", "field", "errors", "request_id"} <= set(problem["properties"])
+
+
+def test_price_comparison_documents_csv_and_406(document):
+    responses = document["paths"]["/v1/price-comparisons"]["post"]["responses"]
+    assert set(responses["200"]["content"]) == {"application/json", "text/csv"}
+    assert "406" in responses
+
+
+def test_recommendation_create_is_201(document):
+    responses = document["paths"]["/v1/recommendations"]["post"]["responses"]
+    assert "201" in responses and "200" not in responses

@@ -1,0 +1,215 @@
+"""POST /v1/training-plans: hand calculations on the reference knowledge base (docs/training-plans.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import make_client
+
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, OptionSpec, Profile
+from app.hookspecs import hookimpl
+from app.plugin_manager import create_option_host
+from plugins import rented_gpu_instances
+
+URL = "/v1/training-plans"
+H100_TFLOPS = 989  # seeds/10-hardware.yaml, h100_sxm
+# 7B parameters, 2T tokens: 6 × 7e9 × 2e12
+FLOPS_7B_2T = 8.4e22
+# 8.4e22 ÷ (989e12 × 0.40 × 3600) = 8.4e22 ÷ 1.42416e18
+HOURS_AT_40 = 58_982.14
+# at the seed's MFU 0.55 (low end) and 0.25 (high end)
+HOURS_AT_55 = 42_896.10
+HOURS_AT_25 = 94_371.42
+BASE = {"parameters": 7e9, "tokens": 2e12, "gpu_model": "h100_sxm", "gpus": 256, "as_of": "2025-06-01"}
+
+
+def plan(client, **changes):
+    body = {**BASE, **changes}
+    body = {k: v for k, v in body.items() if v is not None}
+    return client.post(URL, json=body)
+
+
+def items(doc):
+    return {i["option"]: i for i in doc["items"]}
+
+
+def ordered(r):
+    return r["low"] <= r["expected"] <= r["high"]
+
+
+def test_hand_calculation_at_given_mfu(client):
+    r = plan(client, mfu=0.4)
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["flops"] == pytest.approx(FLOPS_7B_2T)
+    by_hand = FLOPS_7B_2T / (H100_TFLOPS * 1e12 * 0.4 * 3600)
+    assert abs(by_hand - HOURS_AT_40) < 0.01
+    for end in ("low", "expected", "high"):
+        assert doc["gpu_hours"][end] == pytest.approx(HOURS_AT_40, abs=1)
+        assert doc["mfu"][end] == 0.4
+    assert doc["gpu_model"] == "h100_sxm" and doc["gpus"] == 256
+    assert doc["knowledge_version"] and doc["methodology_version"]
+
+
+def test_default_mfu_is_the_knowledge_base_range(client):
+    doc = plan(client).json()
+    assert doc["mfu"] == {"low": 0.25, "expected": 0.4, "high": 0.55}
+    # the high MFU gives the low end of the GPU-hours
+    assert doc["gpu_hours"]["low"] == pytest.approx(HOURS_AT_55, abs=1)
+    assert doc["gpu_hours"]["expected"] == pytest.approx(HOURS_AT_40, abs=1)
+    assert doc["gpu_hours"]["high"] == pytest.approx(HOURS_AT_25, abs=1)
+    assert any("*/mfu" in n for n in doc["notes"])
+
+
+def test_flops_given_directly(client):
+    same = plan(client, tokens=None, flops=FLOPS_7B_2T, mfu=0.4).json()
+    assert same["flops"] == pytest.approx(FLOPS_7B_2T)
+    assert same["gpu_hours"]["expected"] == pytest.approx(HOURS_AT_40, abs=1)
+    other = plan(client, tokens=None, flops=1e23, mfu=0.5).json()
+    assert other["gpu_hours"]["expected"] == pytest.approx(1e23 / (H100_TFLOPS * 1e12 * 0.5 * 3600), abs=1)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"flops": 1e22}, "flops"), ({"tokens": None}, "tokens")],
+    ids=["both", "neither"],
+)
+def test_exactly_one_of_tokens_or_flops(client, changes, field):
+    r = plan(client, **changes)
+    assert r.status_code == 400, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["field"] == field
+    assert "tokens or flops" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"mfu": 0}, "mfu"),
+        ({"mfu": 1.5}, "mfu"),
+        ({"parameters": "7e9"}, "parameters"),
+        ({"gpus": 0}, "gpus"),
+        ({"ops_team": "huge"}, "ops_team"),
+        ({"unknown": 1}, "unknown"),
+    ],
+)
+def test_invalid_fields_are_named(client, changes, field):
+    r = plan(client, **changes)
+    assert r.status_code == 400, r.text
+    assert field in r.json()["detail"]
+
+
+def test_unknown_gpu_model_is_422(client):
+    r = plan(client, gpu_model="tpu_v9")
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "gpu_model"
+
+
+def test_unknown_currency_is_422(client):
+    r = plan(client, currency="XYZ")
+    assert r.status_code == 422
+    assert r.json()["field"] == "currency"
+
+
+def test_priced_on_the_reference_server(client):
+    doc = plan(client).json()
+    assert doc["pricing_basis"] == "article_8gpu"
+    assert any("reference server" in n and "no server for h100_sxm is priced" in n for n in doc["notes"])
+
+
+def test_calendar_days_include_the_lead_time(client):
+    doc = plan(client, mfu=0.4).json()
+    by = items(doc)
+    own, platform, rented = by["self_built_cluster"], by["ai_compute_platform"], by["rented_gpu_instances"]
+    for item in (own, platform, rented):
+        assert item["error"] is None
+        assert ordered(item["calendar_days"]) and ordered(item["training_days"])
+        assert item["calendar_days"]["low"] >= item["training_days"]["low"]
+    # own cluster: 30–90 days of procurement before training starts
+    assert own["lead_time_days"] == {"low": 30, "expected": 60, "high": 90}
+    assert own["calendar_days"]["low"] >= 30 + own["training_days"]["low"]
+    assert own["calendar_days"]["high"] >= 90 + own["training_days"]["high"]
+    # the platform answers in minutes: far shorter on the calendar
+    assert platform["calendar_days"]["high"] < own["calendar_days"]["low"]
+    assert rented["calendar_days"]["high"] < own["calendar_days"]["low"]
+    # platform by hand (expected): lead 0.0021 d; set-up 5 min; execution 0.90;
+    # interruptions 0.17 ÷ 8760 × GPU-hours, each losing 0.05 + 0.1 + 0.5 ÷ 2 hours
+    wall = HOURS_AT_40 / 256 / 0.90
+    lost = 0.17 / 8760 * HOURS_AT_40 * (0.05 + 0.1 + 0.5 / 2)
+    assert platform["training_days"]["expected"] == pytest.approx(wall / 24, abs=0.01)
+    assert platform["hours_lost"]["expected"] == pytest.approx(lost, abs=0.01)
+    assert platform["calendar_days"]["expected"] == pytest.approx(0.0021 + (5 / 60 + wall + lost) / 24, abs=0.01)
+
+
+def test_costs_are_positive_ranges(client):
+    doc = plan(client).json()
+    assert len(doc["items"]) == 3
+    for item in doc["items"]:
+        assert item["error"] is None
+        for key in ("total_cost", "gpu_hours_billed", "calendar_days", "training_days"):
+            assert item[key]["low"] > 0 and ordered(item[key]), (item["option"], key)
+        assert item["gpu_hours_billed"]["low"] >= doc["gpu_hours"]["low"]
+    # platform by hand at MFU 0.4 (expected): 12.5 CNY per GPU-hour at full load
+    platform = items(plan(client, mfu=0.4).json())["ai_compute_platform"]
+    lost = 0.17 / 8760 * HOURS_AT_40 * (0.05 + 0.1 + 0.5 / 2)
+    billed = HOURS_AT_40 / 0.90 + lost * 256
+    assert platform["gpu_hours_billed"]["expected"] == pytest.approx(billed, abs=0.1)
+    assert platform["total_cost"]["expected"] == pytest.approx(12.5 * billed, rel=1e-5)
+
+
+def test_options_profile_settings_carry_over(client):
+    base = items(plan(client, mfu=0.4).json())
+    reserved = items(plan(client, mfu=0.4, rental_plan="reserved_1y").json())
+    assert reserved["rented_gpu_instances"]["total_cost"]["high"] < base["rented_gpu_instances"]["total_cost"]["low"]
+    pro = items(plan(client, mfu=0.4, ops_team="professional").json())
+    assert pro["self_built_cluster"]["hours_lost"]["expected"] < base["self_built_cluster"]["hours_lost"]["expected"]
+
+
+class BrokenOption:
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [OptionSpec("broken_option", "Broken", "Raises on every assessment.", "0.1")]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
+        if option != "broken_option":
+            return None
+        raise RuntimeError("boom")
+
+
+class ThirdPartyOption:
+    """A third party's option: rented instances under another key."""
+
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [OptionSpec("partner_cloud", "Partner cloud", "Rented instances from a partner.", "0.1")]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
+        if option != "partner_cloud":
+            return None
+        a = rented_gpu_instances.compute_advisor_assess(rented_gpu_instances.KEY, profile, knowledge)
+        assert a is not None
+        return dataclasses.replace(a, option="partner_cloud")
+
+
+def test_failing_plugin_is_isolated_and_third_party_options_are_planned(seeded_db):
+    host = create_option_host([BrokenOption(), ThirdPartyOption()])
+    with make_client(seeded_db, option_host=host) as c:
+        r = plan(c, mfu=0.4)
+    assert r.status_code == 200, r.text
+    by = items(r.json())
+    assert set(by) == {
+        "ai_compute_platform",
+        "broken_option",
+        "partner_cloud",
+        "rented_gpu_instances",
+        "self_built_cluster",
+    }
+    assert "boom" in by["broken_option"]["error"]
+    assert by["broken_option"]["total_cost"] is None
+    assert by["partner_cloud"]["error"] is None
+    assert by["partner_cloud"]["total_cost"] == by["rented_gpu_instances"]["total_cost"]
+    assert by["self_built_cluster"]["error"] is None

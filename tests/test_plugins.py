@@ -1,0 +1,366 @@
+"""The plugin contract (app/hookspecs.py): options come from the entry-point group
+``compute_advisor.options``, a broken plugin fails at start-up or alone, and a third-party option
+installed as a package joins the API without any change to app/."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pluggy
+import pytest
+from conftest import make_client
+from litestar.testing import TestClient
+
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, OptionSpec, Profile
+from app.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from app.plugin_manager import OptionHost, PluginError, create_option_host
+
+BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
+AS_OF = "2025-06-01"
+Client = TestClient  # type: ignore[type-arg]
+PROFILE = {
+    "gpus": 8,
+    "utilization": 0.5,
+    "horizon_years": 1,
+    "team_size": 10,
+    "ops_team": "none",
+    "data_security": "standard",
+    "start_within_days": 30,
+    "as_of": AS_OF,
+}
+
+
+def spec(key: str) -> OptionSpec:
+    return OptionSpec(key=key, name=key.replace("_", " "), description=f"test option {key}", version="9.9")
+
+
+# ---- the built-ins come through the entry-point group ----------------------------------------
+
+
+def test_the_builtins_are_declared_in_the_entry_point_group() -> None:
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    assert eps == {key: f"plugins.{key}" for key in BUILTINS}
+
+
+def test_the_builtins_are_loaded_through_the_entry_point_group() -> None:
+    host = create_option_host()
+    assert set(host.options) == BUILTINS
+    distinfo = {host.pm.get_name(p): d.project_name for p, d in host.pm.list_plugin_distinfo()}
+    assert distinfo == dict.fromkeys(BUILTINS, "compute-advisor")
+    for key, loaded in host.options.items():
+        assert loaded.plugin_name == key
+        assert loaded.plugin_version == importlib.metadata.version("compute-advisor")
+        assert loaded.spec.key == key and loaded.spec.name and loaded.spec.description
+    # without the entry points there is nothing: no option is wired in by hand
+    assert create_option_host(entry_points=False).options == {}
+
+
+def test_options_endpoint_names_plugin_and_version(client: Client) -> None:
+    items = client.get("/v1/options").json()["items"]
+    assert {i["key"] for i in items} == BUILTINS
+    version = importlib.metadata.version("compute-advisor")
+    for i in items:
+        assert i["plugin"] == i["key"]
+        assert i["plugin_version"] == version
+        assert i["name"] and i["description"]
+
+
+# ---- start-up checks -------------------------------------------------------------------------
+
+
+class Misspelled:
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [spec("misspelled_option")]
+
+    @hookimpl
+    def compute_advisor_asess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
+        raise AssertionError("never called")
+
+
+def test_a_misspelled_hook_fails_at_start_up() -> None:
+    with pytest.raises(pluggy.PluginValidationError, match="compute_advisor_asess"):
+        create_option_host(extra_plugins=[Misspelled()])
+
+
+class WrongArguments:
+    @hookimpl
+    def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Knowledge, clock: Any) -> None:
+        raise AssertionError("never called")
+
+
+def test_a_hook_asking_for_arguments_the_spec_lacks_fails_at_start_up() -> None:
+    with pytest.raises(pluggy.PluginValidationError, match="clock"):
+        create_option_host(extra_plugins=[WrongArguments()])
+
+
+class Claims:
+    def __init__(self, *keys: str) -> None:
+        self.keys = keys
+
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [spec(k) for k in self.keys]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str) -> Assessment | None:
+        raise AssertionError("never called")
+
+
+def test_two_plugins_claiming_one_option_key_fail_loudly() -> None:
+    with pytest.raises(PluginError, match="'rented_gpu_instances' is provided by both"):
+        create_option_host(extra_plugins=[Claims("rented_gpu_instances")])
+    with pytest.raises(PluginError, match="'twin' is provided by both"):
+        create_option_host(extra_plugins=[Claims("twin"), Claims("twin")], entry_points=False)
+
+
+def test_a_plugin_claiming_a_key_twice_itself_fails_loudly() -> None:
+    with pytest.raises(PluginError, match="'twin'"):
+        create_option_host(extra_plugins=[Claims("twin", "twin")], entry_points=False)
+
+
+class Malformed:
+    @hookimpl
+    def compute_advisor_options(self) -> Any:
+        return {"key": "malformed"}
+
+
+def test_a_malformed_options_answer_fails_at_start_up() -> None:
+    with pytest.raises(PluginError, match="list\\[OptionSpec\\]"):
+        create_option_host(extra_plugins=[Malformed()])
+
+
+def test_distinct_extra_plugins_load_side_by_side() -> None:
+    host = create_option_host(extra_plugins=[Claims("alpha"), Claims("beta")])
+    assert set(host.options) == BUILTINS | {"alpha", "beta"}
+    assert host.options["alpha"].plugin_version == "9.9"  # no distribution: the spec's own version
+
+
+# ---- a failing plugin is isolated --------------------------------------------------------------
+
+
+class Exploding:
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [spec("exploding_option")]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
+        if option != "exploding_option":
+            return None
+        raise RuntimeError("boom at 8 GPUs")
+
+
+class Lacking:
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [spec("lacking_option")]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str, knowledge: Knowledge) -> Assessment | None:
+        knowledge.assumption(option, "no_such_assumption")
+        return None
+
+
+@pytest.fixture
+def isolating_client(seeded_db: str) -> Iterator[Client]:
+    host = create_option_host(extra_plugins=[Exploding(), Lacking()])
+    with make_client(seeded_db, option_host=host) as c:
+        yield c
+
+
+def test_a_plugin_that_raises_only_marks_its_own_option(isolating_client: Client) -> None:
+    client = isolating_client
+    options = {o["key"] for o in client.get("/v1/options").json()["items"]}
+    assert options == BUILTINS | {"exploding_option", "lacking_option"}
+
+    r = client.post("/v1/recommendations", json=PROFILE)
+    assert r.status_code == 201, r.text
+    doc = r.json()
+    by_option = {e["option"]: e for e in doc["ranking"]}
+    assert set(by_option) == BUILTINS | {"exploding_option", "lacking_option"}
+    assert doc["recommended_option"] in BUILTINS
+    assert [e["rank"] for e in doc["ranking"]] == [1, 2, 3, 4, 5]
+    assert {e["option"] for e in doc["ranking"][:3]} == BUILTINS
+    boom = by_option["exploding_option"]
+    assert boom["error"] == "RuntimeError: boom at 8 GPUs"
+    assert boom["feasible"] is False and boom["score"] == 0 and boom["cost"] is None
+    assert any("boom at 8 GPUs" in reason for reason in boom["reasons"])
+    lacking = by_option["lacking_option"]
+    assert "no_such_assumption" in lacking["error"]
+    for key in BUILTINS:
+        assert by_option[key]["error"] is None
+        assert by_option[key]["cost"]["annual_cost"]["low"] > 0
+    # the built-ins are scored as if the broken options were not there
+    assert by_option["rented_gpu_instances"]["cost"]["annual_cost"]["low"] == 876_000
+
+    r = client.post(
+        "/v1/price-comparisons", json={k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years", "as_of")}
+    )
+    assert r.status_code == 200, r.text
+    items = {i["option"]: i for i in r.json()["items"]}
+    assert items["exploding_option"]["error"] == "RuntimeError: boom at 8 GPUs"
+    assert items["exploding_option"]["annual_cost"] is None
+    assert items["exploding_option"]["breakdown"] == []
+    for key in BUILTINS:
+        assert items[key]["error"] is None and items[key]["annual_cost"]["low"] > 0
+
+    r = client.post(
+        "/v1/price-comparisons",
+        headers={"Accept": "text/csv"},
+        json={"gpus": 8, "utilization": 0.5, "horizon_years": 1, "as_of": AS_OF},
+    )
+    assert r.status_code == 200
+    assert "RuntimeError: boom at 8 GPUs" in r.text
+
+
+def test_when_every_option_fails_the_problem_names_each_error(seeded_db: str) -> None:
+    host = create_option_host(extra_plugins=[Exploding(), Lacking()], entry_points=False)
+    with make_client(seeded_db, option_host=host) as client:
+        r = client.post("/v1/recommendations", json=PROFILE)
+        assert r.status_code == 422, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+        problem = r.json()
+        assert problem["type"].endswith("no-option-assessable")
+        assert "exploding_option: RuntimeError: boom at 8 GPUs" in problem["detail"]
+        assert "lacking_option:" in problem["detail"] and "no_such_assumption" in problem["detail"]
+
+
+# ---- a third-party option installed as a package with an entry point ---------------------------
+
+SPOT_MODULE = '''
+"""Spot GPU instances: the rented instance price at the yearly reservation's discount, paid like
+on-demand instances. A third-party option, built only on app.hookspecs and existing knowledge rows."""
+
+from app.core import model
+from app.core.ranges import Range
+from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
+from app.hookspecs import hookimpl
+
+KEY = "spot_instances"
+RENTED = "rented_gpu_instances"
+ZERO = Range.point(0)
+
+
+@hookimpl
+def compute_advisor_options():
+    return [OptionSpec(KEY, "Spot GPU instances", "Interruptible rented instances at a discount.", "0.0-spec")]
+
+
+@hookimpl
+def compute_advisor_assess(option, profile, knowledge):
+    if option != KEY:
+        return None
+    server = knowledge.server_for(profile.gpu_model)
+    common = dict(currency=profile.currency, as_of=profile.as_of)
+    hourly = knowledge.price(RENTED, "instance_hour", unit="per_server_hour", subject=server.key, **common)
+    discount = knowledge.price(RENTED, "reservation_discount", unit="fraction", subject=server.key, **common)
+    inputs = model.Inputs(knowledge, RENTED)  # spot instances behave like rented ones
+    held = inputs("held_utilization")
+    useful = profile.useful_gpu_hours_per_year
+    paid = (useful / held).cap(profile.gpus * HOURS_PER_YEAR)
+    annual = paid * (hourly.value / server.gpus_per_server) * discount.value.complement()
+    line = LineItem(
+        "spot_hours",
+        "Spot instance hours",
+        annual,
+        ZERO,
+        "min(gpus × 8760, useful ÷ held_utilization) × hourly price ÷ GPUs per server × (1 − discount)",
+        (hourly.ref, discount.ref, server.ref, *inputs.take_refs()),
+    )
+    cost = Cost(annual, annual * profile.horizon_years, ZERO, annual / useful, useful, paid, False, (line,))
+    infra = inputs("infra_fte_base")
+    return Assessment(
+        option=KEY,
+        cost=cost,
+        efficiency=model.efficiency(inputs, profile),
+        stability=model.stability(inputs, profile),
+        usability=model.usability(inputs, profile, infra, "as rented instances, plus preemptions"),
+        notes=("Spot: the rented price at the reservation discount.",),
+    )
+'''
+
+
+@pytest.fixture
+def spot_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Install ``spot_option`` 0.1 into ``tmp_path`` as a distribution with an entry point."""
+    root = tmp_path / "site"
+    (root / "spot_option").mkdir(parents=True)
+    (root / "spot_option" / "__init__.py").write_text(textwrap.dedent(SPOT_MODULE), encoding="utf-8")
+    dist = root / "spot_option-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spot-option\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nspot_instances = spot_option\n", encoding="utf-8")
+    (dist / "RECORD").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+    yield root
+    sys.modules.pop("spot_option", None)
+    importlib.invalidate_caches()
+
+
+def test_the_spot_package_is_an_installed_distribution(spot_package: Path) -> None:
+    assert importlib.metadata.version("spot-option") == "0.1"
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    assert eps["spot_instances"] == "spot_option"
+
+
+def test_without_the_package_there_is_no_spot_option() -> None:
+    assert "spot_instances" not in create_option_host().options
+
+
+def test_a_third_party_option_joins_the_api_through_its_entry_point(spot_package: Path, seeded_db: str) -> None:
+    host: OptionHost = create_option_host()
+    assert set(host.options) == BUILTINS | {"spot_instances"}
+
+    with make_client(seeded_db) as client:
+        options = {o["key"]: o for o in client.get("/v1/options").json()["items"]}
+        assert set(options) == BUILTINS | {"spot_instances"}
+        spot = options["spot_instances"]
+        assert spot["plugin"] == "spot_instances"
+        assert spot["plugin_version"] == "0.1"  # from the dist-info, not the spec
+        assert spot["name"] == "Spot GPU instances"
+
+        r = client.post("/v1/recommendations", json=PROFILE)
+        assert r.status_code == 201, r.text
+        ranking = {e["option"]: e for e in r.json()["ranking"]}
+        assert set(ranking) == BUILTINS | {"spot_instances"}
+        assert sorted(e["rank"] for e in ranking.values()) == [1, 2, 3, 4]
+        entry = ranking["spot_instances"]
+        assert entry["error"] is None and entry["feasible"] is True
+        # 876,000 CNY a year at the reservation's 30–40 % off
+        assert (entry["cost"]["annual_cost"]["low"], entry["cost"]["annual_cost"]["high"]) == (525_600, 613_200)
+        # 16.25 CNY per useful GPU-hour (expected) against the platform's 12.50 ÷ 0.77 = 16.23
+        assert entry["cost"]["cost_per_useful_gpu_hour"]["expected"] == 16.25
+        assert entry["scores"]["cost"] == round(100 * (12.5 / 0.77) / 16.25, 1)
+        assert ranking["ai_compute_platform"]["scores"]["cost"] == 100
+        assert ranking["rented_gpu_instances"]["cost"]["annual_cost"]["low"] == 876_000
+
+        r = client.post(
+            "/v1/price-comparisons", json={"gpus": 8, "utilization": 0.5, "horizon_years": 2, "as_of": AS_OF}
+        )
+        assert r.status_code == 200, r.text
+        items = {i["option"]: i for i in r.json()["items"]}
+        assert set(items) == BUILTINS | {"spot_instances"}
+        spot_item = items["spot_instances"]
+        assert spot_item["plugin"] == "spot_instances"
+        assert (spot_item["total_cost"]["low"], spot_item["total_cost"]["high"]) == (1_051_200, 1_226_400)
+        assert spot_item["cost_per_useful_gpu_hour"]["low"] == 15.0
+        # its figures cite the rented option's existing rows
+        prices = {str(p["id"]): p for p in client.get("/v1/prices", params={"limit": 500}).json()["items"]}
+        cited = {
+            prices[s["ref"]]["item"]
+            for li in spot_item["breakdown"]
+            for s in li["sources"]
+            if s["table"] == "price_items"
+        }
+        assert cited == {"instance_hour", "reservation_discount"}
+        assumptions = {s["ref"] for li in spot_item["breakdown"] for s in li["sources"] if s["table"] == "assumptions"}
+        assert assumptions == {"rented_gpu_instances/held_utilization"}

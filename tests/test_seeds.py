@@ -1,0 +1,378 @@
+"""The seed loader (app/kb/seeds.py) on SQLite and PostgreSQL: validation, idempotent and atomic
+loads, dry runs, append-only prices, price changes over time and retirements."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import SEEDS, load_seeds, make_client
+from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
+from app.kb import models as m
+from app.kb import seeds
+from app.settings import Settings
+
+HARDWARE = "10-hardware.yaml"
+ARTICLE = "20-article-reference.yaml"
+RULES = "30-scoring-and-rules.yaml"
+KB_TABLES = ("gpu_models", "server_skus", "price_items", "assumptions", "scenario_rules", "knowledge_versions")
+SECTION_TABLES = dict(zip(seeds.SECTIONS, KB_TABLES[:5], strict=True))
+
+
+def _shipped_records() -> dict[str, int]:
+    """Records per section, counted straight from the YAML files (not through the loader)."""
+    counts = dict.fromkeys(seeds.SECTIONS, 0)
+    for file in sorted(SEEDS.glob("*.yaml")):
+        for section, items in (yaml.safe_load(file.read_text(encoding="utf-8")) or {}).items():
+            counts[section] += len(items)
+    return counts
+
+
+SHIPPED = _shipped_records()
+TOTAL = sum(SHIPPED.values())
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def copy_seeds(tmp_path: Path) -> Path:
+    target = tmp_path / "seeds"
+    shutil.copytree(SEEDS, target)
+    return target
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def write_yaml(path: Path, doc: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def find(records: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
+    (found,) = [r for r in records if all(r.get(k) == v for k, v in match.items())]
+    return found
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def _with_session(url: str, fn: Any, *, commit: bool = True) -> Any:
+    engine = create_async_engine(Settings(database_url=url).async_database_url)
+    try:
+        async with async_sessionmaker(engine, expire_on_commit=False)() as session:
+            async with session.begin():
+                result = await fn(session)
+                if not commit:
+                    await session.rollback()
+            return result
+    finally:
+        await engine.dispose()
+
+
+def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every knowledge-base table, in a stable order: 'the database as it was'."""
+
+    async def read(session: Any) -> dict[str, list[tuple[Any, ...]]]:
+        out = {}
+        for table in KB_TABLES:
+            rows = (await session.execute(text(f"SELECT * FROM {table}"))).all()
+            out[table] = sorted((tuple(str(v) for v in row) for row in rows), key=repr)
+        return out
+
+    return run(_with_session(url, read))
+
+
+def counts(url: str) -> dict[str, int]:
+    return {table: len(rows) for table, rows in dump(url).items()}
+
+
+def versions(url: str) -> list[m.KnowledgeVersion]:
+    async def read(session: Any) -> list[m.KnowledgeVersion]:
+        return list((await session.scalars(select(m.KnowledgeVersion).order_by(m.KnowledgeVersion.id))).all())
+
+    return run(_with_session(url, read))
+
+
+# --- the shipped seeds -------------------------------------------------------------------------
+
+
+def test_the_shipped_seeds_validate() -> None:
+    seed_set = seeds.read_seeds(SEEDS)
+    assert {s: len(r) for s, r in seed_set.records.items()} == SHIPPED
+    assert SHIPPED["gpu_models"] >= 8 and SHIPPED["prices"] >= 6 and SHIPPED["rules"] >= 1
+    # the hash is of the content, not of the reading
+    assert seed_set.content_hash() == seeds.read_seeds(SEEDS).content_hash()
+    assert len(seed_set.content_hash()) == 64
+    # the article's reference prices are there as the loader reads them
+    hour = find([r.model_dump() for r in seed_set.records["prices"]], item="instance_hour")
+    assert (hour["low"], hour["high"], hour["currency"], hour["unit"]) == (
+        Decimal("100"),
+        Decimal("100"),
+        "CNY",
+        "per_server_hour",
+    )
+
+
+def test_a_dry_run_writes_nothing_a_load_creates_one_version_and_a_reload_changes_nothing(empty_db: str) -> None:
+    # --dry-run: reports the adds, writes nothing
+    before = dump(empty_db)
+    # even when the caller commits, a dry run has nothing to commit
+    plan = run(_with_session(empty_db, lambda s: seeds.apply(s, seeds.read_seeds(SEEDS), dry_run=True)))
+
+    assert plan.summary() == {"add": TOTAL, "change": 0, "retire": 0}
+    assert {c.kind for c in plan.changes} == {"add"}
+    assert ("gpu_models", ("h100_sxm",)) in {(c.section, c.key) for c in plan.changes}
+    assert plan.version is None
+    assert dump(empty_db) == before
+    assert all(not rows for rows in before.values())
+    assert any(line.startswith("+ gpu_models h100_sxm") for line in seeds.describe(plan.changes))
+
+    # the load: everything added, exactly one knowledge version
+    plan = load_seeds(empty_db, note="first load")
+
+    assert plan.summary() == {"add": TOTAL, "change": 0, "retire": 0}
+    content_hash = seeds.read_seeds(SEEDS).content_hash()
+    assert plan.content_hash == content_hash
+    (version,) = versions(empty_db)
+    assert plan.version == version.label == f"kv{version.id}-{content_hash[:12]}"
+    assert version.content_hash == content_hash
+    assert version.note == "first load"
+    assert version.summary == {"add": TOTAL, "change": 0, "retire": 0}
+    assert counts(empty_db) == {**{SECTION_TABLES[s]: n for s, n in SHIPPED.items()}, "knowledge_versions": 1}
+
+    # loading the same seeds again changes nothing and creates no version
+    before = dump(empty_db)
+    again = load_seeds(empty_db, note="second load")
+
+    assert again.empty
+    assert again.changes == []
+    assert again.version is None
+    assert dump(empty_db) == before
+    assert len(versions(empty_db)) == 1
+
+
+# --- bad seed files ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("file", "section", "match", "field", "value", "record"),
+    [
+        (ARTICLE, "prices", {"item": "instance_hour"}, "currency", "EUR", "instance_hour"),
+        (ARTICLE, "prices", {"item": "ops_team"}, "expected", 600000, "ops_team"),
+        (ARTICLE, "prices", {"item": "server_hardware"}, "unit", "per_fortnight", "server_hardware"),
+        (ARTICLE, "assumptions", {"key": "depreciation_years"}, "unit", "decades", "depreciation_years"),
+        (HARDWARE, "gpu_models", {"key": "h100_sxm"}, "bf16_dense_tflops", -1, "h100_sxm"),
+        (RULES, "rules", {"key": "self_built_large_stable_demand"}, "points", None, "self_built_large_stable_demand"),
+    ],
+    ids=["currency", "expected-out-of-range", "unit", "assumption-unit", "negative-tflops", "bonus-without-points"],
+)
+def test_a_broken_field_is_named_with_its_file_and_record(
+    tmp_path: Path, file: str, section: str, match: dict[str, Any], field: str, value: Any, record: str
+) -> None:
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / file)
+    find(doc[section], **match)[field] = value
+    write_yaml(path / file, doc)
+
+    with pytest.raises(seeds.SeedError) as caught:
+        seeds.read_seeds(path)
+
+    message = str(caught.value)
+    assert str(path / file) in message
+    assert section in message
+    assert record in message
+    assert f"field '{field}'" in message
+
+
+def test_a_broken_file_leaves_the_database_exactly_as_it_was(empty_db: str, tmp_path: Path) -> None:
+    load_seeds(empty_db)
+    before = dump(empty_db)
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / HARDWARE)
+    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "b200"})  # a good change in one file…
+    write_yaml(path / HARDWARE, doc)
+    doc = read_yaml(path / ARTICLE)
+    find(doc["prices"], item="instance_hour")["currency"] = "EUR"  # …and a bad one in another
+    write_yaml(path / ARTICLE, doc)
+
+    with pytest.raises(seeds.SeedError, match=r"20-article-reference\.yaml: prices .*instance_hour.*'currency'"):
+        load_seeds(empty_db, path)
+    assert dump(empty_db) == before
+
+
+def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(empty_db: str, tmp_path: Path) -> None:
+    load_seeds(empty_db)
+    before = dump(empty_db)
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / HARDWARE)
+    find(doc["gpu_models"], key="h20")["notes"] = "an allowed edit, planned before the refused one"
+    write_yaml(path / HARDWARE, doc)
+    doc = read_yaml(path / ARTICLE)
+    row = find(doc["prices"], item="instance_hour")
+    row["low"] = row["high"] = 120
+    write_yaml(path / ARTICLE, doc)
+    seeds.read_seeds(path)  # the files themselves are valid
+
+    with pytest.raises(seeds.SeedError) as caught:
+        load_seeds(empty_db, path)
+
+    message = str(caught.value)
+    assert str(path / ARTICLE) in message
+    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/CN/CNY/2025-01-01" in message
+    assert "field 'high'" in message
+    assert "append-only" in message
+    assert dump(empty_db) == before
+
+    # dropping a loaded price from the files is refused too: close it with valid_to instead
+    path = copy_seeds(tmp_path / "dropped")
+    doc = read_yaml(path / ARTICLE)
+    doc["prices"] = [p for p in doc["prices"] if p["item"] != "reservation_discount"]
+    write_yaml(path / ARTICLE, doc)
+
+    with pytest.raises(seeds.SeedError, match=r"reservation_discount.*in no seed file.*append-only"):
+        load_seeds(empty_db, path)
+    assert dump(empty_db) == before
+
+
+def test_a_failure_inside_the_database_rolls_the_whole_load_back(empty_db: str, tmp_path: Path) -> None:
+    """Valid files whose rows are flushed before the database refuses the last write: nothing stays."""
+    load_seeds(empty_db, note="first")
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / HARDWARE)
+    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "b200", "name": "B200"})
+    find(doc["gpu_models"], key="h20")["notes"] = "changed"
+    doc["gpu_models"] = [g for g in doc["gpu_models"] if g["key"] != "rtx_4090"]
+    write_yaml(path / HARDWARE, doc)
+    # the database will refuse the knowledge version, the very last row a load writes
+    run(
+        _with_session(
+            empty_db, lambda s: s.execute(text("CREATE UNIQUE INDEX ux_test_note ON knowledge_versions (note)"))
+        )
+    )
+    before = dump(empty_db)
+
+    with pytest.raises(IntegrityError, match=r"(?i)unique|duplicate"):
+        load_seeds(empty_db, path, note="first")
+
+    assert dump(empty_db) == before
+    assert counts(empty_db)["gpu_models"] == SHIPPED["gpu_models"]
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [None, dt.date(2026, 3, 1)],
+    ids=["open-ended", "closed-after-the-next-starts"],
+)
+def test_overlapping_validity_for_one_price_item_is_refused(tmp_path: Path, closing: dt.date | None) -> None:
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / ARTICLE)
+    old = find(doc["prices"], item="instance_hour")
+    old["valid_to"] = closing
+    doc["prices"].append({**old, "valid_from": dt.date(2026, 1, 1), "valid_to": None, "low": 80, "high": 80})
+    write_yaml(path / ARTICLE, doc)
+
+    with pytest.raises(seeds.SeedError) as caught:
+        seeds.read_seeds(path)
+
+    message = str(caught.value)
+    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/CN/CNY" in message
+    assert "field 'valid_to'" in message
+    assert "overlaps" in message
+    assert str(path / ARTICLE) in message
+
+
+def test_the_same_price_item_twice_is_refused(tmp_path: Path) -> None:
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / ARTICLE)
+    doc["prices"].append(find(doc["prices"], item="instance_hour"))
+    write_yaml(path / ARTICLE, doc)
+
+    with pytest.raises(seeds.SeedError, match="duplicates a record"):
+        seeds.read_seeds(path)
+
+
+# --- changes over time -------------------------------------------------------------------------
+
+
+def _comparison(client: Any, as_of: str) -> dict[str, Any]:
+    r = client.post(
+        "/v1/price-comparisons",
+        json={"gpus": 8, "utilization": 0.5, "horizon_years": 1, "rental_plan": "on_demand", "as_of": as_of},
+    )
+    assert r.status_code == 200, r.text
+    return {item["option"]: item for item in r.json()["items"]}
+
+
+def _instance_hour_prices(client: Any, as_of: str) -> list[dict[str, Any]]:
+    r = client.get("/v1/prices", params={"as_of": as_of, "item": "instance_hour", "option": "rented_gpu_instances"})
+    assert r.status_code == 200, r.text
+    return r.json()["items"]
+
+
+def test_a_price_change_made_the_right_way_keeps_the_old_price_for_old_dates(empty_db: str, tmp_path: Path) -> None:
+    first = load_seeds(empty_db)
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / ARTICLE)
+    old = find(doc["prices"], item="instance_hour")
+    old["valid_to"] = dt.date(2026, 1, 1)  # close the old row…
+    write_yaml(path / ARTICLE, doc)
+    new = {**old, "valid_from": dt.date(2026, 1, 1), "valid_to": None, "low": 80, "high": 80, "source": "price list"}
+    write_yaml(path / "25-prices-2026.yaml", {"prices": [new]})  # …and add the new one in a file of its own
+
+    second = load_seeds(empty_db, path, note="2026 prices")
+
+    assert second.summary() == {"add": 1, "change": 1, "retire": 0}
+    (change,) = [c for c in second.changes if c.kind == "change"]
+    assert change.fields == {"valid_to": (None, dt.date(2026, 1, 1))}
+    assert second.version is not None and second.version != first.version
+    assert [v.label for v in versions(empty_db)] == [first.version, second.version]
+
+    with make_client(empty_db) as client:
+        assert client.get("/v1/knowledge-version").json()["version"] == second.version
+        (before,) = _instance_hour_prices(client, "2025-06-01")
+        (after,) = _instance_hour_prices(client, "2026-06-01")
+        assert (before["low"], before["high"], before["valid_to"]) == (100, 100, "2026-01-01")
+        assert (after["low"], after["high"], after["valid_from"]) == (80, 80, "2026-01-01")
+        assert len(client.get("/v1/prices", params={"item": "instance_hour"}).json()["items"]) == 2
+
+        old_cost = _comparison(client, "2025-06-01")["rented_gpu_instances"]["annual_cost"]
+        new_cost = _comparison(client, "2026-06-01")["rented_gpu_instances"]["annual_cost"]
+        # one 8-GPU server held all year: 8,760 h × 100 CNY, then × 80 CNY
+        assert old_cost == {"low": 876_000, "expected": 876_000, "high": 876_000}
+        assert new_cost == {"low": 700_800, "expected": 700_800, "high": 700_800}
+
+
+def test_retiring_a_gpu_model_is_reported_and_removes_it(empty_db: str, tmp_path: Path) -> None:
+    load_seeds(empty_db)
+    path = copy_seeds(tmp_path)
+    doc = read_yaml(path / HARDWARE)
+    doc["gpu_models"] = [g for g in doc["gpu_models"] if g["key"] != "rtx_4090"]
+    write_yaml(path / HARDWARE, doc)
+
+    dry = run(_with_session(empty_db, lambda s: seeds.apply(s, seeds.read_seeds(path), dry_run=True)))
+    assert [(c.kind, c.section, c.key) for c in dry.changes] == [("retire", "gpu_models", ("rtx_4090",))]
+    assert counts(empty_db)["gpu_models"] == SHIPPED["gpu_models"]
+
+    plan = load_seeds(empty_db, path, note="retire the 4090")
+
+    assert [(c.kind, c.section, c.key) for c in plan.changes] == [("retire", "gpu_models", ("rtx_4090",))]
+    assert plan.summary() == {"add": 0, "change": 0, "retire": 1}
+    assert list(seeds.describe(plan.changes)) == ["- gpu_models rtx_4090"]
+    assert len(versions(empty_db)) == 2
+    gpus = {row[0] for row in dump(empty_db)["gpu_models"]}
+    assert "rtx_4090" not in gpus
+    assert len(gpus) == SHIPPED["gpu_models"] - 1
+    with make_client(empty_db) as client:
+        assert client.get("/v1/gpus/rtx_4090").status_code == 404
+        assert client.get("/v1/gpus/h100_sxm").status_code == 200
