@@ -89,7 +89,7 @@ class ComparisonCreate(RequestModel):
 
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
     utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
-    horizon_years: float = Field(gt=0, le=MAX_HORIZON_YEARS, description="Years the decision covers.")
+    horizon_years: float = Field(ge=0.01, le=MAX_HORIZON_YEARS, description="Years the decision covers (0.01–10).")
     rental_plan: Literal["on_demand", "reserved_1y"] = "on_demand"
     currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$")
     as_of: AsOf
