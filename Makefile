@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 WORKERS ?= 1
+DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv run test check lint typecheck openapi migrate seeds clean bench
+.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench
 
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,7 +23,12 @@ migrate: venv
 seeds: migrate
 	$(BIN)/compute-advisor seeds load --if-empty
 
-run: seeds
+# a local development key with every scope, kept in $(DEV_API_KEY_FILE) (mode 0600; made again when revoked)
+devkey: seeds
+	@$(BIN)/compute-advisor keys dev --file $(DEV_API_KEY_FILE)
+
+run: devkey
+	@echo "send it as:  curl -H \"X-API-Key: $$(cat $(DEV_API_KEY_FILE))\" localhost:$(PORT)/v1/options"
 	$(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} --port $(PORT) --workers $(WORKERS) --no-access-log
 
 test: venv lint typecheck

@@ -9,7 +9,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from advanced_alchemy.extensions.litestar import AsyncSessionConfig, SQLAlchemyAsyncConfig, SQLAlchemyPlugin
+from advanced_alchemy.extensions.litestar import (
+    AsyncSessionConfig,
+    EngineConfig,
+    SQLAlchemyAsyncConfig,
+    SQLAlchemyPlugin,
+)
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from litestar import Litestar
@@ -17,15 +22,22 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.enums import ScopeType
+from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ASGIApp, Receive, Scope, Send
+from sqlalchemy import event
 
 from app import __version__
+from app.api.auth import PUBLIC_PATHS, ApiKeyMiddleware, KeyVerifier, db_lookup, document_security, require_scope
+from app.api.caching import plugins_fingerprint
+from app.api.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.api.errors import EXCEPTION_HANDLERS, request_id, require_json_body, send_request_id
 from app.api.health import HealthController
 from app.api.openapi import complete_openapi
+from app.api.rate_limits import rate_limit_config
+from app.api.v1.audit import AuditController
 from app.api.v1.catalog import CatalogController
 from app.api.v1.decisions import DecisionController
 from app.api.v1.insights import InsightsController
@@ -47,6 +59,16 @@ def request_id_middleware(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
+def sqlite_pragmas(connection: Any, _record: Any) -> None:
+    """Write-ahead logging: readers never wait for the writer, and a commit costs no fsync of the
+    main file; a writer waits up to 5 s for another instead of failing at once."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
 def migration_head() -> str | None:
     return ScriptDirectory.from_config(Config(str(PROJECT_ROOT / "alembic.ini"))).get_current_head()
 
@@ -56,13 +78,18 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
     host = option_host or create_option_host()
     db = SQLAlchemyAsyncConfig(
         connection_string=settings.async_database_url,
+        engine_config=EngineConfig(**settings.engine_options),
         session_config=AsyncSessionConfig(expire_on_commit=False),
         before_send_handler="autocommit",
         create_all=False,
         set_default_exception_handler=False,
     )
+    if settings.async_database_url.startswith("sqlite"):
+        event.listen(db.get_engine().sync_engine, "connect", sqlite_pragmas)
     store = KnowledgeStore(db.create_session_maker(), settings.knowledge_refresh_seconds)
+    key_verifier = KeyVerifier(db_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
     advisor = Advisor(host, store.get)
+    limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
 
     @asynccontextmanager
     async def knowledge_lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -79,7 +106,11 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         "settings": settings,
         "knowledge_store": store,
         "advisor": advisor,
+        "key_verifier": key_verifier,
         "migration_head": migration_head(),
+        "plugins_fingerprint": plugins_fingerprint(
+            (key, o.plugin_name, o.plugin_version) for key, o in host.options.items()
+        ),
     }
     app = Litestar(
         route_handlers=[
@@ -88,15 +119,21 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
             DecisionController,
             InsightsController,
             PlanningController,
+            AuditController,
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=[SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)],
         dependencies={"advisor": Provide(provide_advisor, sync_to_thread=False)},
-        exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[request_id_middleware],
-        before_send=[send_request_id],
+        exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
+        middleware=[
+            request_id_middleware,
+            *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
+            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
+        ],
+        guards=[require_scope],
+        before_send=[send_request_id, knowledge_source_hook(store)],
         before_request=require_json_body,
-        lifespan=[knowledge_lifespan],
+        lifespan=[knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(state),
         request_max_body_size=settings.max_body_bytes,
         cors_config=CORSConfig(allow_origins=[]),
@@ -112,4 +149,5 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         debug=settings.debug,
     )
     complete_openapi(app.openapi_schema)
+    document_security(app, app.openapi_schema)
     return app

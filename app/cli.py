@@ -1,19 +1,25 @@
-"""``compute-advisor``: the admin's command line (migrate, load seeds, show the knowledge version)."""
+"""``compute-advisor``: the admin's command line (migrate, load seeds, knowledge version, API keys)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
-from app.kb import seeds, snapshot
+from app.kb import audit, keys, seeds, snapshot
+from app.kb import models as m
 from app.settings import PROJECT_ROOT, Settings
+
+T = TypeVar("T")
 
 
 def alembic_config(settings: Settings) -> Config:
@@ -28,7 +34,7 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _load(settings: Settings, path: Path, *, dry_run: bool, note: str, if_empty: bool) -> int:
+async def _load(settings: Settings, path: Path, *, dry_run: bool, note: str, if_empty: bool, actor: str) -> int:
     seed_set = seeds.read_seeds(path)  # validates every file before the database is touched
     engine = create_async_engine(settings.async_database_url)
     try:
@@ -36,7 +42,7 @@ async def _load(settings: Settings, path: Path, *, dry_run: bool, note: str, if_
             if if_empty and await snapshot.latest_version(session) is not None:
                 print("knowledge base already loaded; nothing to do")
                 return 0
-            plan = await seeds.apply(session, seed_set, note=note, dry_run=dry_run)
+            plan = await seeds.apply(session, seed_set, note=note, dry_run=dry_run, actor=actor)
             if dry_run:
                 await session.rollback()
     finally:
@@ -56,7 +62,16 @@ async def _load(settings: Settings, path: Path, *, dry_run: bool, note: str, if_
 
 def cmd_seeds_load(settings: Settings, args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else settings.seeds_path
-    return asyncio.run(_load(settings, path, dry_run=args.dry_run, note=args.note, if_empty=args.if_empty))
+    return asyncio.run(
+        _load(
+            settings,
+            path,
+            dry_run=args.dry_run,
+            note=args.note,
+            if_empty=args.if_empty,
+            actor=args.actor or audit.os_actor(),
+        )
+    )
 
 
 def cmd_seeds_check(settings: Settings, args: argparse.Namespace) -> int:
@@ -92,6 +107,83 @@ def cmd_plugins(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _in_transaction(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    engine = create_async_engine(settings.async_database_url)
+    try:
+        async with async_sessionmaker(engine, expire_on_commit=False)() as session, session.begin():
+            return await work(session)
+    finally:
+        await engine.dispose()
+
+
+def _fmt_time(value: dt.datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
+    actor = args.actor or audit.os_actor()
+    created = asyncio.run(
+        _in_transaction(settings, lambda s: keys.create(s, name=args.name, scopes=args.scope, actor=actor))
+    )
+    row = created.row
+    print(f"created API key {row.id} ({row.name}), scopes {' '.join(row.scopes)}")
+    print("the key is shown only now; store it safely (send it in the X-API-Key header):")
+    print(created.key)
+    return 0
+
+
+def cmd_keys_list(settings: Settings, args: argparse.Namespace) -> int:
+    rows = asyncio.run(_in_transaction(settings, keys.list_all))
+    print(f"{'id':>4}  {'name':24} {'prefix':8}  {'created':19}  {'revoked':19}  scopes")
+    for r in rows:
+        print(
+            f"{r.id:>4}  {r.name[:24]:24} {r.key_prefix:8}  {_fmt_time(r.created_at):19}  "
+            f"{_fmt_time(r.revoked_at):19}  {' '.join(r.scopes)}"
+        )
+    return 0
+
+
+def cmd_keys_revoke(settings: Settings, args: argparse.Namespace) -> int:
+    actor = args.actor or audit.os_actor()
+
+    async def work(session: AsyncSession) -> tuple[str, bool]:
+        row = await session.get(m.ApiKey, args.id)
+        was_revoked = row is not None and row.revoked_at is not None
+        row = await keys.revoke(session, args.id, actor=actor)
+        return row.name, was_revoked
+
+    name, was_revoked = asyncio.run(_in_transaction(settings, work))
+    if was_revoked:
+        print(f"API key {args.id} ({name}) was already revoked")
+    else:
+        print(f"revoked API key {args.id} ({name}); every worker refuses it within API_KEY_CACHE_SECONDS")
+    return 0
+
+
+def cmd_keys_dev(settings: Settings, args: argparse.Namespace) -> int:
+    """Keep a local development key with every scope in ``--file``: reuse it while it works, else make one."""
+    path = Path(args.file)
+    existing = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+    async def work(session: AsyncSession) -> tuple[str, bool]:
+        if existing:
+            row = await keys.find(session, existing)
+            if row is not None and row.revoked_at is None and set(row.scopes) >= set(keys.SCOPES):
+                return existing, False
+        created = await keys.create(session, name="local development", scopes=keys.SCOPES, actor=audit.os_actor())
+        return created.key, True
+
+    key, new = asyncio.run(_in_transaction(settings, work))
+    if new:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(key + "\n")
+    os.chmod(path, 0o600)
+    print(f"{'new' if new else 'existing'} local development API key (every scope), kept in {path}:")
+    print(key)
+    return 0
+
+
 def _safe_url(url: str) -> str:
     head, sep, tail = url.rpartition("@")
     return f"{head.split('://')[0]}://…@{tail}" if sep else url
@@ -111,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--dry-run", action="store_true", help="print what would be added, changed and retired")
     load.add_argument("--note", default="seed load", help="a note for the new knowledge version")
     load.add_argument("--if-empty", action="store_true", help="load only when no knowledge version exists")
+    load.add_argument("--actor", help="who loads, for the audit trail (default: the OS user)")
     load.set_defaults(func=cmd_seeds_load)
     check = seeds_cmd.add_parser("check", help="validate seed files without touching the database")
     check.add_argument("path", nargs="?")
@@ -120,6 +213,27 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge.add_parser("version", help="show the newest knowledge version").set_defaults(func=cmd_knowledge_version)
 
     sub.add_parser("plugins", help="list the loaded option plugins").set_defaults(func=cmd_plugins)
+
+    keys_cmd = sub.add_parser("keys", help="API keys").add_subparsers(dest="action", required=True)
+    create = keys_cmd.add_parser("create", help="create an API key; prints it once, alone on the last line")
+    create.add_argument("--name", required=True, help="who or what the key is for")
+    create.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        choices=list(keys.SCOPES),
+        help="a scope the key holds (repeat for several)",
+    )
+    create.add_argument("--actor", help="who creates it, for the audit trail (default: the OS user)")
+    create.set_defaults(func=cmd_keys_create)
+    keys_cmd.add_parser("list", help="list API keys (never the keys themselves)").set_defaults(func=cmd_keys_list)
+    revoke = keys_cmd.add_parser("revoke", help="revoke an API key; every worker refuses it within seconds")
+    revoke.add_argument("id", type=int)
+    revoke.add_argument("--actor", help="who revokes it, for the audit trail (default: the OS user)")
+    revoke.set_defaults(func=cmd_keys_revoke)
+    dev = keys_cmd.add_parser("dev", help="a local development key with every scope, kept in a file")
+    dev.add_argument("--file", default=".dev-api-key", help="where the key is kept (mode 0600)")
+    dev.set_defaults(func=cmd_keys_dev)
     return parser
 
 
@@ -127,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(Settings.from_env(), args))
-    except seeds.SeedError as exc:
+    except (seeds.SeedError, keys.KeyProblem) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print("nothing was written", file=sys.stderr)
         return 2

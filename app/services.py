@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
 
 from app.api import insight_schemas as si
 from app.api import schemas as s
-from app.core import decision
+from app.core import batch, decision
 from app.core import insights as ins
 from app.core.knowledge import Knowledge, MissingKnowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.ranges import Range
 from app.core.types import Assessment, Profile
 from app.plugin_manager import OptionHost
+
+T = TypeVar("T")
 
 
 class DomainError(Exception):
@@ -95,6 +98,32 @@ def rng4(r: Range) -> s.RangeRead:
     return s.RangeRead(round(r.low, 4), round(r.expected, 4), round(r.high, 4))
 
 
+MEMO_SIZE = 256
+
+
+class Memo:
+    """A small LRU of computed answers, keyed by everything they depend on.
+
+    Safe to share between API keys: an answer depends on the request, the knowledge version and
+    the day only, and every caller has passed its scope check before asking."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, object] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def put(self, key: Hashable, value: T) -> T:
+        self._items[key] = value
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+
 class Advisor:
     def __init__(
         self,
@@ -103,6 +132,7 @@ class Advisor:
         today: Callable[[], dt.date] = lambda: dt.datetime.now(dt.UTC).date(),
     ) -> None:
         self.host = host
+        self._memo = Memo(MEMO_SIZE)
         self._knowledge = knowledge
         self._today = today
 
@@ -164,6 +194,13 @@ class Advisor:
 
     def compare(self, req: s.ComparisonCreate) -> s.ComparisonRead:
         kb = self.knowledge()
+        key = ("compare", kb.version, self.today(), req)
+        cached = self._memo.get(key)
+        if cached is None:
+            cached = self._memo.put(key, self._compare(req, kb))
+        return cached  # type: ignore[no-any-return]
+
+    def _compare(self, req: s.ComparisonCreate, kb: Knowledge) -> s.ComparisonRead:
         profile = self.to_profile(req, kb)
         items = []
         for o in self._assess(profile, kb):
@@ -227,8 +264,18 @@ class Advisor:
 
     def evaluate(self, req: s.ProfileCreate, kb: Knowledge | None = None, *, insights: bool = False) -> s.Evaluation:
         """Rank the options for one profile; ``insights`` adds the confidence block and the
-        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
+        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not).
+
+        Answers are pure functions of the request, the knowledge version and the day, so the last
+        few hundred are remembered (``Memo``); batch evaluations bypass the memo."""
         kb = kb or self.knowledge()
+        key = ("evaluate", kb.version, self.today(), insights, req)
+        cached = self._memo.get(key)
+        if cached is None:
+            cached = self._memo.put(key, self._evaluate(req, kb, insights))
+        return cached  # type: ignore[no-any-return]
+
+    def _evaluate(self, req: s.ProfileCreate, kb: Knowledge, insights: bool) -> s.Evaluation:
         profile = self.to_profile(req, kb)
         weights = self._weights(req, kb)
         result = decision.decide(profile, self._assess(profile, kb), kb, weights)
@@ -249,6 +296,35 @@ class Advisor:
             confidence=confidence,
             break_even=break_even,
         )
+
+    def evaluate_many(self, req: s.EvaluationCreate) -> s.EvaluationsRead:
+        """Rank the options for every profile, vectorised (``app.core.batch``); not stored."""
+        kb = self.knowledge()
+        profiles = [self.to_profile(p, kb) for p in req.profiles]
+        weights = [self._weights(p, kb) for p in req.profiles]
+        results = [
+            s.ScoredResult(
+                r.recommended_option,
+                [
+                    s.ScoredEntry(
+                        e.option,
+                        e.rank,
+                        e.score,
+                        s.DimensionScores(**e.scores),
+                        e.fit,
+                        e.feasible,
+                        e.annual_cost,
+                        e.total_cost,
+                        e.cost_per_useful_gpu_hour,
+                        e.error,
+                    )
+                    for e in r.ranking
+                ],
+            )
+            for r in batch.evaluate(profiles, weights, kb, list(self.host.options), self.host.assess)
+        ]
+        full = [self._evaluate(p, kb, False) for p in req.profiles] if req.detail == "full" else None
+        return s.EvaluationsRead(kb.version, METHODOLOGY_VERSION, req.detail, results, full)
 
     @staticmethod
     def _weights(req: s.ProfileCreate, kb: Knowledge) -> dict[str, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = f"sqlite:///{PROJECT_ROOT / 'compute-advisor.db'}"
@@ -21,6 +22,35 @@ def async_url(url: str) -> str:
     return url
 
 
+RateUnit = Literal["second", "minute", "hour", "day"]
+DEFAULT_RATE_LIMIT = "600/minute"
+_RATE_UNITS: dict[str, RateUnit] = {
+    "s": "second",
+    "sec": "second",
+    "second": "second",
+    "m": "minute",
+    "min": "minute",
+    "minute": "minute",
+    "h": "hour",
+    "hour": "hour",
+    "d": "day",
+    "day": "day",
+}
+
+
+def parse_rate_limit(value: str) -> tuple[RateUnit, int] | None:
+    """``"600/minute"`` -> ``("minute", 600)``; ``"off"`` (or ``none``, ``0``) -> ``None``: no limit."""
+    text = value.strip().lower()
+    if text in {"off", "none", "0", "false", "no"}:
+        return None
+    count, sep, unit = text.partition("/")
+    unit = unit.strip()
+    unit = unit if unit in _RATE_UNITS else unit.removesuffix("s")  # "minutes" is "minute"
+    if not sep or not count.strip().isdigit() or int(count) < 1 or unit not in _RATE_UNITS:
+        raise ValueError(f"RATE_LIMIT must be N/second, N/minute, N/hour, N/day or off, not {value!r}")
+    return _RATE_UNITS[unit], int(count)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
@@ -28,13 +58,39 @@ class Settings:
     #: seconds between two checks for a new knowledge version
     knowledge_refresh_seconds: float = 2.0
     #: largest request body accepted, in bytes
-    max_body_bytes: int = 1_048_576
+    max_body_bytes: int = 4_194_304
+    #: seconds a verified API key is trusted in-process before the database is asked again
+    #: (revocation takes effect within this time in every worker; 0 = check every request)
+    api_key_cache_seconds: float = 1.0
     debug: bool = False
+    #: requests per API key (or client address) and window; ``None`` disables rate limiting
+    rate_limit: tuple[RateUnit, int] | None = parse_rate_limit(DEFAULT_RATE_LIMIT)
+    #: Redis holding the rate-limit counters for every worker; ``None``: each process counts alone
+    redis_url: str | None = None
+    #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
+    rate_limit_namespace: str = "compute-advisor:rate-limit"
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def async_database_url(self) -> str:
         return async_url(self.database_url)
+
+    @property
+    def engine_options(self) -> dict[str, Any]:
+        """Engine options that let the service notice a database going away (see "Health and degraded mode").
+
+        SQLite: no pool, every session opens the file by its path, so a file moved, deleted or unmounted is
+        noticed at once (a pooled connection would go on using the old inode). PostgreSQL: a connection
+        attempt gives up after 5 s instead of asyncpg's 60 s.
+        """
+        url = self.async_database_url
+        if url.startswith("sqlite"):
+            from sqlalchemy.pool import NullPool
+
+            return {"poolclass": NullPool}
+        if url.startswith("postgresql+asyncpg"):
+            return {"connect_args": {"timeout": 5}}
+        return {}
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -43,6 +99,10 @@ class Settings:
             database_url=env.get("DATABASE_URL") or DEFAULT_DATABASE_URL,
             seeds_path=Path(env.get("SEEDS_PATH") or DEFAULT_SEEDS_PATH),
             knowledge_refresh_seconds=float(env.get("KNOWLEDGE_REFRESH_SECONDS") or 2.0),
-            max_body_bytes=int(env.get("MAX_BODY_BYTES") or 1_048_576),
+            max_body_bytes=int(env.get("MAX_BODY_BYTES") or 4_194_304),
+            api_key_cache_seconds=float(env.get("API_KEY_CACHE_SECONDS") or 1.0),
             debug=(env.get("DEBUG") or "").lower() in {"1", "true", "yes"},
+            rate_limit=parse_rate_limit(env.get("RATE_LIMIT") or DEFAULT_RATE_LIMIT),
+            redis_url=env.get("REDIS_URL") or None,
+            rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
         )

@@ -7,11 +7,9 @@ every hour of the period. See docs/methodology.md, "Platform".
 
 from __future__ import annotations
 
-import math
-
 from app.core import model
 from app.core.knowledge import Knowledge
-from app.core.ranges import Range
+from app.core.ranges import Range, ceil_number
 from app.core.text import money_range, num, pct
 from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec, Profile
 from app.hookspecs import hookimpl
@@ -41,7 +39,7 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
         return None
     inputs = model.Inputs(knowledge, KEY)
     server = knowledge.server_for(profile.gpu_model)
-    servers = math.ceil(profile.gpus / server.gpus_per_server)
+    servers = ceil_number(profile.gpus / server.gpus_per_server)
     price = knowledge.price(
         KEY,
         "gpu_hour",

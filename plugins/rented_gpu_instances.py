@@ -8,11 +8,9 @@ docs/methodology.md, "Rented instances".
 
 from __future__ import annotations
 
-import math
-
 from app.core import model
 from app.core.knowledge import Knowledge, Price
-from app.core.ranges import Range
+from app.core.ranges import Range, ceil_number
 from app.core.text import money_range, num, pct
 from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec, Profile
 from app.hookspecs import hookimpl
@@ -42,7 +40,7 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
         return None
     inputs = model.Inputs(knowledge, KEY)
     server = knowledge.server_for(profile.gpu_model)
-    servers = math.ceil(profile.gpus / server.gpus_per_server)
+    servers = ceil_number(profile.gpus / server.gpus_per_server)
 
     def price(item: str, unit: str) -> Price:
         return knowledge.price(KEY, item, unit=unit, currency=profile.currency, as_of=profile.as_of, subject=server.key)
@@ -56,7 +54,7 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
         discount = price("reservation_discount", "fraction")
         paid = Range.point(servers * server.gpus_per_server * HOURS_PER_YEAR)
         annual = paid * per_gpu_hour * discount.value.complement()
-        total = annual * math.ceil(profile.horizon_years)
+        total = annual * ceil_number(profile.horizon_years)
         line = LineItem(
             "instance_hours",
             f"{servers} × {server.name}, reserved all year",

@@ -7,11 +7,9 @@ base prices it. See docs/methodology.md, "Own cluster".
 
 from __future__ import annotations
 
-import math
-
 from app.core import model
 from app.core.knowledge import Knowledge, Price
-from app.core.ranges import Range
+from app.core.ranges import Range, ceil_number
 from app.core.text import money_range, span
 from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec, Profile
 from app.hookspecs import hookimpl
@@ -41,7 +39,7 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
         return None
     inputs = model.Inputs(knowledge, KEY)
     server = knowledge.server_for(profile.gpu_model)
-    servers = math.ceil(profile.gpus / server.gpus_per_server)
+    servers = ceil_number(profile.gpus / server.gpus_per_server)
 
     def price(item: str, unit: str) -> Price:
         return knowledge.price(KEY, item, unit=unit, currency=profile.currency, as_of=profile.as_of, subject=server.key)

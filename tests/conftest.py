@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from litestar.testing import TestClient
 
 from app.asgi import create_app
 from app.cli import alembic_config
-from app.kb import seeds
+from app.kb import keys, seeds
 from app.settings import PROJECT_ROOT, Settings
 
 PG_HOST = os.environ.get("TEST_PG_HOST", "127.0.0.1")
@@ -141,8 +141,43 @@ def seeded_db(request: pytest.FixtureRequest, databases: Databases) -> str:
     return url
 
 
-def make_client(url: str, **kwargs: object) -> TestClient:  # type: ignore[type-arg]
-    return TestClient(create_app(Settings(database_url=url, knowledge_refresh_seconds=0.2), **kwargs))  # type: ignore[arg-type]
+def create_key(url: str, scopes: Sequence[str], name: str = "test", actor: str = "tests") -> tuple[int, str]:
+    """Create an API key in the database at ``url``: (id, plaintext)."""
+    from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
+    async def run() -> tuple[int, str]:
+        engine = create_async_engine(Settings(database_url=url).async_database_url)
+        try:
+            async with async_sessionmaker(engine, expire_on_commit=False)() as session, session.begin():
+                created = await keys.create(session, name=name, scopes=scopes, actor=actor)
+                return created.row.id, created.key
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+_ADMIN_KEYS: dict[str, str] = {}
+
+
+def admin_key(url: str) -> str:
+    """One ``admin`` key per test database, made on first use."""
+    if url not in _ADMIN_KEYS:
+        _ADMIN_KEYS[url] = create_key(url, ["admin"], name="test admin")[1]
+    return _ADMIN_KEYS[url]
+
+
+def make_client(
+    url: str, *, api_key: str | None = "admin", settings: Settings | None = None, **kwargs: object
+) -> TestClient:  # type: ignore[type-arg]
+    """A client of a fresh app on ``url`` that sends an ``admin`` key (``api_key="admin"``), the given key,
+    or none (``api_key=None``)."""
+    # no rate limit unless a test asks for one (tests/test_rate_limits.py)
+    settings = settings or Settings(database_url=url, knowledge_refresh_seconds=0.2, rate_limit=None)
+    client = TestClient(create_app(settings, **kwargs))  # type: ignore[arg-type]
+    if api_key is not None:
+        client.headers["X-API-Key"] = admin_key(url) if api_key == "admin" else api_key
+    return client
 
 
 @pytest.fixture

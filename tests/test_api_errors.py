@@ -17,7 +17,6 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from app.api.schemas import MAX_BATCH_PROFILES
-from app.asgi import create_app
 from app.services import Advisor
 from app.settings import Settings
 
@@ -237,7 +236,7 @@ def test_accept_csv_or_anything_is_served(client):
 
 @pytest.fixture
 def small_body_client(seeded_db: str) -> Iterator[TestClient[Litestar]]:
-    with TestClient(create_app(Settings(database_url=seeded_db, max_body_bytes=256))) as c:
+    with make_client(seeded_db, settings=Settings(database_url=seeded_db, max_body_bytes=256)) as c:
         yield c
 
 

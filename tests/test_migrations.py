@@ -37,7 +37,9 @@ __all__ = [
 ]
 
 KB_TABLES = {
+    "api_keys",
     "assumptions",
+    "audit_events",
     "gpu_models",
     "knowledge_versions",
     "price_items",

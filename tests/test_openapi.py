@@ -135,5 +135,11 @@ def test_price_comparison_documents_csv_and_406(document):
 
 
 def test_recommendation_create_is_201(document):
-    responses = document["paths"]["/v1/recommendations"]["post"]["responses"]
-    assert "201" in responses and "200" not in responses
+    op = document["paths"]["/v1/recommendations"]["post"]
+    responses = op["responses"]
+    assert "201" in responses
+    # 200 only for ?store=false: the evaluation, not stored
+    assert "store=false" in responses["200"]["description"]
+    assert responses["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Evaluation"}
+    store = next(p for p in op["parameters"] if p["name"] == "store")
+    assert store["in"] == "query" and store["schema"]["type"] == "boolean" and store["schema"]["default"] is True

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import schemathesis
-from conftest import load_seeds, migrate
+from conftest import create_key, load_seeds, migrate
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 from schemathesis.config._checks import (
@@ -36,13 +36,18 @@ SCHEMA_PATH = "/docs/openapi.json"  # OpenAPIConfig(path="/docs") in app.asgi
 MAX_EXAMPLES = 30
 
 
-def _seeded_app() -> object:
+def _seeded_app() -> tuple[object, str]:
+    """The app on a seeded database of its own, and an ``admin`` key for it (every operation needs a key)."""
     tmp = Path(tempfile.mkdtemp(prefix="ca_schemathesis_"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     url = f"sqlite:///{tmp / 'seeded.db'}"
     migrate(url)
     load_seeds(url)
-    return create_app(Settings(database_url=url, knowledge_refresh_seconds=60))
+    _, key = create_key(url, ["admin"], name="schemathesis")
+    return create_app(Settings(database_url=url, knowledge_refresh_seconds=60, rate_limit=None)), key
+
+
+APP, API_KEY = _seeded_app()
 
 
 #: Two deliberate widenings of schemathesis' default expectations, both part of the documented contract:
@@ -52,6 +57,9 @@ def _seeded_app() -> object:
 CONFIG = SchemathesisConfig.from_dict(
     {
         "seed": 20250101,
+        # the key for the X-API-Key security scheme the document declares; schemathesis' ignored_auth check
+        # also sends each operation without it and expects a 401
+        "auth": {"openapi": {"ApiKey": {"api_key": API_KEY}}},
         "checks": {"negative_data_rejection": {"expected-statuses": [*NEGATIVE_DEFAULT, "413"]}},
         "operations": [
             {
@@ -63,7 +71,7 @@ CONFIG = SchemathesisConfig.from_dict(
     }
 )
 
-schema = schemathesis.openapi.from_asgi(SCHEMA_PATH, _seeded_app(), config=CONFIG)
+schema = schemathesis.openapi.from_asgi(SCHEMA_PATH, APP, config=CONFIG)
 
 
 @schema.parametrize()

@@ -15,6 +15,7 @@ from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.types import Message, Scope
 
+from app.api.rate_limits import retry_after
 from app.api.schemas import FieldError, Problem
 from app.services import DomainError
 
@@ -123,6 +124,9 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     headers = dict(exc.headers or {})
     if isinstance(exc, NotAuthorizedException):
         headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')
+    if status == 429 and "Retry-After" not in headers and (wait := retry_after(headers)):
+        headers["Retry-After"] = wait
+        detail = f"rate limit exceeded: retry after {wait} s"
     return problem_response(
         Problem(
             type=TYPE_BASE + _SLUGS.get(status, "error"),
@@ -187,6 +191,7 @@ COMMON_PROBLEMS = {
     404: problem(404, "Not found."),
     405: problem(405, "Method not allowed."),
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
+    429: problem(429, "Rate limit exceeded: retry after the Retry-After header's seconds."),
     500: problem(500, "Internal error: only a request id, which the logs also carry."),
     503: problem(503, "The knowledge base or the database is unavailable."),
 }

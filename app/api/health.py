@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import Any
 
 from litestar import Controller, Response, get
@@ -12,7 +14,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.schemas import HealthRead
+from app.kb.store import KnowledgeStore
 from app.services import Advisor
+
+#: a database slower than this is not ready
+READY_TIMEOUT_SECONDS = 3.0
 
 
 class HealthController(Controller):
@@ -33,8 +39,10 @@ class HealthController(Controller):
         self, state: State, advisor: NamedDependency[Advisor], db_session: NamedDependency[AsyncSession]
     ) -> Response[HealthRead]:
         checks: dict[str, Any] = {}
+        store: KnowledgeStore = state.knowledge_store
         try:
-            current = await db_session.scalar(text("SELECT version_num FROM alembic_version"))
+            async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+                current = await db_session.scalar(text("SELECT version_num FROM alembic_version"))
             checks["database"] = "ok"
             checks["migration"] = {
                 "current": current,
@@ -42,9 +50,16 @@ class HealthController(Controller):
                 "ok": current == state.migration_head,
             }
         except Exception as exc:
+            store.mark_unreachable(exc)
             checks["database"] = f"unreachable: {type(exc).__name__}"
             checks["migration"] = {"current": None, "head": state.migration_head, "ok": False}
         kb = advisor.loaded()
         checks["knowledge_version"] = kb.version if kb else None
+        checks["worker_pid"] = os.getpid()  # which worker answered: each keeps its own snapshot
+        # "cached": answers come from the snapshot in memory, the database could not be re-read since
+        checks["knowledge_source"] = None if kb is None else "cached" if store.degraded else "database"
+        checks["knowledge_read_at"] = (
+            store.last_read_at.isoformat().replace("+00:00", "Z") if store.last_read_at else None
+        )
         ok = checks["database"] == "ok" and checks["migration"]["ok"] and kb is not None
         return Response(HealthRead("ok" if ok else "unavailable", checks), status_code=200 if ok else 503)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar.openapi.spec import OpenAPI, OpenAPIMediaType, OpenAPIType, Operation, Schema
+from litestar.openapi.spec import (
+    OpenAPI,
+    OpenAPIHeader,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Schema,
+)
 from pydantic import BaseModel
 
 _CONSTRAINTS = {
@@ -19,6 +27,47 @@ _CONSTRAINTS = {
 _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
 ALTERNATIVE_MEDIA = {"createPriceComparison": {"text/csv": "One row per option and per breakdown line."}}
+
+
+def _header(kind: OpenAPIType, description: str) -> OpenAPIHeader:
+    return OpenAPIHeader(schema=Schema(type=kind), description=description)
+
+
+RATE_LIMIT_HEADERS = {
+    "Retry-After": _header(OpenAPIType.INTEGER, "Seconds until the window resets."),
+    "RateLimit-Policy": _header(OpenAPIType.STRING, "`<limit>; w=<window seconds>`"),
+    "RateLimit-Limit": _header(OpenAPIType.INTEGER, "Requests allowed per window (per API key, else per address)."),
+    "RateLimit-Remaining": _header(OpenAPIType.INTEGER, "Requests left in the current window."),
+    "RateLimit-Reset": _header(OpenAPIType.INTEGER, "Seconds until the window resets."),
+}
+UNAVAILABLE_HEADERS = {"Retry-After": _header(OpenAPIType.INTEGER, "Seconds after which to try again.")}
+KNOWLEDGE_SOURCE_HEADERS = {
+    "X-Knowledge-Source": _header(
+        OpenAPIType.STRING,
+        "Only while the database is unreachable: `cached; version=<knowledge version>; since=<RFC 3339 time of "
+        "the last successful read>` — the answer comes from the knowledge snapshot in memory.",
+    )
+}
+
+
+def _add_headers(response: object, headers: dict[str, OpenAPIHeader]) -> None:
+    if isinstance(response, OpenAPIResponse):
+        response.headers = {**(response.headers or {}), **headers}
+
+
+def document_headers(openapi: OpenAPI) -> None:
+    """Rate-limit headers on 429, ``Retry-After`` on 503, ``X-Knowledge-Source`` on the API's successes."""
+    for path, item in (openapi.paths or {}).items():
+        for op in (item.get, item.post, item.put, item.patch, item.delete):
+            if not isinstance(op, Operation) or not op.responses:
+                continue
+            for code, response in op.responses.items():
+                if code == "429":
+                    _add_headers(response, RATE_LIMIT_HEADERS)
+                elif code == "503":
+                    _add_headers(response, UNAVAILABLE_HEADERS)
+                elif code.startswith("2") and path.startswith("/v1/"):
+                    _add_headers(response, KNOWLEDGE_SOURCE_HEADERS)
 
 
 def _app_models() -> dict[str, type[BaseModel]]:
@@ -81,6 +130,7 @@ def complete_openapi(openapi: OpenAPI) -> None:
     a ``minimum`` of 0 on an optional number); a model-level ``json_schema_extra`` with ``anyOf``/``oneOf``/
     ``allOf``/``not`` (how a model states what its validators check, e.g. Weights: not all zero); ``text/csv``.
     """
+    document_headers(openapi)
     schemas = openapi.components.schemas if openapi.components else None
     models = _app_models()
     for name, target in (schemas or {}).items():

@@ -116,6 +116,12 @@ class ProfileCreate(ComparisonCreate):
 
 class EvaluationCreate(RequestModel):
     profiles: list[ProfileCreate] = Field(min_length=1, max_length=MAX_BATCH_PROFILES)
+    detail: Literal["scores", "full"] = Field(
+        default="scores",
+        description="`scores`: the ranking and scores of each profile, computed vectorised; `full`: also "
+        "each profile's whole evaluation as POST /v1/recommendations answers it (reasons, figures), "
+        "about a millisecond a profile.",
+    )
 
 
 # ---- out ------------------------------------------------------------------------------------
@@ -277,10 +283,33 @@ class RecommendationRead(msgspec.Struct):
     break_even: str | None = None
 
 
+class ScoredEntry(msgspec.Struct):
+    option: str
+    rank: int
+    score: float
+    scores: DimensionScores
+    fit: float
+    feasible: bool
+    annual_cost: float | None
+    total_cost: float | None
+    cost_per_useful_gpu_hour: float | None
+    error: str | None = None
+
+
+class ScoredResult(msgspec.Struct):
+    """One profile's ranking: what a recommendation would rank, without its sentences."""
+
+    recommended_option: str | None
+    ranking: list[ScoredEntry]
+
+
 class EvaluationsRead(msgspec.Struct):
     knowledge_version: str
     methodology_version: str
-    results: list[Evaluation]
+    detail: str
+    results: list[ScoredResult]
+    #: with ``detail: full``: each profile's whole evaluation, in the order of ``profiles``
+    evaluations: list[Evaluation] | None = None
 
 
 class OptionRead(msgspec.Struct):

@@ -96,7 +96,12 @@ class _Costs:
 
 
 def _crossing(
-    costs: _Costs, a: Variant, b: Variant, ends: Sequence[str] = ENDS, grid: Sequence[float] = UTILIZATION_GRID
+    costs: _Costs,
+    a: Variant,
+    b: Variant,
+    ends: Sequence[str] = ENDS,
+    grid: Sequence[float] = UTILIZATION_GRID,
+    steps: int = BISECTION_STEPS,
 ) -> Crossing:
     """Scan ``grid`` for the first sign change of the cost difference, then bisect it."""
     utilization: dict[str, float | None] = {}
@@ -112,7 +117,7 @@ def _crossing(
             d = diff(u)
             if (prev_d > 0) != (d > 0) and abs(prev_d - d) > 1e-12:
                 lo, hi = prev_u, u
-                for _ in range(BISECTION_STEPS):
+                for _ in range(steps):
                     mid = (lo + hi) / 2
                     if (diff(mid) > 0) == (prev_d > 0):
                         lo = mid
@@ -191,7 +196,7 @@ def own_vs_rent_sentence(assess: Assess, profile: Profile, knowledge: Knowledge)
     """The recommendation's one-line summary of the own-versus-rent break-even, if both assess."""
     own, rent = Variant(OWN), Variant(RENTED, "on_demand")
     try:  # bisection over the whole range (one crossing at most): ~30 assessments, not a grid scan
-        crossing = _crossing(_Costs(assess, profile, knowledge), own, rent, ("expected",), (0.01, 1.0))
+        crossing = _crossing(_Costs(assess, profile, knowledge), own, rent, ("expected",), (0.01, 1.0), steps=10)
     except Exception:
         return None
     u, cheaper = crossing.utilization["expected"], crossing.cheaper_above["expected"]
@@ -490,6 +495,11 @@ def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator)
     return dataclasses.replace(knowledge, prices=prices, assumptions=assumptions)
 
 
+def _percentiles(values: np.ndarray) -> dict[str, float]:
+    p10, p50, p90 = np.percentile(values, (10, 50, 90))
+    return {"p10": round(float(p10), 2), "p50": round(float(p50), 2), "p90": round(float(p90), 2)}
+
+
 def uncertainty(
     assess: Assess,
     profile: Profile,
@@ -546,8 +556,8 @@ def uncertainty(
     for i, o in enumerate(names):
         annual, total = arr(per_option[o].cost.annual.expected), arr(per_option[o].cost.total.expected)
         result[o] = OptionUncertainty(
-            {f"p{q}": round(float(np.percentile(annual, q)), 2) for q in (10, 50, 90)},
-            {f"p{q}": round(float(np.percentile(total, q)), 2) for q in (10, 50, 90)},
+            _percentiles(annual),
+            _percentiles(total),
             round(float(np.mean(first == i)), 4),
         )
     return Uncertainty(draws, seed, result, errors)

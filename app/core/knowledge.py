@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.core.ranges import Range
 
@@ -20,8 +20,7 @@ class MissingKnowledge(LookupError):
     """The knowledge base lacks a row a computation needs; the message says which."""
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRef:
+class SourceRef(NamedTuple):
     """Which knowledge row a figure came from, and that row's own source."""
 
     table: str

@@ -9,11 +9,14 @@ that is absent (``capex_budget`` not given) is false.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from app.core.knowledge import Rule
 from app.core.ranges import Range
@@ -47,6 +50,7 @@ RANGE_ENDS = ("low", "expected", "high")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+){1,2})\}")
 
 
+@functools.lru_cache(maxsize=1024)
 def check_path(path: str) -> str | None:
     """Why ``path`` is not a field a rule may test, or ``None`` when it is."""
     parts = path.split(".")
@@ -106,3 +110,37 @@ def render(template: str, ctx: Context) -> str:
         return match.group(0) if value is None else f"{value:,}" if isinstance(value, int) else str(value)
 
     return _PLACEHOLDER.sub(fill, template)
+
+
+def holds_many(rule: Rule, ctx: Context, n: int) -> np.ndarray:
+    """``holds`` for a batch: profile fields and figures are arrays of ``n`` profiles.
+
+    Same semantics element by element: a condition on an absent value (``None``, or NaN for a
+    numeric field some profiles left out) is false; values that cannot be compared are false.
+    """
+    masks = [_condition_many(c.field, c.op, c.value, ctx, n) for c in rule.conditions]
+    combined = np.logical_and.reduce(masks) if rule.match == "all" else np.logical_or.reduce(masks)
+    return np.asarray(combined, dtype=bool)
+
+
+def _condition_many(field: str, op: str, value: Any, ctx: Context, n: int) -> np.ndarray:
+    left = ctx.resolve(field)
+    right = ctx.resolve(value["ref"]) if isinstance(value, Mapping) else value
+    none = np.zeros(n, dtype=bool)
+    if left is None or right is None:
+        return none
+    left_a = np.asarray(left)
+    try:
+        if op in ("in", "not_in"):
+            inside = np.isin(left_a, list(right))
+            result = inside if op == "in" else ~inside
+        else:
+            right_a = np.asarray(right)
+            with np.errstate(invalid="ignore"):
+                result = np.asarray(OPERATORS[op](left_a, right_a), dtype=bool)
+            for side in (left_a, right_a):
+                if side.dtype.kind == "f":
+                    result = result & ~np.isnan(side)
+    except (TypeError, ValueError):
+        return none
+    return np.broadcast_to(result, (n,)).copy()

@@ -236,3 +236,38 @@ class Recommendation(Base):
     methodology_version: Mapped[str] = mapped_column(String(20))
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the API key that created it: only that key (or an ``admin`` key) may read it back
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+
+
+class ApiKey(Base):
+    """A client's API key: only its SHA-256 is stored; the key itself is shown once, at creation."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100))
+    #: the key's first 8 characters, to tell keys apart in listings (not enough to use it)
+    key_prefix: Mapped[str] = mapped_column(String(8))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AuditEvent(Base):
+    """One recorded change: seed loads, data migrations, API key changes — what, when, who, versions."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_events_at", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: an OS user (``--actor``), ``key:<id>`` for an API key, or ``migration``
+    actor: Mapped[str] = mapped_column(String(100))
+    #: ``seeds.load``, ``migration.data``, ``key.create``, ``key.revoke``
+    action: Mapped[str] = mapped_column(String(40))
+    subject: Mapped[str] = mapped_column(Text)
+    knowledge_version_before: Mapped[str | None] = mapped_column(String(40))
+    knowledge_version_after: Mapped[str | None] = mapped_column(String(40))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

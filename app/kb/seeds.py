@@ -25,6 +25,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import rules as rule_engine
+from app.kb import audit
 from app.kb import models as m
 
 SECTIONS = ("gpu_models", "servers", "prices", "assumptions", "rules")
@@ -395,14 +396,21 @@ async def plan(session: AsyncSession, seeds: SeedSet) -> Plan:
     return Plan(changes, seeds.content_hash())
 
 
-async def apply(session: AsyncSession, seeds: SeedSet, *, note: str = "", dry_run: bool = False) -> Plan:
-    """Apply ``seeds`` in the session's transaction; the caller commits. Nothing changes, no version."""
+async def apply(
+    session: AsyncSession, seeds: SeedSet, *, note: str = "", dry_run: bool = False, actor: str = "system"
+) -> Plan:
+    """Apply ``seeds`` in the session's transaction; the caller commits. Nothing changes, no version.
+
+    A load that changes something is recorded in the audit trail (``seeds.load``, by ``actor``) in the
+    same transaction, with the knowledge versions before and after.
+    """
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         # one loader at a time: a second concurrent load waits, then finds nothing left to do
         await session.execute(text("SELECT pg_advisory_xact_lock(727274)"))
     result = await plan(session, seeds)
     if dry_run or result.empty:
         return result
+    before = await audit.current_version(session)
     retire_order = list(reversed(SECTIONS))  # rules before servers before GPU models
     for section in retire_order:
         for change in (c for c in result.changes if c.section == section and c.kind == "retire"):
@@ -437,6 +445,15 @@ async def apply(session: AsyncSession, seeds: SeedSet, *, note: str = "", dry_ru
     session.add(version)
     await session.flush()
     result.version = version.label
+    await audit.record(
+        session,
+        actor=actor,
+        action="seeds.load",
+        subject=note or "seed load",
+        before=before,
+        after=version.label,
+        detail={"summary": result.summary(), "content_hash": result.content_hash},
+    )
     return result
 
 
@@ -446,8 +463,10 @@ def _to_orm_values(section: str, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-async def record_version(session: AsyncSession, note: str) -> str:
-    """Record a new knowledge version after a data migration changed rows (hash of the new content)."""
+async def record_version(session: AsyncSession, note: str, *, actor: str = "migration") -> str:
+    """Record a new knowledge version after a data migration changed rows (hash of the new content),
+    and the ``migration.data`` audit event, in the session's transaction."""
+    before = await audit.current_version(session)
     seeds = SeedSet()
     for section in SECTIONS:
         for obj in (await session.scalars(select(ORM_MODELS[section]))).all():
@@ -457,6 +476,15 @@ async def record_version(session: AsyncSession, note: str) -> str:
     )
     session.add(version)
     await session.flush()
+    await audit.record(
+        session,
+        actor=actor,
+        action="migration.data",
+        subject=note,
+        before=before,
+        after=version.label,
+        detail={"content_hash": version.content_hash},
+    )
     return version.label
 
 

@@ -1,13 +1,16 @@
 """Keeps the current knowledge snapshot in memory and swaps it when a new version appears.
 
 A background task polls the newest version id (one indexed read) every few seconds; only a new
-id triggers a full reload. A failed poll keeps the last snapshot: answers stay available from it.
+id triggers a full reload. A failed poll keeps the last snapshot: answers stay available from it,
+and the store is *degraded* (the database unreachable) until a poll succeeds again. Handlers that
+meet a database error mark it degraded at once, without waiting for the next poll.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -27,16 +30,60 @@ class KnowledgeStore:
         self.current: Knowledge | None = None
         self.last_error: str | None = None
         self.last_checked: float | None = None
+        #: the last poll's verdict: ``None`` before the first one
+        self.database_ok: bool | None = None
+        #: when the database was last read successfully (UTC)
+        self.last_read_at: dt.datetime | None = None
+        #: longest a poll may take before it counts as failed
+        self.read_timeout = max(5.0, refresh_seconds)
         self._task: asyncio.Task[None] | None = None
 
     def get(self) -> Knowledge | None:
         return self.current
+
+    @property
+    def degraded(self) -> bool:
+        """A snapshot is served while the database does not answer."""
+        return self.current is not None and self.database_ok is False
+
+    def mark_unreachable(self, exc: BaseException) -> None:
+        """Record a failed database read; the next successful poll clears it."""
+        if self.database_ok is not False:
+            log.warning("database unreachable, serving knowledge %s from memory: %s", self.version, exc)
+        self.database_ok = False
+        self.last_error = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def version(self) -> str | None:
+        return self.current.version if self.current else None
+
+    def source_header(self) -> str | None:
+        """``X-Knowledge-Source`` while degraded: the cached version and since when it could not be re-read."""
+        if not self.degraded or self.current is None:
+            return None
+        since = self.last_read_at.isoformat().replace("+00:00", "Z") if self.last_read_at else "unknown"
+        return f"cached; version={self.current.version}; since={since}"
+
+    async def check(self) -> bool:
+        """One poll: refresh, record whether the database answered. True when it did."""
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                await self.refresh()
+        except Exception as exc:  # keep serving the last snapshot
+            self.mark_unreachable(exc)
+            return False
+        if self.database_ok is False:
+            log.warning("database reachable again, knowledge %s", self.version)
+        self.database_ok = True
+        self.last_error = None
+        return True
 
     async def refresh(self) -> bool:
         """Load the newest version if it differs from the one in memory. True when it swapped."""
         async with self._session_maker() as session:
             newest = await snapshot.latest_version(session)
             self.last_checked = time.monotonic()
+            self.last_read_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
             if newest is None or (self.current is not None and newest.label == self.current.version):
                 return False
             loaded = await snapshot.load_knowledge(session)
@@ -47,18 +94,10 @@ class KnowledgeStore:
     async def _poll(self) -> None:
         while True:
             await asyncio.sleep(self.refresh_seconds)
-            try:
-                await self.refresh()
-                self.last_error = None
-            except Exception as exc:  # keep serving the last snapshot
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("knowledge refresh failed: %s", self.last_error)
+            await self.check()
 
     async def start(self) -> None:
-        try:
-            await self.refresh()
-        except Exception as exc:
-            self.last_error = f"{type(exc).__name__}: {exc}"
+        if not await self.check():
             log.warning("knowledge not loaded at start-up: %s", self.last_error)
         self._task = asyncio.create_task(self._poll(), name="knowledge-refresh")
 

@@ -14,6 +14,7 @@ from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api import schemas as s
+from app.api.caching import conditional_get_middleware
 from app.api.errors import COMMON_PROBLEMS
 from app.kb import snapshot
 from app.services import Advisor, KnowledgeUnavailable
@@ -31,10 +32,13 @@ def _page(items: Sequence[T], limit: int, offset: int) -> list[T]:
 class CatalogController(Controller):
     path = "/v1"
     tags = ["catalog"]
+    #: ETag, If-None-Match → 304 and Cache-Control for every catalog read
+    middleware = [conditional_get_middleware]
 
     @get(
         "/options",
         operation_id="listOptions",
+        opt={"scope": "catalog:read"},
         summary="The deployment options the loaded plugins provide",
         responses=COMMON_PROBLEMS,
     )
@@ -44,6 +48,7 @@ class CatalogController(Controller):
     @get(
         "/gpus",
         operation_id="listGpus",
+        opt={"scope": "catalog:read"},
         summary="GPU models with their specifications and sources",
         responses=COMMON_PROBLEMS,
     )
@@ -52,7 +57,13 @@ class CatalogController(Controller):
         rows = [s.GpuRead(**dataclasses.asdict(g)) for g in kb.gpus.values()]
         return s.GpuList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
-    @get("/gpus/{key:str}", operation_id="getGpu", summary="One GPU model", responses=COMMON_PROBLEMS)
+    @get(
+        "/gpus/{key:str}",
+        operation_id="getGpu",
+        opt={"scope": "catalog:read"},
+        summary="One GPU model",
+        responses=COMMON_PROBLEMS,
+    )
     async def get_gpu(
         self, advisor: NamedDependency[Advisor], key: Annotated[str, Parameter(max_length=40)]
     ) -> s.GpuRead:
@@ -61,7 +72,13 @@ class CatalogController(Controller):
             raise NotFoundException(f"no GPU model '{key}'")
         return s.GpuRead(**dataclasses.asdict(gpu))
 
-    @get("/servers", operation_id="listServers", summary="Server SKUs", responses=COMMON_PROBLEMS)
+    @get(
+        "/servers",
+        operation_id="listServers",
+        opt={"scope": "catalog:read"},
+        summary="Server SKUs",
+        responses=COMMON_PROBLEMS,
+    )
     async def list_servers(
         self, advisor: NamedDependency[Advisor], limit: Limit = 100, offset: Offset = 0
     ) -> s.ServerList:
@@ -72,6 +89,7 @@ class CatalogController(Controller):
     @get(
         "/prices",
         operation_id="listPrices",
+        opt={"scope": "catalog:read"},
         summary="Price items, filtered; as_of keeps those valid that day",
         responses=COMMON_PROBLEMS,
     )
@@ -118,6 +136,7 @@ class CatalogController(Controller):
     @get(
         "/assumptions",
         operation_id="listAssumptions",
+        opt={"scope": "catalog:read"},
         summary="Non-price parameters with sources and rationale",
         responses=COMMON_PROBLEMS,
     )
@@ -149,6 +168,7 @@ class CatalogController(Controller):
     @get(
         "/rules",
         operation_id="listRules",
+        opt={"scope": "catalog:read"},
         summary="Scenario rules: conditions, effects and their sources",
         responses=COMMON_PROBLEMS,
     )
@@ -182,6 +202,7 @@ class CatalogController(Controller):
     @get(
         "/knowledge-version",
         operation_id="getKnowledgeVersion",
+        opt={"scope": "catalog:read"},
         summary="The knowledge version being served",
         responses=COMMON_PROBLEMS,
     )

@@ -6,19 +6,21 @@ import csv
 import datetime as dt
 import io
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException, NotFoundException
+from litestar.openapi import ResponseSpec
 from litestar.params import Body, Parameter
-from litestar.status_codes import HTTP_201_CREATED
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api import schemas as s
+from app.api.auth import principal_of
+from app.api.caching import caching_headers, matches, request_etag
 from app.api.errors import BODY_PROBLEMS, COMMON_PROBLEMS
-from app.core.model import METHODOLOGY_VERSION
 from app.kb import models as m
 from app.services import Advisor
 
@@ -76,6 +78,7 @@ class DecisionController(Controller):
     @post(
         "/price-comparisons",
         operation_id="createPriceComparison",
+        opt={"scope": "decisions:run"},
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -87,25 +90,49 @@ class DecisionController(Controller):
         data: Annotated[s.ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
         media = _negotiate(request, [JSON, CSV])
+        knowledge = advisor.knowledge()
+        normalised = data.model_copy(update={"as_of": data.as_of or advisor.today()}).model_dump_json()
+        etag = request_etag(knowledge.version, request.app.state.plugins_fingerprint, "comparison", normalised, media)
+        headers = caching_headers(etag)
+        if matches(request.headers.get("if-none-match"), etag):
+            return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
         doc = advisor.compare(data)
         if media == CSV:
-            return Response(comparison_csv(doc), media_type=CSV)  # type: ignore[arg-type]
-        return Response(doc)
+            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
+        return Response(doc, headers=headers)
 
     @post(
         "/recommendations",
         operation_id="createRecommendation",
+        opt={"scope": "recommendations:write"},
         summary="Rank the options for a team's profile, store and return the recommendation",
         status_code=HTTP_201_CREATED,
-        responses={**BODY_PROBLEMS},
+        responses={
+            **BODY_PROBLEMS,
+            200: ResponseSpec(
+                data_container=s.Evaluation,
+                description="With `store=false`: the evaluation, not stored (no `id`, no `Location`); "
+                "answered from the knowledge snapshot even while the database is unreachable.",
+                generate_examples=False,
+            ),
+        },
     )
     async def recommend(
         self,
+        request: Request[Any, Any, Any],
         advisor: NamedDependency[Advisor],
         db_session: NamedDependency[AsyncSession],
         data: Annotated[s.ProfileCreate, Body()],
+        store: Annotated[
+            bool,
+            Parameter(
+                description="`false`: answer the evaluation with 200 without storing it (no database needed)",
+            ),
+        ] = True,
     ) -> Response[s.RecommendationRead]:
         evaluation = advisor.evaluate(data, insights=True)
+        if not store:
+            return cast("Response[s.RecommendationRead]", Response(evaluation, status_code=HTTP_200_OK))
         rec_id = str(uuid.uuid4())
         created = dt.datetime.now(dt.UTC).replace(microsecond=0)
         doc = s.RecommendationRead(id=rec_id, created_at=created, **msgspec.structs.asdict(evaluation))
@@ -118,6 +145,7 @@ class DecisionController(Controller):
                 methodology_version=evaluation.methodology_version,
                 request=msgspec.to_builtins(data.model_dump(mode="json")),
                 response=body,
+                api_key_id=principal_of(request).id,
             )
         )
         await db_session.commit()
@@ -126,20 +154,27 @@ class DecisionController(Controller):
     @get(
         "/recommendations/{rec_id:str}",
         operation_id="getRecommendation",
+        opt={"scope": "recommendations:write"},
         summary="A stored recommendation, exactly as it was answered",
         responses={**COMMON_PROBLEMS},
     )
     async def get_recommendation(
-        self, db_session: NamedDependency[AsyncSession], rec_id: Annotated[str, Parameter(max_length=36)]
+        self,
+        request: Request[Any, Any, Any],
+        db_session: NamedDependency[AsyncSession],
+        rec_id: Annotated[str, Parameter(max_length=36)],
     ) -> Response[s.RecommendationRead]:
         row = await db_session.get(m.Recommendation, rec_id)
-        if row is None:
+        principal = principal_of(request)
+        # another key's recommendation does not exist for this key (no hint that the id is taken)
+        if row is None or not (principal.is_admin or row.api_key_id == principal.id):
             raise NotFoundException(f"no recommendation '{rec_id}'")
         return Response(row.response)  # type: ignore[arg-type]
 
     @post(
         "/evaluations",
         operation_id="createEvaluations",
+        opt={"scope": "decisions:run"},
         summary="Rank the options for many profiles at once, without storing them",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -147,6 +182,4 @@ class DecisionController(Controller):
     async def evaluate(
         self, advisor: NamedDependency[Advisor], data: Annotated[s.EvaluationCreate, Body()]
     ) -> s.EvaluationsRead:
-        kb = advisor.knowledge()
-        results = [advisor.evaluate(p, kb) for p in data.profiles]
-        return s.EvaluationsRead(kb.version, METHODOLOGY_VERSION, results)
+        return advisor.evaluate_many(data)

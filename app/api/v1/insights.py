@@ -21,6 +21,7 @@ class InsightsController(Controller):
     @post(
         "/break-even",
         operation_id="createBreakEven",
+        opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
@@ -33,6 +34,7 @@ class InsightsController(Controller):
     @post(
         "/sensitivity",
         operation_id="createSensitivity",
+        opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Each input moved across its range, ordered by effect; what would change the answer",
@@ -45,6 +47,7 @@ class InsightsController(Controller):
     @post(
         "/uncertainty",
         operation_id="createUncertainty",
+        opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",

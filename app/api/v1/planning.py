@@ -248,6 +248,7 @@ class PlanningController(Controller):
     @post(
         "/training-plans",
         operation_id="createTrainingPlan",
+        opt={"scope": "decisions:run"},
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
         responses={**BODY_PROBLEMS},

@@ -1,0 +1,214 @@
+"""Many profiles at once (``POST /v1/evaluations``): the same model and scores, vectorised.
+
+Profiles that share their categorical fields (ops team, data security, rental plan, currency,
+GPU model, date, weights) form a group; within a group every numeric field becomes a NumPy array
+and each option's plugin runs once for the whole group — the range arithmetic of the plugins is
+element-wise (``app.core.ranges``). A plugin that cannot take arrays is called once per profile
+instead, so a third-party option still works, only slower. Scores, fit points, feasibility and
+ranking follow ``app.core.decision`` exactly; the sentences (reasons) are left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.core import decision
+from app.core import rules as rule_engine
+from app.core.knowledge import Knowledge, MissingKnowledge
+from app.core.types import DIMENSIONS, Assessment, Profile
+
+CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of")
+NUMERIC = ("gpus", "utilization", "horizon_years", "team_size", "start_within_days", "capex_budget")
+Assess = Callable[[str, Profile, Knowledge], Assessment]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    option: str
+    rank: int
+    score: float
+    scores: Mapping[str, float]
+    fit: float
+    feasible: bool
+    annual_cost: float | None
+    total_cost: float | None
+    cost_per_useful_gpu_hour: float | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    recommended_option: str | None
+    ranking: tuple[Entry, ...]
+
+
+@dataclass
+class _Figures:
+    """One option's figures over a group, as arrays (or the error that stopped it)."""
+
+    per_hour: np.ndarray | None = None
+    annual: np.ndarray | None = None
+    total: np.ndarray | None = None
+    measures: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    fit: np.ndarray | None = None
+    feasible: np.ndarray | None = None
+    error: str | None = None
+
+
+def evaluate(
+    profiles: Sequence[Profile],
+    weights: Sequence[Mapping[str, float]],
+    knowledge: Knowledge,
+    options: Sequence[str],
+    assess: Assess,
+) -> list[Result]:
+    """Rank the options for every profile; ``weights[i]`` are profile i's (normalised here)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, p in enumerate(profiles):
+        key = (*(getattr(p, f) for f in CATEGORICAL), tuple(sorted(weights[i].items())))
+        groups.setdefault(key, []).append(i)
+    results: list[Result | None] = [None] * len(profiles)
+    for idx in groups.values():
+        for i, result in zip(
+            idx, _group([profiles[i] for i in idx], weights[idx[0]], knowledge, options, assess), strict=True
+        ):
+            results[i] = result
+    return [r for r in results if r is not None]
+
+
+def _vector_profile(members: Sequence[Profile]) -> Profile:
+    arrays = {
+        f: np.array([np.nan if getattr(p, f) is None else getattr(p, f) for p in members], dtype=float) for f in NUMERIC
+    }
+    return dataclasses.replace(members[0], **arrays)  # type: ignore[arg-type]  # arrays where numbers go
+
+
+def _group(
+    members: Sequence[Profile],
+    weights: Mapping[str, float],
+    knowledge: Knowledge,
+    options: Sequence[str],
+    assess: Assess,
+) -> list[Result]:
+    n = len(members)
+    weights = decision.normalise_weights(weights)
+    vp = _vector_profile(members)
+    figures = {o: _assess_option(o, vp, members, knowledge, assess, n) for o in sorted(options)}
+    per_hours = [f.per_hour for f in figures.values() if f.per_hour is not None]
+    cheapest = np.min(np.stack(per_hours), axis=0) if per_hours else np.zeros(n)
+    totals, scores = {}, {}
+    for o, f in figures.items():
+        if f.per_hour is None:
+            continue
+        dim = {
+            "cost": np.where(f.per_hour > 0, 100.0 * cheapest / np.where(f.per_hour > 0, f.per_hour, 1.0), 100.0),
+            **{d: 100.0 * f.measures[d] for d in ("efficiency", "stability", "usability")},
+        }
+        scores[o] = dim
+        assert f.fit is not None
+        totals[o] = sum(weights[d] * dim[d] for d in DIMENSIONS) + f.fit
+    return [_result(i, figures, scores, totals) for i in range(n)]
+
+
+def _assess_option(
+    option: str, vp: Profile, members: Sequence[Profile], knowledge: Knowledge, assess: Assess, n: int
+) -> _Figures:
+    try:
+        try:
+            a = assess(option, vp, knowledge)
+            per_hour = _array(a.cost.per_useful_gpu_hour.expected, n)
+            applied = _rules(option, vp, a, knowledge, n)
+            annual, total = _array(a.cost.annual.expected, n), _array(a.cost.total.expected, n)
+            measures = {
+                "efficiency": _array(a.efficiency.productive_share.expected, n),
+                "stability": _array(a.stability.goodput.expected, n),
+                "usability": _array(a.usability.model_focus_share.expected, n),
+            }
+        except MissingKnowledge:
+            raise
+        except Exception:  # a plugin that only takes single profiles: one call each
+            singles = [assess(option, p, knowledge) for p in members]
+            per_hour = np.array([x.cost.per_useful_gpu_hour.expected for x in singles])
+            annual = np.array([x.cost.annual.expected for x in singles])
+            total = np.array([x.cost.total.expected for x in singles])
+            measures = {
+                "efficiency": np.array([x.efficiency.productive_share.expected for x in singles]),
+                "stability": np.array([x.stability.goodput.expected for x in singles]),
+                "usability": np.array([x.usability.model_focus_share.expected for x in singles]),
+            }
+            per_rule = [_rules(option, p, x, knowledge, 1) for p, x in zip(members, singles, strict=True)]
+            applied = (np.concatenate([r[0] for r in per_rule]), np.concatenate([r[1] for r in per_rule]))
+    except MissingKnowledge as exc:
+        return _Figures(error=str(exc))
+    except Exception as exc:
+        return _Figures(error=f"{type(exc).__name__}: {exc}")
+    fit, feasible = applied
+    return _Figures(per_hour, annual, total, measures, fit, feasible)
+
+
+def _rules(option: str, profile: Profile, a: Assessment, knowledge: Knowledge, n: int) -> tuple[np.ndarray, np.ndarray]:
+    ctx = rule_engine.Context.of(profile, a)
+    fit = np.zeros(n)
+    feasible = np.ones(n, dtype=bool)
+    for rule in knowledge.rules:
+        if rule.option not in (option, "*"):
+            continue
+        mask = rule_engine.holds_many(rule, ctx, n)
+        if rule.effect == "infeasible":
+            feasible &= ~mask
+        else:
+            fit += np.where(mask, (rule.points or 0.0) * (1 if rule.effect == "bonus" else -1), 0.0)
+    return fit, feasible
+
+
+def _array(value: Any, n: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(value, dtype=float), (n,))
+
+
+def _result(
+    i: int,
+    figures: Mapping[str, _Figures],
+    scores: Mapping[str, Mapping[str, np.ndarray]],
+    totals: Mapping[str, np.ndarray],
+) -> Result:
+    rows: list[tuple[Any, ...]] = []
+    for o, f in figures.items():
+        if f.per_hour is None:
+            rows.append((False, 0.0, o, dict.fromkeys(DIMENSIONS, 0.0), 0.0, None, None, None, f.error))
+            continue
+        assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
+        rows.append(
+            (
+                bool(f.feasible[i]),
+                float(totals[o][i]),
+                o,
+                {d: float(scores[o][d][i]) for d in DIMENSIONS},
+                float(f.fit[i]),
+                float(f.annual[i]),
+                float(f.total[i]),
+                float(f.per_hour[i]),
+                None,
+            )
+        )
+    rows.sort(key=lambda r: (not r[0], -r[1], r[2]))
+    ranking = tuple(
+        Entry(
+            option=o,
+            rank=rank,
+            score=round(min(100.0, max(0.0, raw)), 1),
+            scores={d: round(min(100.0, max(0.0, v)), 1) for d, v in dims.items()},
+            fit=round(fit, 1),
+            feasible=feasible,
+            annual_cost=None if annual is None else round(annual, 2),
+            total_cost=None if total is None else round(total, 2),
+            cost_per_useful_gpu_hour=None if per_hour is None else round(per_hour, 4),
+            error=error,
+        )
+        for rank, (feasible, raw, o, dims, fit, annual, total, per_hour, error) in enumerate(rows, start=1)
+    )
+    return Result(next((e.option for e in ranking if e.feasible), None), ranking)

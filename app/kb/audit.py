@@ -1,0 +1,59 @@
+"""The audit trail: seed loads, data migrations and API key changes — what, when, who, versions.
+
+Each event is written in the transaction of the change it records, so the trail and the data
+never disagree: a rolled-back load leaves no event behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.kb import models as m
+
+ACTIONS = ("seeds.load", "migration.data", "key.create", "key.revoke")
+
+
+def os_actor() -> str:
+    """The operating-system user running the command (the default actor of the CLI)."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in a bare container
+        return "unknown"
+
+
+async def current_version(session: AsyncSession) -> str | None:
+    """The label of the newest knowledge version, or None before the first load."""
+    row = await session.scalar(select(m.KnowledgeVersion).order_by(m.KnowledgeVersion.id.desc()).limit(1))
+    return row.label if row is not None else None
+
+
+async def record(
+    session: AsyncSession,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    before: str | None,
+    after: str | None,
+    detail: dict[str, Any] | None = None,
+) -> m.AuditEvent:
+    """Add one event to the session's transaction; the caller commits."""
+    if action not in ACTIONS:
+        raise ValueError(f"unknown audit action {action!r}")
+    event = m.AuditEvent(
+        at=dt.datetime.now(dt.UTC),
+        actor=actor[:100],
+        action=action,
+        subject=subject,
+        knowledge_version_before=before,
+        knowledge_version_after=after,
+        detail=detail or {},
+    )
+    session.add(event)
+    await session.flush()
+    return event

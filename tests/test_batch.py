@@ -1,0 +1,89 @@
+"""Batch evaluation: vectorised, and exactly what one profile at a time gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from seed_snapshot import knowledge_from_seeds
+
+from app.core import batch, decision
+from app.core.types import Profile
+from app.plugin_manager import create_option_host
+
+AS_OF = dt.date(2026, 1, 1)
+profiles = st.builds(
+    Profile,
+    gpus=st.integers(1, 5000),
+    utilization=st.floats(0.001, 1.0),
+    horizon_years=st.floats(0.01, 10),
+    as_of=st.just(AS_OF),
+    team_size=st.integers(1, 500),
+    ops_team=st.sampled_from(["none", "basic", "professional"]),
+    data_security=st.sampled_from(["standard", "high", "extreme"]),
+    start_within_days=st.integers(0, 400),
+    rental_plan=st.sampled_from(["on_demand", "reserved_1y"]),
+    capex_budget=st.none() | st.floats(0, 1e9),
+)
+HOST = create_option_host()
+KB = knowledge_from_seeds()
+
+
+def _view(ranking):
+    return [(e.option, e.rank, e.score, dict(e.scores), e.fit, e.feasible) for e in ranking]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(profiles, min_size=1, max_size=30))
+def test_vectorised_batch_equals_one_profile_at_a_time(batch_profiles):
+    weights = decision.default_weights(KB)
+    results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.assess)
+    for profile, result in zip(batch_profiles, results, strict=True):
+        outcomes = decision.assess_all(HOST.options, lambda o, p=profile: HOST.assess(o, p, KB))
+        single = decision.decide(profile, outcomes, KB, weights)
+        assert result.recommended_option == single.recommended_option
+        assert _view(result.ranking) == _view(single.ranking)
+
+
+def test_a_plugin_that_cannot_take_arrays_is_called_per_profile():
+    def scalar_only(option, profile, knowledge):
+        if not isinstance(profile.gpus, int):
+            raise TypeError("arrays not supported")
+        return HOST.assess(option, profile, knowledge)
+
+    ps = [Profile(gpus=g, utilization=0.5, horizon_years=1, as_of=AS_OF) for g in (8, 64, 512)]
+    w = decision.default_weights(KB)
+    slow = batch.evaluate(ps, [w] * 3, KB, list(HOST.options), scalar_only)
+    fast = batch.evaluate(ps, [w] * 3, KB, list(HOST.options), HOST.assess)
+    assert [_view(r.ranking) for r in slow] == [_view(r.ranking) for r in fast]
+
+
+def test_the_endpoint_takes_10000_profiles(client):
+    body = {
+        "profiles": [
+            {
+                "gpus": 8 * (1 + i % 64),
+                "utilization": round(0.05 + (i % 19) * 0.05, 2),
+                "horizon_years": 1 + i % 5,
+                "team_size": 3 + i % 60,
+                "ops_team": ["none", "basic", "professional"][i % 3],
+            }
+            for i in range(10_000)
+        ]
+    }
+    r = client.post("/v1/evaluations", json=body)
+    assert r.status_code == 200, r.text[:300]
+    doc = r.json()
+    assert doc["detail"] == "scores" and len(doc["results"]) == 10_000 and doc["evaluations"] is None
+    single = client.post("/v1/recommendations", json={**body["profiles"][123], "as_of": None}).json()
+    assert doc["results"][123]["recommended_option"] == single["recommended_option"]
+    assert [e["score"] for e in doc["results"][123]["ranking"]] == [e["score"] for e in single["ranking"]]
+
+
+def test_full_detail_adds_each_whole_evaluation(client):
+    body = {"profiles": [{"gpus": 16, "utilization": 0.6, "horizon_years": 2, "team_size": 20}], "detail": "full"}
+    doc = client.post("/v1/evaluations", json=body).json()
+    assert len(doc["evaluations"]) == 1
+    assert doc["evaluations"][0]["recommended_option"] == doc["results"][0]["recommended_option"]
+    assert doc["evaluations"][0]["ranking"][0]["reasons"]

@@ -1,0 +1,77 @@
+"""Conditional requests: ETag from the knowledge version and the normalised request, 304, Cache-Control."""
+
+from __future__ import annotations
+
+COMPARE = "/v1/price-comparisons"
+BODY = {"gpus": 8, "utilization": 0.5, "horizon_years": 1, "as_of": "2026-01-01"}
+
+
+def test_catalog_reads_carry_an_etag_and_answer_304_when_current(client):
+    first = client.get("/v1/gpus", params={"limit": 5})
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('"')
+    assert first.headers["cache-control"] == "private, max-age=5, must-revalidate"
+    assert "X-API-Key" in first.headers["vary"]
+    again = client.get("/v1/gpus", params={"limit": 5}, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == etag
+    # a list of tags, weak or strong, matches too
+    listed = client.get("/v1/gpus", params={"limit": 5}, headers={"If-None-Match": f'"nope", W/{etag}'})
+    assert listed.status_code == 304
+
+
+def test_the_etag_follows_the_normalised_query(client):
+    a = client.get("/v1/prices", params={"option": "rented_gpu_instances", "limit": 10}).headers["etag"]
+    b = client.get("/v1/prices", params={"limit": 10, "option": "rented_gpu_instances"}).headers["etag"]
+    c = client.get("/v1/prices", params={"option": "self_built_cluster", "limit": 10}).headers["etag"]
+    assert a == b != c
+    stale = client.get("/v1/prices", params={"option": "self_built_cluster", "limit": 10}, headers={"If-None-Match": a})
+    assert stale.status_code == 200 and stale.json()["items"]
+
+
+def test_price_comparisons_answer_304_for_the_same_normalised_request(client):
+    first = client.post(COMPARE, json=BODY)
+    etag = first.headers["etag"]
+    # the same request with a default spelled out is the same request
+    same = client.post(
+        COMPARE, json={**BODY, "rental_plan": "on_demand", "currency": "CNY"}, headers={"If-None-Match": etag}
+    )
+    assert same.status_code == 304 and same.content == b""
+    other = client.post(COMPARE, json={**BODY, "gpus": 16}, headers={"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["etag"] != etag
+    as_csv = client.post(COMPARE, json=BODY, headers={"If-None-Match": etag, "Accept": "text/csv"})
+    assert as_csv.status_code == 200 and as_csv.headers["etag"] != etag
+
+
+def test_a_new_knowledge_version_changes_every_etag(databases):
+    from conftest import SEEDS, load_seeds, make_client, migrate
+
+    url = databases.new("sqlite")
+    migrate(url)
+    load_seeds(url)
+    with make_client(url) as c:
+        before = c.get("/v1/gpus").headers["etag"]
+        compared = c.post(COMPARE, json=BODY).headers["etag"]
+        import shutil
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as tmp:
+            seeds = Path(tmp) / "seeds"
+            shutil.copytree(SEEDS, seeds)
+            text = (seeds / "10-hardware.yaml").read_text().replace("name: GeForce RTX 4090", "name: RTX 4090")
+            (seeds / "10-hardware.yaml").write_text(text)
+            load_seeds(url, seeds)
+        import time
+
+        deadline = time.monotonic() + 5
+        while c.get("/v1/gpus").headers["etag"] == before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert c.get("/v1/gpus", headers={"If-None-Match": before}).status_code == 200
+        assert c.post(COMPARE, json=BODY, headers={"If-None-Match": compared}).status_code == 200
+
+
+def test_no_304_without_the_right_scope(client):
+    etag = client.get("/v1/gpus").headers["etag"]
+    anonymous = client.get("/v1/gpus", headers={"If-None-Match": etag, "X-API-Key": ""})
+    assert anonymous.status_code == 401
