@@ -35,8 +35,8 @@ test: venv lint typecheck
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 lint: venv
-	$(BIN)/ruff check app plugins tests migrations
-	$(BIN)/ruff format --check app plugins tests migrations
+	$(BIN)/ruff check app plugins tests migrations bench
+	$(BIN)/ruff format --check app plugins tests migrations bench
 
 typecheck: venv
 	$(BIN)/mypy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -144,7 +145,10 @@ def _redis_or_skip() -> Any:
         client.ping()
     except Exception as exc:
         client.close()
-        pytest.skip(f"Redis at {REDIS_URL} does not answer ({type(exc).__name__}: {exc}): shared limits untested")
+        why = f"Redis at {REDIS_URL} does not answer ({type(exc).__name__}: {exc}): shared limits untested"
+        if os.environ.get("REQUIRE_REDIS") == "1":
+            pytest.fail(f"REQUIRE_REDIS=1 but {why}")
+        pytest.skip(why)
     return client
 
 
