@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench
+.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest
 
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,16 @@ openapi: venv
 # throughput, latency and memory against a bare Litestar app (a tool, not a test); DURATION=8 CONNECTIONS=32
 bench: venv
 	$(BIN)/python bench/run.py
+
+# schemathesis CLI, every check and phase, against a served instance (2 workers) on a fresh PostgreSQL
+# database that it creates and drops; FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
+fuzz: venv
+	$(BIN)/python bench/fuzz.py
+
+# 20,000 mixed requests over 64 connections against 2 workers on a fresh PostgreSQL database;
+# REQUESTS=20000 CONNECTIONS=64
+loadtest: venv
+	$(BIN)/python bench/loadtest.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

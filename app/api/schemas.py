@@ -270,17 +270,11 @@ class Evaluation(msgspec.Struct):
     break_even: str | None = None
 
 
-class RecommendationRead(msgspec.Struct):
+class RecommendationRead(Evaluation, kw_only=True):
+    """A stored recommendation: the evaluation, with its id and time."""
+
     id: str
     created_at: dt.datetime
-    recommended_option: str | None
-    knowledge_version: str
-    methodology_version: str
-    profile: dict[str, Any]
-    weights: DimensionScores
-    ranking: list[RankingEntry]
-    confidence: ConfidenceRead | None = None
-    break_even: str | None = None
 
 
 class ScoredEntry(msgspec.Struct):
