@@ -38,21 +38,24 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, int]:
 async def _worker(
     host: str,
     port: int,
-    request: bytes,
+    requests: list[bytes],
     deadline: float,
     latencies: list[float],
     codes: dict[str, int],
     errors: list[int],
+    first: int = 0,
 ) -> int:
     total_bytes = 0
     writer: asyncio.StreamWriter | None = None
     reader: asyncio.StreamReader | None = None
+    i = first  # connections start at different bodies, so none answers another's from the memo
     while time.perf_counter() < deadline:
         try:
             if writer is None or reader is None:
                 reader, writer = await asyncio.open_connection(host, port)
             start = time.perf_counter()
-            writer.write(request)
+            writer.write(requests[i % len(requests)])
+            i += 1
             status, n = await asyncio.wait_for(_read_response(reader), timeout=10)
             latencies.append(time.perf_counter() - start)
             codes[str(status)] = codes.get(str(status), 0) + 1
@@ -75,18 +78,22 @@ async def _run(
     method: str,
     path: str,
     headers: dict[str, str],
-    body: bytes,
+    body: bytes | list[bytes],
     connections: int,
     duration: float,
 ) -> dict[str, Any]:
-    request = _request_bytes(method, host, port, path, headers, body)
+    bodies = body if isinstance(body, list) else [body]
+    requests = [_request_bytes(method, host, port, path, headers, b) for b in bodies]
     latencies: list[float] = []
     codes: dict[str, int] = {}
     errors = [0]
     started = time.perf_counter()
     deadline = started + duration
     sizes = await asyncio.gather(
-        *(_worker(host, port, request, deadline, latencies, codes, errors) for _ in range(connections))
+        *(
+            _worker(host, port, requests, deadline, latencies, codes, errors, k * len(requests) // connections)
+            for k in range(connections)
+        )
     )
     elapsed = time.perf_counter() - started
     latencies.sort()
@@ -115,11 +122,12 @@ def run(
     method: str,
     path: str,
     headers: dict[str, str],
-    body: bytes,
+    body: bytes | list[bytes],
     connections: int,
     duration: float,
 ) -> dict[str, Any]:
-    """Drive ``method path`` with ``connections`` keep-alive connections for ``duration`` seconds."""
+    """Drive ``method path`` with ``connections`` keep-alive connections for ``duration`` seconds;
+    several bodies are cycled through, one per request, by each connection."""
     coro = _run(host, port, method, path, headers, body, connections, duration)
     try:
         import uvloop

@@ -1,14 +1,20 @@
 """``make bench``: throughput, latency and memory of compute-advisor against a bare Litestar app.
 
 Starts the real service (``uvicorn --factory app.asgi:create_app``, one worker, uvloop + httptools,
-a fresh SQLite database in a temp dir, migrated and seeded with the CLI) and ``bench/bare_app.py``
+``RATE_LIMIT=off``, a fresh SQLite database in a temp dir, migrated and seeded with the CLI, and an
+``admin`` key made with ``compute-advisor keys create`` and sent as ``X-API-Key`` on every request) and
+``bench/bare_app.py``
 (same server and settings, answering a recommendation body captured from the real service), drives
 both with the same load generator (``wrk`` when installed, else ``bench/loadgen.py``), times one
-batch evaluation, and prints Markdown tables. Every process it starts is stopped on exit, error or
+batch evaluation, and prints Markdown tables. Evaluations, price comparisons and stored
+recommendations are measured twice: with one repeated body (price comparisons and recommendations
+are then answered from the worker's memo of its last 256 answers) and with ``DISTINCT`` bodies that
+vary ``gpus`` and ``utilization`` per request (every one computed). Every process it starts is stopped on exit, error or
 Ctrl-C; everything it writes goes to a temp dir.
 
 Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32),
-``BATCH`` (profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found).
+``BATCH`` (profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found),
+``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ DURATION = float(os.environ.get("DURATION") or 8)
 WARMUP = float(os.environ.get("WARMUP") or 2)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 32)
 BATCH = int(os.environ.get("BATCH") or 10_000)
+DISTINCT = int(os.environ.get("DISTINCT") or 4000)
 
 PROFILE: dict[str, Any] = {
     "gpus": 16,
@@ -56,7 +63,15 @@ PROFILE: dict[str, Any] = {
 COMPARISON = {k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years")}
 
 # targets of the issue: share of the bare app's requests/s, p99, batch wall time, memory per worker
-TARGET_RATIO = {"evaluations": 0.60, "price-comparisons": 0.60, "gpus-304": 0.80, "recommendations": 0.40}
+TARGET_RATIO = {
+    "evaluations": 0.60,
+    "evaluations-distinct": 0.60,
+    "price-comparisons": 0.60,
+    "price-comparisons-distinct": 0.60,
+    "gpus-304": 0.80,
+    "recommendations": 0.40,
+    "recommendations-distinct": 0.40,
+}
 TARGET_P99_MS = 25.0
 TARGET_BATCH_S = 2.0
 TARGET_RSS_MB = 150.0
@@ -170,12 +185,21 @@ def uvicorn_argv(port: int, target: list[str]) -> list[str]:
 
 
 WRK_SCRIPT = """
-local f = assert(io.open(%(body_path)s, "rb"))
-local body = f:read("*a")
-f:close()
+-- one body per line (compact JSON has no newline); more than one: cycled through, one per request
+local bodies = {}
+for line in io.lines(%(body_path)s) do
+  if #line > 0 then table.insert(bodies, line) end
+end
 wrk.method = %(method)s
-if #body > 0 then wrk.body = body end
+if #bodies == 1 then wrk.body = bodies[1] end
 %(headers)s
+if #bodies > 1 then
+  local i = 0
+  function request()
+    i = i %% #bodies + 1
+    return wrk.format(nil, nil, nil, bodies[i])
+  end
+end
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) counts = {} end
@@ -205,6 +229,11 @@ class Load:
     path: str
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    #: several bodies, cycled through one per request (``body`` is then the first)
+    bodies: list[bytes] = field(default_factory=list)
+
+    def all_bodies(self) -> list[bytes]:
+        return self.bodies or ([self.body] if self.body else [])
 
 
 class Driver:
@@ -227,16 +256,17 @@ class Driver:
             sys.path.insert(0, str(BENCH_DIR))
             import loadgen
 
-            return loadgen.run(HOST, port, load.method, load.path, load.headers, load.body, CONNECTIONS, duration)
+            bodies = load.bodies or load.body
+            return loadgen.run(HOST, port, load.method, load.path, load.headers, bodies, CONNECTIONS, duration)
         return self._run_wrk(port, load, duration)
 
     def _run_wrk(self, port: int, load: Load, duration: float) -> dict[str, Any]:
         assert self.wrk
         self._n += 1
         body_path = self.tmp / f"body{self._n}.bin"
-        body_path.write_bytes(load.body)
+        body_path.write_bytes(b"".join(b + b"\n" for b in load.all_bodies()))
         headers = dict(load.headers)
-        if load.body:
+        if load.all_bodies():
             headers.setdefault("Content-Type", "application/json")
         script = self.tmp / f"load{self._n}.lua"
         script.write_text(
@@ -322,19 +352,28 @@ def fmt_ms(x: float) -> str:
 # ----------------------------------------------------------------------------------------------- main
 
 
+def varied(i: int) -> dict[str, Any]:
+    """The i-th of many distinct profiles: gpus and utilization varied deterministically."""
+    return {**PROFILE, "gpus": 1 + (i * 7) % 512, "utilization": round(0.05 + (i % 19) * 0.05, 2)}
+
+
+def distinct_bodies(n: int, shape: Any) -> list[bytes]:
+    bodies = [dumps(shape(varied(i))) for i in range(n)]
+    if len(set(bodies)) != n:  # (gpus, utilization) repeats after lcm(512, 19) = 9728 profiles
+        raise SystemExit(f"DISTINCT={n}: the bodies are not all distinct")
+    return bodies
+
+
 def batch_body(n: int) -> bytes:
     """n profiles, utilization and gpus varied deterministically."""
-    profiles = [
-        {**PROFILE, "gpus": 1 + (i * 7) % 512, "utilization": round(0.05 + (i % 19) * 0.05, 2)} for i in range(n)
-    ]
-    return dumps({"profiles": profiles})
+    return dumps({"profiles": [varied(i) for i in range(n)]})
 
 
-def time_batch(port: int, n: int) -> tuple[int, float, int, str]:
+def time_batch(port: int, n: int, headers: dict[str, str]) -> tuple[int, float, int, str]:
     body = batch_body(n)
     start = time.perf_counter()
     try:
-        status, _, resp = request(port, "POST", "/v1/evaluations", body, timeout=300)
+        status, _, resp = request(port, "POST", "/v1/evaluations", body, headers, timeout=300)
     except (OSError, http.client.HTTPException) as exc:
         return 0, time.perf_counter() - start, len(body), type(exc).__name__
     elapsed = time.perf_counter() - start
@@ -363,12 +402,22 @@ def main() -> int:
 
 
 def bench(tmp: Path) -> int:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}"}
+    env = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
+        "RATE_LIMIT": "off",
+    }
     env.pop("DEBUG", None)
-    for argv in (["migrate"], ["seeds", "load"]):
+    env.pop("REDIS_URL", None)
+    out = ""
+    for argv in (["migrate"], ["seeds", "load"], ["keys", "create", "--name", "bench", "--scope", "admin"]):
         proc = subprocess.run([str(BIN / "compute-advisor"), *argv], cwd=ROOT, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"compute-advisor {' '.join(argv)} failed:\n{proc.stdout}{proc.stderr}")
+        out = proc.stdout
+    # the key is the last line of `keys create`; every request to either server carries it (the bare app ignores it)
+    auth = {"X-API-Key": out.strip().splitlines()[-1].strip()}
 
     driver = Driver(tmp)
     load_before = loadavg()
@@ -380,7 +429,10 @@ def bench(tmp: Path) -> int:
     )
     if not shutil.which("wrk"):
         print("- wrk not found: install it with `apt-get install -y wrk` for a load generator that is not Python")
-    print("- servers: uvicorn, one worker, uvloop + httptools, no access log; service on SQLite in a temp dir\n")
+    print(
+        "- servers: uvicorn, one worker, uvloop + httptools, no access log; service on SQLite (WAL) in a temp dir, "
+        "RATE_LIMIT=off, an admin key sent as X-API-Key on every request (to the bare app too, which ignores it)\n"
+    )
 
     real_port, bare_port = free_port(), free_port()
     real_log, bare_log = tmp / "service.log", tmp / "bare.log"
@@ -388,7 +440,7 @@ def bench(tmp: Path) -> int:
     wait_ready(real, real_port, "/health/ready", real_log)
 
     # the bare app answers with a real recommendation, captured now
-    status, _, sample = request(real_port, "POST", "/v1/recommendations", dumps(PROFILE))
+    status, _, sample = request(real_port, "POST", "/v1/recommendations", dumps(PROFILE), auth)
     if status != 201:
         raise SystemExit(f"capturing a recommendation failed: {status} {sample[:300]!r}")
     sample_path = tmp / "sample_recommendation.json"
@@ -400,35 +452,63 @@ def bench(tmp: Path) -> int:
     wait_ready(bare, bare_port, "/bare", bare_log)
 
     # conditional catalog read: the ETag the service gives, if it gives one
-    status, headers, gpus_body = request(real_port, "GET", "/v1/gpus")
+    status, headers, gpus_body = request(real_port, "GET", "/v1/gpus", headers=auth)
     etag = headers.get("etag")
-    cond_headers = {"If-None-Match": etag} if etag else {}
+    cond_headers = {**auth, "If-None-Match": etag} if etag else dict(auth)
     if etag:
         etag_note = f"ETag {etag}"
     else:
         etag_note = "the service sent no ETag, so the request went without If-None-Match (no 304 possible)"
 
+    def as_evaluation(p: dict[str, Any]) -> dict[str, Any]:
+        return {"profiles": [p]}
+
+    def as_comparison(p: dict[str, Any]) -> dict[str, Any]:
+        return {k: p[k] for k in COMPARISON}
+
+    def distinct(path: str, shape: Any) -> Load:
+        bodies = distinct_bodies(DISTINCT, shape)
+        return Load("POST", path, bodies[0], auth, bodies)
+
     post = Load("POST", "/bare")
     cases: list[tuple[str, str, Load, Load]] = [
         (
             "recommendations",
-            "POST /v1/recommendations (stored)",
-            Load("POST", "/v1/recommendations", dumps(PROFILE)),
+            "POST /v1/recommendations (stored), repeated body",
+            Load("POST", "/v1/recommendations", dumps(PROFILE), auth),
+            post,
+        ),
+        (
+            "recommendations-distinct",
+            "POST /v1/recommendations (stored), distinct bodies",
+            distinct("/v1/recommendations", lambda p: p),
             post,
         ),
         (
             "evaluations",
-            "POST /v1/evaluations, 1 profile",
-            Load("POST", "/v1/evaluations", dumps({"profiles": [PROFILE]})),
+            "POST /v1/evaluations, 1 profile, repeated body",
+            Load("POST", "/v1/evaluations", dumps(as_evaluation(PROFILE)), auth),
+            post,
+        ),
+        (
+            "evaluations-distinct",
+            "POST /v1/evaluations, 1 profile, distinct bodies",
+            distinct("/v1/evaluations", as_evaluation),
             post,
         ),
         (
             "price-comparisons",
-            "POST /v1/price-comparisons",
-            Load("POST", "/v1/price-comparisons", dumps(COMPARISON)),
+            "POST /v1/price-comparisons, repeated body",
+            Load("POST", "/v1/price-comparisons", dumps(COMPARISON), auth),
             post,
         ),
-        ("gpus", "GET /v1/gpus", Load("GET", "/v1/gpus"), Load("GET", "/bare")),
+        (
+            "price-comparisons-distinct",
+            "POST /v1/price-comparisons, distinct bodies",
+            distinct("/v1/price-comparisons", as_comparison),
+            post,
+        ),
+        ("gpus", "GET /v1/gpus", Load("GET", "/v1/gpus", headers=auth), Load("GET", "/bare")),
         (
             "gpus-304",
             "GET /v1/gpus + If-None-Match",
@@ -438,8 +518,8 @@ def bench(tmp: Path) -> int:
     ]
     rows: list[dict[str, Any]] = []
     for key, label, real_load, bare_load in cases:
-        # the bare app gets the same request body and headers as the real endpoint
-        bare_load = Load(bare_load.method, bare_load.path, real_load.body, real_load.headers)
+        # the bare app gets the same request bodies and headers as the real endpoint
+        bare_load = Load(bare_load.method, bare_load.path, real_load.body, real_load.headers, real_load.bodies)
         print(f"… {label}", file=sys.stderr, flush=True)
         driver.run(real_port, real_load, WARMUP)
         r = driver.run(real_port, real_load, DURATION)
@@ -449,13 +529,13 @@ def bench(tmp: Path) -> int:
         rows.append({"key": key, "label": label, "real": r, "bare": b})
 
     print(f"… batch of {BATCH} profiles", file=sys.stderr, flush=True)
-    probes = [(BATCH, *time_batch(real_port, BATCH))]
+    probes = [(BATCH, *time_batch(real_port, BATCH, auth))]
     if probes[0][1] != 200:
         # the largest accepted batch, to within 1 % of BATCH
         lo, hi = 0, BATCH
         while hi - lo > max(1, BATCH // 100):
             mid = (lo + hi) // 2
-            probes.append((mid, *time_batch(real_port, mid)))
+            probes.append((mid, *time_batch(real_port, mid, auth)))
             lo, hi = (mid, hi) if probes[-1][1] == 200 else (lo, mid)
     real_rss = rss_mb(real.pid)
     bare_rss = rss_mb(bare.pid)
@@ -467,6 +547,10 @@ def bench(tmp: Path) -> int:
     print(
         f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
         f'{json.dumps(COMPARISON)} (unknown fields are refused); evaluations get `{{"profiles": [profile]}}`. '
+        "Repeated body: that one body on every request (the worker answers price comparisons and the evaluation "
+        "behind a recommendation from its memo of 256 answers; POST /v1/evaluations is not memoised). "
+        f"Distinct bodies: {DISTINCT:,} variants of it (gpus 1–512, utilization 0.05–0.95), cycled through one "
+        "per request, so every request is computed. "
         f"Service answer sizes: recommendation {len(sample)} B, GET /v1/gpus {len(gpus_body)} B. "
         f"The bare app answers every request with the captured {len(sample)}-byte recommendation "
         f"and is sent the same body and headers. Conditional read: {etag_note}.\n"

@@ -174,6 +174,7 @@ def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[App
 def _duration(days: float) -> str:
     if days >= 2:
         return f"{days:,.0f} days"
-    if days * 24 >= 1:
+    if days * 24 >= 2:
         return f"{days * 24:,.0f} hours"
-    return f"{days * 24 * 60:,.0f} minutes"
+    minutes = round(days * 24 * 60)
+    return f"{minutes:,} minute{'' if minutes == 1 else 's'}"
