@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import (
@@ -28,6 +29,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ASGIApp, Receive, Scope, Send
 from sqlalchemy import event
+from sqlalchemy.exc import DisconnectionError
 
 from app import __version__
 from app.api.auth import PUBLIC_PATHS, ApiKeyMiddleware, KeyVerifier, db_lookup, document_security, require_scope
@@ -69,6 +71,18 @@ def sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def sqlite_still_there(path: Path) -> Any:
+    """A pooled SQLite connection keeps using its file even after the file is moved or deleted;
+    refuse such a connection at checkout, so that the pool reconnects by path — and fails, which
+    puts the service in degraded mode, while the file is gone."""
+
+    def checkout(_connection: Any, _record: Any, _proxy: Any) -> None:
+        if not path.exists():
+            raise DisconnectionError(f"the database file {path} is gone")
+
+    return checkout
+
+
 def migration_head() -> str | None:
     return ScriptDirectory.from_config(Config(str(PROJECT_ROOT / "alembic.ini"))).get_current_head()
 
@@ -85,7 +99,10 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         set_default_exception_handler=False,
     )
     if settings.async_database_url.startswith("sqlite"):
-        event.listen(db.get_engine().sync_engine, "connect", sqlite_pragmas)
+        engine = db.get_engine().sync_engine
+        event.listen(engine, "connect", sqlite_pragmas)
+        if settings.sqlite_path is not None:
+            event.listen(engine, "checkout", sqlite_still_there(settings.sqlite_path))
     store = KnowledgeStore(db.create_session_maker(), settings.knowledge_refresh_seconds)
     key_verifier = KeyVerifier(db_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
     advisor = Advisor(host, store.get)

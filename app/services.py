@@ -99,6 +99,29 @@ def rng4(r: Range) -> s.RangeRead:
 
 
 MEMO_SIZE = 256
+#: batches up to this size are evaluated one profile at a time (memoised), larger ones vectorised
+SMALL_BATCH = 8
+
+
+def _scored(e: s.Evaluation) -> s.ScoredResult:
+    return s.ScoredResult(
+        e.recommended_option,
+        [
+            s.ScoredEntry(
+                r.option,
+                r.rank,
+                r.score,
+                r.scores,
+                r.fit,
+                r.feasible,
+                None if r.cost is None else r.cost.annual_cost.expected,
+                None if r.cost is None else r.cost.total_cost.expected,
+                None if r.cost is None else r.cost.cost_per_useful_gpu_hour.expected,
+                r.error,
+            )
+            for r in e.ranking
+        ],
+    )
 
 
 class Memo:
@@ -298,31 +321,36 @@ class Advisor:
         )
 
     def evaluate_many(self, req: s.EvaluationCreate) -> s.EvaluationsRead:
-        """Rank the options for every profile, vectorised (``app.core.batch``); not stored."""
+        """Rank the options for every profile; not stored. Large batches are vectorised
+        (``app.core.batch``); a few profiles go one at a time through the memoised path, where
+        NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
         kb = self.knowledge()
-        profiles = [self.to_profile(p, kb) for p in req.profiles]
-        weights = [self._weights(p, kb) for p in req.profiles]
-        results = [
-            s.ScoredResult(
-                r.recommended_option,
-                [
-                    s.ScoredEntry(
-                        e.option,
-                        e.rank,
-                        e.score,
-                        s.DimensionScores(**e.scores),
-                        e.fit,
-                        e.feasible,
-                        e.annual_cost,
-                        e.total_cost,
-                        e.cost_per_useful_gpu_hour,
-                        e.error,
-                    )
-                    for e in r.ranking
-                ],
-            )
-            for r in batch.evaluate(profiles, weights, kb, list(self.host.options), self.host.assess)
-        ]
+        if len(req.profiles) <= SMALL_BATCH:
+            results = [_scored(self.evaluate(p, kb)) for p in req.profiles]
+        else:
+            profiles = [self.to_profile(p, kb) for p in req.profiles]
+            weights = [self._weights(p, kb) for p in req.profiles]
+            results = [
+                s.ScoredResult(
+                    r.recommended_option,
+                    [
+                        s.ScoredEntry(
+                            e.option,
+                            e.rank,
+                            e.score,
+                            s.DimensionScores(**e.scores),
+                            e.fit,
+                            e.feasible,
+                            e.annual_cost,
+                            e.total_cost,
+                            e.cost_per_useful_gpu_hour,
+                            e.error,
+                        )
+                        for e in r.ranking
+                    ],
+                )
+                for r in batch.evaluate(profiles, weights, kb, list(self.host.options), self.host.assess)
+            ]
         full = [self._evaluate(p, kb, False) for p in req.profiles] if req.detail == "full" else None
         return s.EvaluationsRead(kb.version, METHODOLOGY_VERSION, req.detail, results, full)
 

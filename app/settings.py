@@ -79,18 +79,21 @@ class Settings:
     def engine_options(self) -> dict[str, Any]:
         """Engine options that let the service notice a database going away (see "Health and degraded mode").
 
-        SQLite: no pool, every session opens the file by its path, so a file moved, deleted or unmounted is
-        noticed at once (a pooled connection would go on using the old inode). PostgreSQL: a connection
-        attempt gives up after 5 s instead of asyncpg's 60 s.
+        SQLite keeps its pooled connections (opening one costs a thread); ``app.asgi`` checks at each
+        checkout that the file is still at its path, so a file moved, deleted or unmounted is noticed at
+        once. PostgreSQL: a connection attempt gives up after 5 s instead of asyncpg's 60 s.
         """
         url = self.async_database_url
-        if url.startswith("sqlite"):
-            from sqlalchemy.pool import NullPool
-
-            return {"poolclass": NullPool}
         if url.startswith("postgresql+asyncpg"):
             return {"connect_args": {"timeout": 5}}
         return {}
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The database file, for a ``sqlite:///`` URL on disk."""
+        if not self.database_url.startswith("sqlite:///") or ":memory:" in self.database_url:
+            return None
+        return Path(self.database_url.removeprefix("sqlite:///"))
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

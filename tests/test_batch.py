@@ -87,3 +87,21 @@ def test_full_detail_adds_each_whole_evaluation(client):
     assert len(doc["evaluations"]) == 1
     assert doc["evaluations"][0]["recommended_option"] == doc["results"][0]["recommended_option"]
     assert doc["evaluations"][0]["ranking"][0]["reasons"]
+
+
+def test_small_batches_one_at_a_time_equal_the_vectorised_path(client):
+    from app.services import SMALL_BATCH
+
+    profiles = [
+        {
+            "gpus": 8 * (1 + i),
+            "utilization": 0.1 + 0.1 * i,
+            "horizon_years": 1 + i % 3,
+            "team_size": 4 + i,
+            "ops_team": ["none", "basic", "professional"][i % 3],
+        }
+        for i in range(SMALL_BATCH + 1)
+    ]
+    small = client.post("/v1/evaluations", json={"profiles": profiles[:SMALL_BATCH]}).json()["results"]
+    large = client.post("/v1/evaluations", json={"profiles": profiles}).json()["results"]
+    assert small == large[:SMALL_BATCH]
