@@ -32,7 +32,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DisconnectionError
 
 from app import __version__
-from app.api.auth import PUBLIC_PATHS, ApiKeyMiddleware, KeyVerifier, db_lookup, document_security, require_scope
+from app.api.auth import PUBLIC_PATHS, ApiKeyMiddleware, KeyVerifier, db_lookup, document_security
 from app.api.caching import plugins_fingerprint
 from app.api.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.api.errors import EXCEPTION_HANDLERS, request_id, require_json_body, send_request_id
@@ -45,6 +45,7 @@ from app.api.v1.decisions import DecisionController
 from app.api.v1.insights import InsightsController
 from app.api.v1.planning import PlanningController
 from app.kb.store import KnowledgeStore
+from app.kb.writer import RecommendationWriter
 from app.plugin_manager import OptionHost, create_option_host
 from app.services import Advisor
 from app.settings import PROJECT_ROOT, Settings
@@ -116,6 +117,11 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         finally:
             await store.stop()
 
+    writer = RecommendationWriter(db.create_session_maker())
+
+    def provide_writer() -> RecommendationWriter:
+        return writer
+
     def provide_advisor() -> Advisor:
         return advisor
 
@@ -140,14 +146,16 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=[SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)],
-        dependencies={"advisor": Provide(provide_advisor, sync_to_thread=False)},
+        dependencies={
+            "advisor": Provide(provide_advisor, sync_to_thread=False),
+            "recommendation_writer": Provide(provide_writer, sync_to_thread=False),
+        },
         exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
         middleware=[
             request_id_middleware,
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
         ],
-        guards=[require_scope],
         before_send=[send_request_id, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[knowledge_lifespan, *([limits.lifespan] if limits else [])],

@@ -1,7 +1,9 @@
 """API keys at the edge: one authentication middleware reads ``X-API-Key``, one guard checks scopes.
 
 Every route handler except health and docs declares the scope it needs in ``opt={"scope": ...}``;
-``require_scope`` (an app-level guard) checks it against the key's scopes (``admin`` holds them all).
+``require_scope`` checks it against the key's scopes (``admin`` holds them all), inside the
+authentication middleware: a Litestar guard would copy the route handler and run in a thread on
+every request.
 A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), a key without the scope 403.
 
 The middleware looks each key up in the database, so a revocation reaches every worker and replica;
@@ -149,6 +151,8 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         principal = await self.verifier.verify(key) if len(key) <= keys.MAX_KEY_LENGTH else None
         if principal is None:
             raise NotAuthorizedException("the API key is unknown or revoked")
+        connection.scope["user"] = principal
+        require_scope(connection, connection.route_handler)
         return AuthenticationResult(user=principal, auth=principal.id)
 
 
@@ -165,10 +169,10 @@ def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
 
 
 def require_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
-    """App-level guard: the key must hold the handler's ``opt["scope"]`` (or ``admin``).
+    """The key must hold the handler's ``opt["scope"]`` (or ``admin``).
 
-    Routes the middleware leaves open (health, docs, CORS pre-flight) carry no scope and no user;
-    a route reached with a key but declaring no scope is refused (fail closed).
+    Routes the middleware leaves open (health, docs) carry no scope and never get here; a route
+    reached with a key but declaring no scope is refused (fail closed).
     """
     required = route_scope(handler)
     user = connection.scope.get("user")

@@ -404,9 +404,14 @@ async def apply(
     A load that changes something is recorded in the audit trail (``seeds.load``, by ``actor``) in the
     same transaction, with the knowledge versions before and after.
     """
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        # one loader at a time: a second concurrent load waits, then finds nothing left to do
+    # one loader at a time: a second concurrent load waits, then finds nothing left to do
+    dialect = session.bind.dialect.name if session.bind is not None else ""
+    if dialect == "postgresql":
         await session.execute(text("SELECT pg_advisory_xact_lock(727274)"))
+    elif dialect == "sqlite":
+        # a write as the transaction's first statement takes SQLite's write lock before anything is
+        # read, so the plan below sees every load committed before it (no stale snapshot)
+        await session.execute(text("UPDATE knowledge_versions SET id = id WHERE 0"))
     result = await plan(session, seeds)
     if dry_run or result.empty:
         return result

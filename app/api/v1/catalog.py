@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Sequence
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
@@ -23,6 +23,11 @@ T = TypeVar("T")
 Limit = Annotated[int, Parameter(ge=1, le=500, description="Items per page.")]
 Offset = Annotated[int, Parameter(ge=0, le=1_000_000, description="Items to skip.")]
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
+
+
+def _shallow(row: Any) -> dict[str, Any]:
+    """A snapshot row's fields (``dataclasses.asdict`` would deep-copy every value)."""
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
 
 
 def _page(items: Sequence[T], limit: int, offset: int) -> list[T]:
@@ -54,7 +59,7 @@ class CatalogController(Controller):
     )
     async def list_gpus(self, advisor: NamedDependency[Advisor], limit: Limit = 100, offset: Offset = 0) -> s.GpuList:
         kb = advisor.knowledge()
-        rows = [s.GpuRead(**dataclasses.asdict(g)) for g in kb.gpus.values()]
+        rows = [s.GpuRead(**_shallow(g)) for g in kb.gpus.values()]
         return s.GpuList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
     @get(
@@ -70,7 +75,7 @@ class CatalogController(Controller):
         gpu = advisor.knowledge().gpus.get(key)
         if gpu is None:
             raise NotFoundException(f"no GPU model '{key}'")
-        return s.GpuRead(**dataclasses.asdict(gpu))
+        return s.GpuRead(**_shallow(gpu))
 
     @get(
         "/servers",
@@ -83,7 +88,7 @@ class CatalogController(Controller):
         self, advisor: NamedDependency[Advisor], limit: Limit = 100, offset: Offset = 0
     ) -> s.ServerList:
         kb = advisor.knowledge()
-        rows = [s.ServerRead(**dataclasses.asdict(x)) for x in kb.servers.values()]
+        rows = [s.ServerRead(**_shallow(x)) for x in kb.servers.values()]
         return s.ServerList(kb.version, len(rows), limit, offset, _page(rows, limit, offset))
 
     @get(

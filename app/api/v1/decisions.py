@@ -22,6 +22,7 @@ from app.api.auth import principal_of
 from app.api.caching import caching_headers, matches, request_etag
 from app.api.errors import BODY_PROBLEMS, COMMON_PROBLEMS
 from app.kb import models as m
+from app.kb.writer import RecommendationWriter
 from app.services import Advisor
 
 CSV = "text/csv"
@@ -121,7 +122,7 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         advisor: NamedDependency[Advisor],
-        db_session: NamedDependency[AsyncSession],
+        recommendation_writer: NamedDependency[RecommendationWriter],
         data: Annotated[s.ProfileCreate, Body()],
         store: Annotated[
             bool,
@@ -137,18 +138,17 @@ class DecisionController(Controller):
         created = dt.datetime.now(dt.UTC).replace(microsecond=0)
         doc = s.RecommendationRead(id=rec_id, created_at=created, **msgspec.structs.asdict(evaluation))
         body = msgspec.to_builtins(doc)
-        db_session.add(
-            m.Recommendation(
-                id=rec_id,
-                created_at=created,
-                knowledge_version=evaluation.knowledge_version,
-                methodology_version=evaluation.methodology_version,
-                request=msgspec.to_builtins(data.model_dump(mode="json")),
-                response=body,
-                api_key_id=principal_of(request).id,
-            )
+        await recommendation_writer.store(
+            {
+                "id": rec_id,
+                "created_at": created,
+                "knowledge_version": evaluation.knowledge_version,
+                "methodology_version": evaluation.methodology_version,
+                "request": data.model_dump(mode="json"),
+                "response": body,
+                "api_key_id": principal_of(request).id,
+            }
         )
-        await db_session.commit()
         return Response(doc, status_code=HTTP_201_CREATED, headers={"Location": f"/v1/recommendations/{rec_id}"})
 
     @get(
