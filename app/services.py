@@ -304,7 +304,7 @@ class Advisor:
         result = decision.decide(profile, self._assess(profile, kb), kb, weights)
         confidence = break_even = None
         if insights:
-            confidence = self._confidence(profile, kb, weights, CONFIDENCE_DRAWS, CONFIDENCE_SEED)
+            confidence = self._confidence(profile, kb, weights, CONFIDENCE_DRAWS, CONFIDENCE_SEED, base=result)
             break_even = ins.own_vs_rent_sentence(self.host.assess, profile, kb)
         profile_out = {
             k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
@@ -359,9 +359,17 @@ class Advisor:
         return req.weights.model_dump() if req.weights else decision.default_weights(kb)
 
     def _confidence(
-        self, profile: Profile, kb: Knowledge, weights: dict[str, float], draws: int, seed: int
+        self,
+        profile: Profile,
+        kb: Knowledge,
+        weights: dict[str, float],
+        draws: int,
+        seed: int,
+        base: decision.Decision | None = None,
     ) -> s.ConfidenceRead:
-        u = ins.uncertainty(self.host.assess, profile, kb, list(self.host.options), weights, draws=draws, seed=seed)
+        u = ins.uncertainty(
+            self.host.assess, profile, kb, list(self.host.options), weights, draws=draws, seed=seed, base=base
+        )
 
         def pct(q: dict[str, float]) -> s.Percentiles:
             return s.Percentiles(q["p10"], q["p50"], q["p90"])

@@ -495,6 +495,21 @@ def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator)
     return dataclasses.replace(knowledge, prices=prices, assumptions=assumptions)
 
 
+MAX_KEPT_SAMPLES = 4
+
+
+def _samples(knowledge: Knowledge, draws: int, seed: int) -> Knowledge:
+    """The samples depend on the snapshot, the draws and the seed only: recommendations (always
+    1,000 draws, seed 0) draw them once per knowledge version."""
+    key = ("samples", draws, seed)
+    found = knowledge.derived.get(key)
+    if found is None:
+        found = sample_knowledge(knowledge, draws, np.random.default_rng(seed))
+        if sum(1 for k in knowledge.derived if k[0] == "samples") < MAX_KEPT_SAMPLES:
+            knowledge.derived[key] = found
+    return found
+
+
 def _percentiles(values: np.ndarray) -> dict[str, float]:
     p10, p50, p90 = np.percentile(values, (10, 50, 90))
     return {"p10": round(float(p10), 2), "p50": round(float(p50), 2), "p90": round(float(p90), 2)}
@@ -509,18 +524,20 @@ def uncertainty(
     *,
     draws: int = 10_000,
     seed: int = 0,
+    base: decision.Decision | None = None,
 ) -> Uncertainty:
     """Monte Carlo over every range of the knowledge base (triangular, seeded, vectorised).
 
     Each draw scores the options exactly as ``decision`` does (cost relative to that draw's
     cheapest option); fit points and feasibility come from the deterministic assessment, since
-    the scenario rules test the profile and range ends, not draws.
+    the scenario rules test the profile and range ends, not draws. ``base`` is that deterministic
+    decision when the caller has already made it.
     """
     weights = decision.normalise_weights(weights)
-    base = decision.decide(
-        profile, decision.assess_all(options, lambda o: assess(o, profile, knowledge)), knowledge, weights
-    )
-    sampled = sample_knowledge(knowledge, draws, np.random.default_rng(seed))
+    if base is None:
+        outcomes = decision.assess_all(options, lambda o: assess(o, profile, knowledge))
+        base = decision.decide(profile, outcomes, knowledge, weights)
+    sampled = _samples(knowledge, draws, seed)
     errors: dict[str, str] = {}
     per_option: dict[str, Assessment] = {}
     for option in sorted(options):

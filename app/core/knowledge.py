@@ -145,6 +145,8 @@ class Knowledge:
     assumptions: Mapping[tuple[str, str], Assumption]
     rules: tuple[Rule, ...]
     _price_index: Mapping[tuple[str, str, str, str], tuple[Price, ...]] = field(init=False, repr=False)
+    #: values derived from this snapshot alone (e.g. Monte Carlo samples), kept while it is served
+    derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[tuple[str, str, str, str], list[Price]] = {}

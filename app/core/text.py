@@ -10,8 +10,8 @@ from app.core.ranges import Range
 
 
 def _scalar(value: Any) -> float:
-    """Monte Carlo runs pass arrays of draws through the plugins: their sentences use the median."""
-    return float(np.median(value)) if isinstance(value, np.ndarray) else float(value)
+    """Monte Carlo runs pass arrays of draws through the plugins: their sentences use the mean."""
+    return float(np.mean(value)) if isinstance(value, np.ndarray) else float(value)
 
 
 def _scalar_range(r: Range) -> Range:
