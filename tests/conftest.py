@@ -27,6 +27,16 @@ PG_PORT = int(os.environ.get("TEST_PG_PORT", "5432"))
 PG_ADMIN_URL = f"postgresql://postgres@{PG_HOST}:{PG_PORT}/test"
 SEEDS = PROJECT_ROOT / "seeds"
 BACKENDS = ["sqlite", "postgresql"]
+#: the article's platform scenario: a 20-person team training often, no ops team
+SME_PROFILE = {
+    "gpus": 16,
+    "utilization": 0.6,
+    "horizon_years": 2,
+    "team_size": 20,
+    "ops_team": "none",
+    "data_security": "standard",
+    "start_within_days": 14,
+}
 
 
 def _pg_available() -> str | None:

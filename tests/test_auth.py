@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SEEDS, Databases, create_key, load_seeds, make_client, migrate
+from conftest import SEEDS, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
 from litestar.handlers.http_handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 from sqlalchemy import text
@@ -21,15 +21,7 @@ from app.cli import main
 from app.kb import keys
 from app.settings import Settings
 
-PROFILE = {
-    "gpus": 16,
-    "utilization": 0.6,
-    "horizon_years": 2,
-    "team_size": 20,
-    "ops_team": "none",
-    "data_security": "standard",
-    "start_within_days": 14,
-}
+PROFILE = SME_PROFILE
 
 
 def _is_public(path: str) -> bool:

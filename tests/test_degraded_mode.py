@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import PG_HOST, PG_PORT, Databases, create_key, load_seeds, make_client, migrate
+from conftest import PG_HOST, PG_PORT, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
 
 from app.kb.store import KnowledgeStore
 from app.settings import Settings
@@ -29,15 +29,7 @@ from app.settings import Settings
 PROBLEM_JSON = "application/problem+json"
 HEADER = "x-knowledge-source"
 COMPARISON = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
-PROFILE = {
-    "gpus": 16,
-    "utilization": 0.6,
-    "horizon_years": 2,
-    "team_size": 20,
-    "ops_team": "none",
-    "data_security": "standard",
-    "start_within_days": 14,
-}
+PROFILE = SME_PROFILE
 
 
 class BlockableProxy:
