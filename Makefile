@@ -48,17 +48,17 @@ openapi: venv
 
 # throughput, latency and memory against a bare Litestar app (a tool, not a test); DURATION=8 CONNECTIONS=32
 bench: venv
-	$(BIN)/python bench/run.py
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py
 
 # schemathesis CLI, every check and phase, against a served instance (2 workers) on a fresh PostgreSQL
 # database that it creates and drops; FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
 fuzz: venv
-	$(BIN)/python bench/fuzz.py
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/fuzz.py
 
 # 20,000 mixed requests over 64 connections against 2 workers on a fresh PostgreSQL database;
 # REQUESTS=20000 CONNECTIONS=64
 loadtest: venv
-	$(BIN)/python bench/loadtest.py
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/loadtest.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

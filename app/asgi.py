@@ -1,112 +1,92 @@
-"""The composition root: settings, database, knowledge store, plugins, routes — wired here only.
-
-Serve with ``uvicorn --factory app.asgi:create_app``.
+"""The composition root: settings, database, knowledge store, plugins, services, routes — wired
+here only. Serve with ``uvicorn --factory app.asgi:create_app``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
-from advanced_alchemy.extensions.litestar import (
-    AsyncSessionConfig,
-    EngineConfig,
-    SQLAlchemyAsyncConfig,
-    SQLAlchemyPlugin,
-)
-from alembic.config import Config
-from alembic.script import ScriptDirectory
+from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.enums import ScopeType
+from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
-from litestar.types import ASGIApp, Receive, Scope, Send
-from sqlalchemy import event
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
-from app.api.auth import PUBLIC_PATHS, ApiKeyMiddleware, KeyVerifier, db_lookup, document_security
-from app.api.caching import plugins_fingerprint
-from app.api.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
-from app.api.errors import EXCEPTION_HANDLERS, request_id, require_json_body, send_request_id
-from app.api.health import HealthController
-from app.api.openapi import complete_openapi
-from app.api.rate_limits import rate_limit_config
-from app.api.v1.audit import AuditController
-from app.api.v1.catalog import CatalogController
-from app.api.v1.decisions import DecisionController
-from app.api.v1.insights import InsightsController
-from app.api.v1.planning import PlanningController
+from app.domain.audit.controller import AuditController
+from app.domain.catalog.controller import CatalogController
+from app.domain.catalog.service import CatalogService
+from app.domain.decisions.controller import DecisionController
+from app.domain.decisions.service import DecisionService
+from app.domain.health.controller import HealthController
+from app.domain.insights.controller import InsightsController
+from app.domain.insights.service import InsightService
+from app.domain.planning.controller import PlanningController
+from app.domain.shared.engine import Engine
+from app.kb import keys
+from app.kb.db import database_config, migration_head
+from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
+from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
+from app.lib.caching import plugins_fingerprint
+from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.negotiation import require_json_body
+from app.lib.openapi import complete_openapi
+from app.lib.problems import EXCEPTION_HANDLERS
+from app.lib.public import PUBLIC_PATHS
+from app.lib.rate_limits import rate_limit_config
+from app.lib.request_id import request_id_middleware, send_request_id
 from app.plugin_manager import OptionHost, create_option_host
-from app.services import Advisor
-from app.settings import PROJECT_ROOT, Settings
+from app.settings import Settings
 
 
-def request_id_middleware(app: ASGIApp) -> ASGIApp:
-    """Fix the request id (honouring a sane ``X-Request-ID``) before the handler runs; ``send_request_id`` echoes it."""
+def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
+    """Authentication's view of the ``api_keys`` table: a key's principal, or None when it is
+    unknown or revoked."""
 
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == ScopeType.HTTP:
-            request_id(scope)
-        await app(scope, receive, send)
+    async def lookup(key: str) -> Principal | None:
+        async with session_maker() as session:
+            row = await keys.find(session, key)
+        if row is None or row.revoked_at is not None:
+            return None
+        return Principal(id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes))
 
-    return middleware
-
-
-def sqlite_pragmas(connection: Any, _record: Any) -> None:
-    """Write-ahead logging: readers never wait for the writer, and a commit costs no fsync of the
-    main file; a writer waits up to 5 s for another instead of failing at once."""
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
-    cursor.close()
+    return lookup
 
 
-def sqlite_still_there(path: Path) -> Any:
-    """A pooled SQLite connection keeps using its file even after the file is moved or deleted;
-    refuse such a connection at checkout, so that the pool reconnects by path — and fails, which
-    puts the service in degraded mode, while the file is gone."""
-
-    def checkout(_connection: Any, _record: Any, _proxy: Any) -> None:
-        if not path.exists():
-            raise DisconnectionError(f"the database file {path} is gone")
-
-    return checkout
+async def provide_knowledge_versions(db_session: NamedDependency[AsyncSession]) -> KnowledgeVersionRepository:
+    return KnowledgeVersionRepository(session=db_session)
 
 
-def migration_head() -> str | None:
-    return ScriptDirectory.from_config(Config(str(PROJECT_ROOT / "alembic.ini"))).get_current_head()
+async def provide_recommendations(db_session: NamedDependency[AsyncSession]) -> RecommendationRepository:
+    return RecommendationRepository(session=db_session)
+
+
+async def provide_audit_events(db_session: NamedDependency[AsyncSession]) -> AuditEventRepository:
+    return AuditEventRepository(session=db_session)
+
+
+def singleton(value: Any) -> Provide:
+    """A dependency that is the same object for every request (services built once per app)."""
+    return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
 
 def create_app(settings: Settings | None = None, option_host: OptionHost | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     host = option_host or create_option_host()
-    db = SQLAlchemyAsyncConfig(
-        connection_string=settings.async_database_url,
-        engine_config=EngineConfig(**settings.engine_options),
-        session_config=AsyncSessionConfig(expire_on_commit=False),
-        before_send_handler="autocommit",
-        create_all=False,
-        set_default_exception_handler=False,
-    )
-    if settings.async_database_url.startswith("sqlite"):
-        engine = db.get_engine().sync_engine
-        event.listen(engine, "connect", sqlite_pragmas)
-        if settings.sqlite_path is not None:
-            event.listen(engine, "checkout", sqlite_still_there(settings.sqlite_path))
+    db = database_config(settings)
     store = KnowledgeStore(db.create_session_maker(), settings.knowledge_refresh_seconds)
-    key_verifier = KeyVerifier(db_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
-    advisor = Advisor(host, store.get)
+    key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
+    engine = Engine(host, store.get)
+    writer = RecommendationWriter(db.create_session_maker())
     limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
 
     @asynccontextmanager
@@ -117,24 +97,6 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         finally:
             await store.stop()
 
-    writer = RecommendationWriter(db.create_session_maker())
-
-    def provide_writer() -> RecommendationWriter:
-        return writer
-
-    def provide_advisor() -> Advisor:
-        return advisor
-
-    state: dict[str, Any] = {
-        "settings": settings,
-        "knowledge_store": store,
-        "advisor": advisor,
-        "key_verifier": key_verifier,
-        "migration_head": migration_head(),
-        "plugins_fingerprint": plugins_fingerprint(
-            (key, o.plugin_name, o.plugin_version) for key, o in host.options.items()
-        ),
-    }
     app = Litestar(
         route_handlers=[
             HealthController,
@@ -147,8 +109,14 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=[SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)],
         dependencies={
-            "advisor": Provide(provide_advisor, sync_to_thread=False),
-            "recommendation_writer": Provide(provide_writer, sync_to_thread=False),
+            "engine": singleton(engine),
+            "catalog": singleton(CatalogService(engine)),
+            "decisions": singleton(DecisionService(engine)),
+            "insights": singleton(InsightService(engine)),
+            "recommendation_writer": singleton(writer),
+            "knowledge_versions": Provide(provide_knowledge_versions),
+            "recommendations": Provide(provide_recommendations),
+            "audit_events_repository": Provide(provide_audit_events),
         },
         exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
         middleware=[
@@ -159,7 +127,16 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         before_send=[send_request_id, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[knowledge_lifespan, *([limits.lifespan] if limits else [])],
-        state=State(state),
+        state=State(
+            {
+                "knowledge_store": store,
+                "engine": engine,
+                "migration_head": migration_head(),
+                "plugins_fingerprint": plugins_fingerprint(
+                    (key, o.plugin_name, o.plugin_version) for key, o in host.options.items()
+                ),
+            }
+        ),
         request_max_body_size=settings.max_body_bytes,
         cors_config=CORSConfig(allow_origins=[]),
         openapi_config=OpenAPIConfig(

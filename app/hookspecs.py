@@ -1,20 +1,35 @@
 """The plugin contract: one deployment option per plugin, found through the entry-point group
-``compute_advisor.options``. Grow it, never break it: hooks are called with keyword arguments,
-and an implementation may accept fewer arguments than its specification.
+``compute_advisor.options``. Grow it, never break it.
+
+Hooks are called with keyword arguments only (pluggy refuses positional calls), so an
+implementation may accept fewer arguments than its specification and specifications can grow.
+(pluggy reads a hook's argument names from its positional parameters, which is why the
+specifications below carry no ``*``.)
+
+**The array contract.** To rank thousands of profiles at once (``POST /v1/evaluations``) and to
+draw thousands of Monte Carlo samples (``/v1/uncertainty``, a recommendation's confidence), the
+service calls ``compute_advisor_assess`` with arrays where numbers usually are:
+
+- batch evaluations: the profile's numeric fields — ``gpus``, ``utilization``, ``horizon_years``,
+  ``team_size``, ``start_within_days``, ``capex_budget`` (``app.core.types.PROFILE_NUMBERS``) — are
+  NumPy float arrays, one element per profile (an absent ``capex_budget`` is NaN); the other fields
+  are the same for the whole group;
+- Monte Carlo runs: the three ends of a knowledge row's ``Range`` are one NumPy array of draws.
+
+A plugin that computes with ``Range`` arithmetic, ``+ - * /`` and the helpers of ``app.core``
+(``ceil_number``, ``Range.cap``/``floor_at``/``ceil``…) works unchanged: everything is element-wise.
+It must not branch on such a value (``if profile.gpus > 64``), convert it (``int(...)``, ``round``)
+or format it outside ``app.core.text``. A plugin that cannot take arrays may raise: the batch then
+calls it once per profile, only slower.
 """
 
 from __future__ import annotations
 
-import pluggy
-
+from app.core.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, OptionSpec, Profile
 
-PROJECT = "compute_advisor"
-ENTRY_POINT_GROUP = "compute_advisor.options"
-
-hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
+__all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 
 
 @hookspec
@@ -28,7 +43,8 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
     """Assess ``option`` for ``profile`` from the read-only ``knowledge`` snapshot.
 
     Called only on the plugin that declared ``option``. Return ``None`` for an option you do not
-    provide. Raise :class:`app.core.knowledge.MissingKnowledge` when the knowledge base lacks a
-    row you need; any exception marks this option as failed and leaves the others untouched.
-    Must be pure: no I/O, no clock, no globals.
+    provide. Raise :class:`app.core.MissingKnowledge` when the knowledge base lacks a row you
+    need; any exception marks this option as failed and leaves the others untouched. Must be
+    pure: no I/O, no clock, no globals. ``profile`` and ``knowledge`` may carry arrays (see the
+    array contract above).
     """

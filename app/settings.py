@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,7 +69,6 @@ class Settings:
     redis_url: str | None = None
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
     rate_limit_namespace: str = "compute-advisor:rate-limit"
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def async_database_url(self) -> str:

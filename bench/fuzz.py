@@ -16,17 +16,13 @@ workers, 1), ``FUZZ_ARGS`` (more ``schemathesis run`` arguments, split on spaces
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
-sys.dont_write_bytecode = True
-
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from run import BIN  # noqa: E402
-from served import install_signal_handlers, served  # noqa: E402
+from lib import BIN, run_main, served
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 100)
 SEED = int(os.environ.get("FUZZ_SEED") or 20250101)
@@ -46,52 +42,51 @@ checks.positive_data_acceptance.expected-statuses = {POSITIVE!r}
 
 
 def main() -> int:
-    install_signal_handlers()
-    try:
-        with tempfile.TemporaryDirectory(prefix="compute-advisor-fuzz-") as tmp:
-            config = Path(tmp) / "schemathesis.toml"
-            config.write_text(CONFIG.replace("'", '"'))
-            with served("fuzz", workers=2) as srv:
-                argv = [
-                    str(BIN / "schemathesis"),
-                    "--config-file",
-                    str(config),
-                    "run",
-                    f"{srv.base_url}/docs/openapi.json",
-                    "--url",
-                    srv.base_url,
-                    "--checks",
-                    "all",
-                    "-H",
-                    f"X-API-Key: {srv.key}",
-                    "--max-examples",
-                    str(EXAMPLES),
-                    "--seed",
-                    str(SEED),
-                    "--workers",
-                    WORKERS,
-                    "--generation-database",
-                    "none",
-                    "--suppress-health-check",
-                    "all",
-                    "--request-timeout",
-                    "60",
-                    "--no-color",
-                    *(os.environ.get("FUZZ_ARGS") or "").split(),
-                ]
-                print(
-                    f"schemathesis against {srv.base_url} (2 uvicorn workers, PostgreSQL, RATE_LIMIT=off), "
-                    f"{EXAMPLES} examples per operation, seed {SEED}",
-                    flush=True,
-                )
-                rc = subprocess.run(argv, cwd=tmp).returncode
-                if rc != 0:
-                    tail = srv.log.read_text(errors="replace")[-6000:]
-                    print(f"--- server log (tail) ---\n{tail}", file=sys.stderr)
-                return rc
-    except KeyboardInterrupt:
-        print("\ninterrupted: server stopped, database dropped", file=sys.stderr)
-        return 130
+    return run_main(fuzz, "server stopped, database dropped")
+
+
+def fuzz() -> int:
+    with tempfile.TemporaryDirectory(prefix="compute-advisor-fuzz-") as tmp:
+        config = Path(tmp) / "schemathesis.toml"
+        config.write_text(CONFIG.replace("'", '"'))
+        with served("fuzz", workers=2) as srv:
+            argv = [
+                str(BIN / "schemathesis"),
+                "--config-file",
+                str(config),
+                "run",
+                f"{srv.base_url}/docs/openapi.json",
+                "--url",
+                srv.base_url,
+                "--checks",
+                "all",
+                "-H",
+                f"X-API-Key: {srv.key}",
+                "--max-examples",
+                str(EXAMPLES),
+                "--seed",
+                str(SEED),
+                "--workers",
+                WORKERS,
+                "--generation-database",
+                "none",
+                "--suppress-health-check",
+                "all",
+                "--request-timeout",
+                "60",
+                "--no-color",
+                *(os.environ.get("FUZZ_ARGS") or "").split(),
+            ]
+            print(
+                f"schemathesis against {srv.base_url} (2 uvicorn workers, PostgreSQL, RATE_LIMIT=off), "
+                f"{EXAMPLES} examples per operation, seed {SEED}",
+                flush=True,
+            )
+            rc = subprocess.run(argv, cwd=tmp).returncode
+            if rc != 0:
+                tail = srv.log.read_text(errors="replace")[-6000:]
+                print(f"--- server log (tail) ---\n{tail}", file=sys.stderr)
+            return rc
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """``make loadtest``: a fixed number of mixed requests against two workers on PostgreSQL.
 
 Serves compute-advisor with uvicorn (two workers, uvloop + httptools, ``RATE_LIMIT=off``) on a fresh
-PostgreSQL database that it creates, migrates, seeds and finally drops (``bench/served.py``), with an
-``admin`` key. Then ``CONNECTIONS`` keep-alive connections (``bench/loadgen.py``'s asyncio client)
-share ``REQUESTS`` requests, drawn in a fixed, seeded order from this mix:
+PostgreSQL database that it creates, migrates, seeds and finally drops (``lib.served``), with an
+``admin`` key. Then ``CONNECTIONS`` keep-alive connections (``loadgen.connection``, the asyncio client
+of ``bench/loadgen.py``) share ``REQUESTS`` requests, drawn in a fixed, seeded order from this mix:
 
 ======================  ======  ==========================================================
 kind                    share   request
@@ -28,21 +28,17 @@ Environment: ``REQUESTS`` (20000), ``CONNECTIONS`` (64), ``WORKERS`` (2), ``SEED
 
 from __future__ import annotations
 
+import asyncio
+import importlib.metadata
+import os
+import random
 import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
-sys.dont_write_bytecode = True
-
-import asyncio  # noqa: E402
-import importlib.metadata  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import random  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-from run import HOST, loadavg, machine, request, rss_mb  # noqa: E402
-from served import install_signal_handlers, pg_version, served  # noqa: E402
+import lib
+from loadgen import connection, percentile_ms, run_loop
 
 REQUESTS = int(os.environ.get("REQUESTS") or 20_000)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 64)
@@ -80,10 +76,6 @@ def profile(rng: random.Random) -> dict[str, Any]:
     }
 
 
-def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
 @dataclass
 class Planned:
     kind: str
@@ -107,11 +99,11 @@ def plan(n: int, seed: int) -> list[Planned]:
         elif kind == "price-comparisons":
             p = profile(rng)
             body = {k: p[k] for k in ("gpus", "utilization", "horizon_years")}
-            out.append(Planned(kind, "POST", "/v1/price-comparisons", dumps(body)))
+            out.append(Planned(kind, "POST", "/v1/price-comparisons", lib.dumps(body)))
         elif kind == "evaluations":
-            out.append(Planned(kind, "POST", "/v1/evaluations", dumps({"profiles": [profile(rng)]})))
+            out.append(Planned(kind, "POST", "/v1/evaluations", lib.dumps({"profiles": [profile(rng)]})))
         elif kind == "recommendations":
-            out.append(Planned(kind, "POST", "/v1/recommendations", dumps(profile(rng))))
+            out.append(Planned(kind, "POST", "/v1/recommendations", lib.dumps(profile(rng))))
         else:
             out.append(Planned(kind, "GET", None))
     return out
@@ -126,128 +118,84 @@ class Stats:
 
 
 class Run:
+    """``CONNECTIONS`` connections sharing the planned requests, in order, with statistics per kind.
+
+    A ``GET /v1/recommendations/{id}`` picks its id when it is sent, among those stored so far: each
+    201's ``Location`` is added to them."""
+
     def __init__(self, port: int, key: str, planned: list[Planned], stored: list[str]) -> None:
         self.port = port
-        self.key = key
+        self.headers = {"X-API-Key": key}
         self.planned = planned
         self.next = 0
         self.stored = stored
         self.rng = random.Random(SEED + 1)
         self.stats: dict[str, Stats] = {k: Stats() for k, _ in MIX}
 
-    def _bytes(self, item: Planned) -> bytes:
+    def _next_request(self) -> tuple[Planned, bytes] | None:
+        if self.next >= len(self.planned):
+            return None
+        item = self.planned[self.next]
+        self.next += 1
         path = item.path or self.rng.choice(self.stored)
-        lines = [
-            f"{item.method} {path} HTTP/1.1",
-            f"Host: {HOST}:{self.port}",
-            f"X-API-Key: {self.key}",
-        ]
-        if item.method == "POST":
-            lines += ["Content-Type: application/json", f"Content-Length: {len(item.body)}"]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode() + item.body
+        return item, lib.request_bytes(item.method, path, self.port, self.headers, item.body)
 
-    async def _read(self, reader: asyncio.StreamReader) -> tuple[int, str | None]:
-        head = await reader.readuntil(b"\r\n\r\n")
-        status_line, _, rest = head.partition(b"\r\n")
-        status = int(status_line.split(b" ", 2)[1])
-        length, location = 0, None
-        for line in rest.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value.strip())
-            elif name == b"location":
-                location = value.strip().decode()
-        if length:
-            await reader.readexactly(length)
-        return status, location
-
-    async def worker(self) -> None:
-        reader: asyncio.StreamReader | None = None
-        writer: asyncio.StreamWriter | None = None
-        while self.next < len(self.planned):
-            item = self.planned[self.next]
-            self.next += 1
-            stats = self.stats[item.kind]
-            try:
-                if reader is None or writer is None:
-                    reader, writer = await asyncio.open_connection(HOST, self.port)
-                data = self._bytes(item)
-                start = time.perf_counter()
-                writer.write(data)
-                status, location = await asyncio.wait_for(self._read(reader), timeout=30)
-                stats.latencies.append(time.perf_counter() - start)
-                stats.codes[str(status)] = stats.codes.get(str(status), 0) + 1
-                if not (200 <= status < 300 or status == 304):
-                    stats.errors += 1
-                if status == 201 and location:
-                    self.stored.append(location)
-            except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-                stats.errors += 1
-                stats.transport += 1
-                if writer is not None:
-                    writer.close()
-                reader = writer = None
-        if writer is not None:
-            writer.close()
+    def _record(self, item: Planned, latency: float, response: lib.Response | None) -> None:
+        stats = self.stats[item.kind]
+        if response is None:
+            stats.errors += 1
+            stats.transport += 1
+            return
+        stats.latencies.append(latency)
+        stats.codes[str(response.status)] = stats.codes.get(str(response.status), 0) + 1
+        if not (200 <= response.status < 300 or response.status == 304):
+            stats.errors += 1
+        location = response.headers.get("location")
+        if response.status == 201 and location:
+            self.stored.append(location)
 
     async def go(self) -> float:
         start = time.perf_counter()
-        await asyncio.gather(*(self.worker() for _ in range(CONNECTIONS)))
+        await asyncio.gather(*(connection(self.port, self._next_request, self._record, 30) for _ in range(CONNECTIONS)))
         return time.perf_counter() - start
-
-
-def pct(sorted_s: list[float], q: float) -> float:
-    if not sorted_s:
-        return float("nan")
-    return sorted_s[min(len(sorted_s) - 1, int(q / 100 * len(sorted_s)))] * 1000
 
 
 def row(label: str, s: Stats, seconds: float) -> str:
     lat = sorted(s.latencies)
     n = len(lat) + s.transport
-    codes = ", ".join(f"{k}×{v}" for k, v in sorted(s.codes.items())) or "none"
+    codes = lib.codes_text(s.codes)
     if s.transport:
         codes += f", transport errors×{s.transport}"
     return (
-        f"| {label} | {n:,} | {s.errors} | {codes} | {n / seconds:,.0f} | {pct(lat, 50):.1f} | "
-        f"{pct(lat, 90):.1f} | {pct(lat, 99):.1f} | {lat[-1] * 1000 if lat else float('nan'):.0f} |"
+        f"| {label} | {n:,} | {s.errors} | {codes} | {n / seconds:,.0f} | {percentile_ms(lat, 50):.1f} | "
+        f"{percentile_ms(lat, 90):.1f} | {percentile_ms(lat, 99):.1f} | "
+        f"{lat[-1] * 1000 if lat else float('nan'):.0f} |"
     )
 
 
 def main() -> int:
-    install_signal_handlers()
-    try:
-        return loadtest()
-    except KeyboardInterrupt:
-        print("\ninterrupted: server stopped, database dropped", file=sys.stderr)
-        return 130
+    return lib.run_main(loadtest, "server stopped, database dropped")
 
 
 def loadtest() -> int:
     planned = plan(REQUESTS, SEED)
-    with served("loadtest", workers=WORKERS) as srv:
+    with lib.served("loadtest", workers=WORKERS) as srv:
         hdr = {"X-API-Key": srv.key}
         rng = random.Random(SEED + 2)
         stored: list[str] = []
         for _ in range(PRESTORED):
-            status, headers, body = request(srv.port, "POST", "/v1/recommendations", dumps(profile(rng)), hdr)
-            if status != 201:
-                raise SystemExit(f"storing a recommendation failed: {status} {body[:300]!r}")
-            stored.append(headers["location"])
+            resp = lib.request(srv.port, "POST", "/v1/recommendations", lib.dumps(profile(rng)), hdr)
+            if resp.status != 201:
+                raise SystemExit(f"storing a recommendation failed: {resp.status} {resp.body[:300]!r}")
+            stored.append(resp.headers["location"])
         # warm both workers' code paths (a few requests of every kind; not counted)
         warm = Run(srv.port, srv.key, plan(200, SEED + 3), list(stored))
-        asyncio.run(warm.go())
-        before = loadavg()
+        run_loop(warm.go())
+        before = lib.loadavg()
         run = Run(srv.port, srv.key, planned, stored)
-        try:
-            import uvloop
-
-            seconds = uvloop.run(run.go())
-        except ImportError:
-            seconds = asyncio.run(run.go())
-        after = loadavg()
-        rss = [rss_mb(pid) for pid in srv.pids]
+        seconds = run_loop(run.go())
+        after = lib.loadavg()
+        rss = [lib.rss_mb(pid) for pid in srv.pids]
 
     total = Stats()
     for s in run.stats.values():
@@ -257,10 +205,10 @@ def loadtest() -> int:
         for k, v in s.codes.items():
             total.codes[k] = total.codes.get(k, 0) + v
     print("## compute-advisor load test\n")
-    print(*machine(), sep="\n")
+    print(*lib.machine(), sep="\n")
     print(
         f"- service: uvicorn, {WORKERS} workers, uvloop + httptools, no access log, RATE_LIMIT=off, "
-        f"PostgreSQL {pg_version()} on the same machine (fresh database), asyncpg "
+        f"PostgreSQL {lib.pg_version()} on the same machine (fresh database), asyncpg "
         f"{importlib.metadata.version('asyncpg')}, an admin key"
     )
     print(
@@ -271,10 +219,8 @@ def loadtest() -> int:
     print(f"- load average before: {before}; after: {after}")
     peaks = ", ".join(f"{r.get('VmHWM', 0):.0f} MB" for r in rss) or "unknown"
     print(f"- peak RSS (VmHWM) of each worker after the run: {peaks}\n")
-    print(
-        f"{total.latencies.__len__() + total.transport:,} requests in {seconds:.1f} s "
-        f"({(len(total.latencies) + total.transport) / seconds:,.0f} req/s), {total.errors} errors\n"
-    )
+    sent = len(total.latencies) + total.transport
+    print(f"{sent:,} requests in {seconds:.1f} s ({sent / seconds:,.0f} req/s), {total.errors} errors\n")
     print("| kind | requests | errors | status codes | req/s | p50 ms | p90 ms | p99 ms | max ms |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     labels = {

@@ -3,14 +3,14 @@
 Starts the real service (``uvicorn --factory app.asgi:create_app``, one worker, uvloop + httptools,
 ``RATE_LIMIT=off``, a fresh SQLite database in a temp dir, migrated and seeded with the CLI, and an
 ``admin`` key made with ``compute-advisor keys create`` and sent as ``X-API-Key`` on every request) and
-``bench/bare_app.py``
-(same server and settings, answering a recommendation body captured from the real service), drives
-both with the same load generator (``wrk`` when installed, else ``bench/loadgen.py``), times one
-batch evaluation, and prints Markdown tables. Evaluations, price comparisons and stored
-recommendations are measured twice: with one repeated body (price comparisons and recommendations
-are then answered from the worker's memo of its last 256 answers) and with ``DISTINCT`` bodies that
-vary ``gpus`` and ``utilization`` per request (every one computed). Every process it starts is stopped on exit, error or
-Ctrl-C; everything it writes goes to a temp dir.
+``bench/bare_app.py`` (same server and settings, answering a recommendation body captured from the
+real service), drives both with the same load generator (``wrk`` when installed, else
+``bench/loadgen.py``), times one batch evaluation, and prints Markdown tables. Evaluations, price
+comparisons and stored recommendations are measured twice: with one repeated body (price comparisons
+and recommendations are then answered from the worker's memo of its last 256 answers) and with
+``DISTINCT`` bodies that vary ``gpus`` and ``utilization`` per request (every one computed). Every
+process it starts is stopped on exit, error or Ctrl-C (``lib.run_main``); everything it writes goes to
+a temp dir.
 
 Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32),
 ``BATCH`` (profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found),
@@ -19,30 +19,21 @@ Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNEC
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-sys.dont_write_bytecode = True  # nothing lands in the git tree, not even bench/__pycache__
-
-import contextlib  # noqa: E402
-import http.client  # noqa: E402
-import importlib.metadata  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-BIN = Path(sys.executable).parent  # .venv/bin (not resolved: the venv's python is a symlink)
-HOST = "127.0.0.1"
+import lib
+import loadgen
 
 DURATION = float(os.environ.get("DURATION") or 8)
 WARMUP = float(os.environ.get("WARMUP") or 2)
@@ -76,109 +67,9 @@ TARGET_P99_MS = 25.0
 TARGET_BATCH_S = 2.0
 TARGET_RSS_MB = 150.0
 
-_children: list[subprocess.Popen[bytes]] = []
-
-
-def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
-# ----------------------------------------------------------------------------------------------- processes
-
-
-def spawn(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """Start a child in its own session, so that Ctrl-C reaches only us and we stop it by its id."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    _children.append(proc)
-    return proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if proc in _children:
-        _children.remove(proc)
-
-
-def stop_all() -> None:
-    for proc in reversed(list(_children)):
-        stop(proc)
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def request(
-    port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout=30.0
-) -> tuple[int, dict[str, str], bytes]:
-    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
-    try:
-        hdrs = {"content-type": "application/json"} if body is not None else {}
-        hdrs.update(headers or {})
-        conn.request(method, path, body=body, headers=hdrs)
-        resp = conn.getresponse()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
-    finally:
-        conn.close()
-
-
-def wait_ready(proc: subprocess.Popen[bytes], port: int, path: str, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            if request(port, "GET", path, timeout=2)[0] == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"server not ready on :{port}{path} after {timeout:.0f}s:\n{log.read_text()[-3000:]}")
-
-
-def rss_mb(pid: int) -> dict[str, float]:
-    """VmHWM (peak) and VmRSS (now) of one process, in MiB."""
-    out: dict[str, float] = {}
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmHWM", "VmRSS"):
-                out[key] = int(value.split()[0]) / 1024
-    return out
-
-
-def uvicorn_argv(port: int, target: list[str]) -> list[str]:
-    # the same server and settings as `make run` (one worker, no access log), loop and parser named explicitly
-    return [
-        str(BIN / "uvicorn"),
-        *target,
-        "--host",
-        HOST,
-        "--port",
-        str(port),
-        "--workers",
-        "1",
-        "--loop",
-        "uvloop",
-        "--http",
-        "httptools",
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
+#: what uvicorn is given to serve bench/bare_app.py, and where that app reads the bytes it answers with
+BARE_APP = ["--app-dir", str(lib.BENCH_DIR), "--factory", "bare_app:create_app"]
+BARE_BODY_ENV = "BENCH_BODY_FILE"
 
 
 # ----------------------------------------------------------------------------------------------- load
@@ -237,6 +128,9 @@ class Load:
 
 
 class Driver:
+    """The load generator: wrk (1 thread) when installed and not refused with ``LOADGEN=python``,
+    else ``bench/loadgen.py``; both give the same measurement dict."""
+
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         wanted = (os.environ.get("LOADGEN") or "").lower()
@@ -253,11 +147,7 @@ class Driver:
 
     def run(self, port: int, load: Load, duration: float) -> dict[str, Any]:
         if not self.wrk:
-            sys.path.insert(0, str(BENCH_DIR))
-            import loadgen
-
-            bodies = load.bodies or load.body
-            return loadgen.run(HOST, port, load.method, load.path, load.headers, bodies, CONNECTIONS, duration)
+            return loadgen.run(port, load.method, load.path, load.headers, load.all_bodies(), CONNECTIONS, duration)
         return self._run_wrk(port, load, duration)
 
     def _run_wrk(self, port: int, load: Load, duration: float) -> dict[str, Any]:
@@ -278,13 +168,13 @@ class Driver:
             }
         )
         argv = [self.wrk, "-t1", f"-c{CONNECTIONS}", f"-d{max(1, round(duration))}s", "--timeout", "10s"]
-        argv += ["-s", str(script), f"http://{HOST}:{port}{load.path}"]
+        argv += ["-s", str(script), f"http://{lib.HOST}:{port}{load.path}"]
         log = self.tmp / f"wrk{self._n}.out"
-        proc = spawn(argv, log, dict(os.environ))
+        proc = lib.spawn(argv, log, dict(os.environ))
         try:
             proc.wait(timeout=duration + 60)
         finally:
-            stop(proc)
+            lib.stop(proc)
         out = log.read_text(errors="replace")
         line = next((x for x in out.splitlines() if x.startswith("BENCH_RESULT ")), None)
         if proc.returncode != 0 or line is None:
@@ -304,52 +194,7 @@ class Driver:
         }
 
 
-# ----------------------------------------------------------------------------------------------- report
-
-
-def machine() -> list[str]:
-    cpu = "unknown"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = "unknown"
-    with contextlib.suppress(OSError, IndexError):
-        kb = int(Path("/proc/meminfo").read_text().split("MemTotal:")[1].split()[0])
-        mem = f"{kb / 1024 / 1024:.1f} GiB"
-
-    def version(pkg: str) -> str:
-        try:
-            return importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
-
-    return [
-        f"- CPUs: {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))}), model: {cpu}",
-        f"- memory: {mem}; kernel {platform.release()}",
-        f"- Python {platform.python_version()}; litestar {version('litestar')}, uvicorn {version('uvicorn')}, "
-        f"uvloop {version('uvloop')}, httptools {version('httptools')}, msgspec {version('msgspec')}, "
-        f"pydantic {version('pydantic')}, SQLAlchemy {version('sqlalchemy')}, aiosqlite {version('aiosqlite')}",
-    ]
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-def codes_text(codes: dict[str, int]) -> str:
-    return ", ".join(f"{k}×{v}" for k, v in sorted(codes.items())) or "none"
-
-
-def fmt_ms(x: float) -> str:
-    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
-
-
-# ----------------------------------------------------------------------------------------------- main
+# ----------------------------------------------------------------------------------------------- bodies
 
 
 def varied(i: int) -> dict[str, Any]:
@@ -357,8 +202,8 @@ def varied(i: int) -> dict[str, Any]:
     return {**PROFILE, "gpus": 1 + (i * 7) % 512, "utilization": round(0.05 + (i % 19) * 0.05, 2)}
 
 
-def distinct_bodies(n: int, shape: Any) -> list[bytes]:
-    bodies = [dumps(shape(varied(i))) for i in range(n)]
+def distinct_bodies(n: int, shape: Callable[[dict[str, Any]], dict[str, Any]]) -> list[bytes]:
+    bodies = [lib.dumps(shape(varied(i))) for i in range(n)]
     if len(set(bodies)) != n:  # (gpus, utilization) repeats after lcm(512, 19) = 9728 profiles
         raise SystemExit(f"DISTINCT={n}: the bodies are not all distinct")
     return bodies
@@ -366,63 +211,141 @@ def distinct_bodies(n: int, shape: Any) -> list[bytes]:
 
 def batch_body(n: int) -> bytes:
     """n profiles, utilization and gpus varied deterministically."""
-    return dumps({"profiles": [varied(i) for i in range(n)]})
+    return lib.dumps({"profiles": [varied(i) for i in range(n)]})
 
 
-def time_batch(port: int, n: int, headers: dict[str, str]) -> tuple[int, float, int, str]:
+def as_evaluation(p: dict[str, Any]) -> dict[str, Any]:
+    return {"profiles": [p]}
+
+
+def as_comparison(p: dict[str, Any]) -> dict[str, Any]:
+    return {k: p[k] for k in COMPARISON}
+
+
+def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[tuple[str, str, Load]]:
+    """(key, label, load on the service) per row; the bare app gets the same bodies and headers."""
+
+    def distinct(path: str, shape: Callable[[dict[str, Any]], dict[str, Any]]) -> Load:
+        bodies = distinct_bodies(DISTINCT, shape)
+        return Load("POST", path, bodies[0], auth, bodies)
+
+    return [
+        (
+            "recommendations",
+            "POST /v1/recommendations (stored), repeated body",
+            Load("POST", "/v1/recommendations", lib.dumps(PROFILE), auth),
+        ),
+        (
+            "recommendations-distinct",
+            "POST /v1/recommendations (stored), distinct bodies",
+            distinct("/v1/recommendations", lambda p: p),
+        ),
+        (
+            "evaluations",
+            "POST /v1/evaluations, 1 profile, repeated body",
+            Load("POST", "/v1/evaluations", lib.dumps(as_evaluation(PROFILE)), auth),
+        ),
+        (
+            "evaluations-distinct",
+            "POST /v1/evaluations, 1 profile, distinct bodies",
+            distinct("/v1/evaluations", as_evaluation),
+        ),
+        (
+            "price-comparisons",
+            "POST /v1/price-comparisons, repeated body",
+            Load("POST", "/v1/price-comparisons", lib.dumps(COMPARISON), auth),
+        ),
+        (
+            "price-comparisons-distinct",
+            "POST /v1/price-comparisons, distinct bodies",
+            distinct("/v1/price-comparisons", as_comparison),
+        ),
+        ("gpus", "GET /v1/gpus", Load("GET", "/v1/gpus", headers=auth)),
+        ("gpus-304", "GET /v1/gpus + If-None-Match", Load("GET", "/v1/gpus", headers=conditional)),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Row:
+    key: str
+    label: str
+    real: dict[str, Any]
+    bare: dict[str, Any]
+    #: VmHWM and VmRSS of the service's worker right after its measurement
+    rss: dict[str, float]
+
+    @property
+    def ratio(self) -> float:
+        return float(self.real["rps"] / self.bare["rps"]) if self.bare["rps"] else 0.0
+
+
+@dataclass
+class Probe:
+    """One timed batch evaluation (status 0: no answer, ``detail`` then names the error)."""
+
+    profiles: int
+    status: int
+    seconds: float
+    body_size: int
+    detail: str
+
+
+def measure(driver: Driver, real: lib.Server, bare: lib.Server, key: str, label: str, load: Load) -> Row:
+    """Warm-up, then measurement, on the service, then the same on the bare app."""
+    # the bare app gets the same request bodies and headers as the real endpoint
+    bare_load = Load(load.method, "/bare", load.body, load.headers, load.bodies)
+    print(f"… {label}", file=sys.stderr, flush=True)
+    driver.run(real.port, load, WARMUP)
+    r = driver.run(real.port, load, DURATION)
+    rss = lib.rss_mb(real.proc.pid)
+    driver.run(bare.port, bare_load, WARMUP)
+    b = driver.run(bare.port, bare_load, DURATION)
+    return Row(key, label, r, b, rss)
+
+
+def time_batch(port: int, n: int, headers: dict[str, str]) -> Probe:
     body = batch_body(n)
     start = time.perf_counter()
     try:
-        status, _, resp = request(port, "POST", "/v1/evaluations", body, headers, timeout=300)
-    except (OSError, http.client.HTTPException) as exc:
-        return 0, time.perf_counter() - start, len(body), type(exc).__name__
+        resp = lib.request(port, "POST", "/v1/evaluations", body, headers, timeout=300)
+    except lib.TRANSPORT_ERRORS as exc:
+        return Probe(n, 0, time.perf_counter() - start, len(body), type(exc).__name__)
     elapsed = time.perf_counter() - start
     detail = ""
-    if status != 200:
+    if resp.status != 200:
         with contextlib.suppress(ValueError, AttributeError):
-            detail = str(json.loads(resp).get("detail", ""))[:120]
+            detail = str(json.loads(resp.body).get("detail", ""))[:120]
     else:
-        detail = f"{len(json.loads(resp)['results'])} results, {len(resp) / 1e6:.1f} MB answer"
-    return status, elapsed, len(body), detail
+        detail = f"{len(json.loads(resp.body)['results'])} results, {len(resp.body) / 1e6:.1f} MB answer"
+    return Probe(n, resp.status, elapsed, len(body), detail)
 
 
-def main() -> int:
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGHUP, _on_signal)
-    tmp = Path(tempfile.mkdtemp(prefix="compute-advisor-bench-"))
-    try:
-        return bench(tmp)
-    except KeyboardInterrupt:
-        print("\ninterrupted: stopping the servers", file=sys.stderr)
-        return 130
-    finally:
-        stop_all()
-        shutil.rmtree(tmp, ignore_errors=True)
+def measure_batch(port: int, headers: dict[str, str]) -> list[Probe]:
+    """A batch of BATCH profiles; if refused, the largest accepted batch, to within 1 % of BATCH."""
+    print(f"… batch of {BATCH} profiles", file=sys.stderr, flush=True)
+    probes = [time_batch(port, BATCH, headers)]
+    if probes[0].status != 200:
+        lo, hi = 0, BATCH
+        while hi - lo > max(1, BATCH // 100):
+            mid = (lo + hi) // 2
+            probes.append(time_batch(port, mid, headers))
+            lo, hi = (mid, hi) if probes[-1].status == 200 else (lo, mid)
+    return probes
 
 
-def bench(tmp: Path) -> int:
-    env = {
-        **os.environ,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
-        "RATE_LIMIT": "off",
-    }
-    env.pop("DEBUG", None)
-    env.pop("REDIS_URL", None)
-    out = ""
-    for argv in (["migrate"], ["seeds", "load"], ["keys", "create", "--name", "bench", "--scope", "admin"]):
-        proc = subprocess.run([str(BIN / "compute-advisor"), *argv], cwd=ROOT, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SystemExit(f"compute-advisor {' '.join(argv)} failed:\n{proc.stdout}{proc.stderr}")
-        out = proc.stdout
-    # the key is the last line of `keys create`; every request to either server carries it (the bare app ignores it)
-    auth = {"X-API-Key": out.strip().splitlines()[-1].strip()}
+# ----------------------------------------------------------------------------------------------- report
 
-    driver = Driver(tmp)
-    load_before = loadavg()
+
+def fmt_ms(x: float) -> str:
+    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def print_setup(driver: Driver) -> None:
     print("## compute-advisor benchmark\n")
-    print(*machine(), sep="\n")
+    print(*lib.machine(), sep="\n")
     print(
         f"- load generator: {driver.name}, {CONNECTIONS} connections, keep-alive, {WARMUP:g} s warm-up, "
         f"{DURATION:g} s measured, per endpoint"
@@ -434,116 +357,118 @@ def bench(tmp: Path) -> int:
         "RATE_LIMIT=off, an admin key sent as X-API-Key on every request (to the bare app too, which ignores it)\n"
     )
 
-    real_port, bare_port = free_port(), free_port()
-    real_log, bare_log = tmp / "service.log", tmp / "bare.log"
-    real = spawn(uvicorn_argv(real_port, ["--factory", "app.asgi:create_app"]), real_log, env)
-    wait_ready(real, real_port, "/health/ready", real_log)
 
-    # the bare app answers with a real recommendation, captured now
-    status, _, sample = request(real_port, "POST", "/v1/recommendations", dumps(PROFILE), auth)
-    if status != 201:
-        raise SystemExit(f"capturing a recommendation failed: {status} {sample[:300]!r}")
-    sample_path = tmp / "sample_recommendation.json"
-    sample_path.write_bytes(sample)
-    bare_env = {**env, "BENCH_BODY_FILE": str(sample_path)}
-    bare = spawn(
-        uvicorn_argv(bare_port, ["--app-dir", str(BENCH_DIR), "--factory", "bare_app:create_app"]), bare_log, bare_env
+def print_rows(rows: list[Row]) -> None:
+    print(
+        "| endpoint | status codes | req/s | p50 ms | p99 ms | errors | peak RSS MB "
+        "| bare req/s | bare p99 ms | ratio |"
     )
-    wait_ready(bare, bare_port, "/bare", bare_log)
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        r, b = row.real, row.bare
+        print(
+            f"| {row.label} | {lib.codes_text(r['codes'])} | {r['rps']:,.0f} | {fmt_ms(r['p50_ms'])} | "
+            f"{fmt_ms(r['p99_ms'])} | {r['errors']} | {row.rss.get('VmHWM', 0):.0f} | {b['rps']:,.0f} | "
+            f"{fmt_ms(b['p99_ms'])} | {row.ratio:.2f} |"
+        )
+
+
+def print_probes(probes: list[Probe]) -> None:
+    print("| batch POST /v1/evaluations | body | status | wall time s | detail |")
+    print("| ---: | ---: | ---: | ---: | --- |")
+    for p in probes:
+        print(
+            f"| {p.profiles:,} profiles | {p.body_size / 1e6:.2f} MB | {p.status or 'no answer'} | "
+            f"{p.seconds:.2f} | {p.detail} |"
+        )
+
+
+def print_targets(rows: list[Row], probes: list[Probe], peak_rss: float) -> None:
+    """The targets of the issue, each with what was measured and whether it is met."""
+    print("\n| target | measured | met? |")
+    print("| --- | --- | --- |")
+    by_key = {row.key: row for row in rows}
+    for key, share in TARGET_RATIO.items():
+        row = by_key[key]
+        codes = row.real["codes"]
+        ok = row.ratio >= share and row.real["errors"] == 0
+        note = ""
+        if key == "gpus-304":
+            got_304 = codes.get("304", 0) == row.real["requests"] and row.real["requests"] > 0
+            ok = ok and got_304
+            note = "" if got_304 else f" — but no 304: the service answered {lib.codes_text(codes)}"
+        print(f"| {row.label}: ≥ {share:.0%} of bare req/s | {row.ratio:.0%}{note} | {'yes' if ok else 'no'} |")
+    for row in rows:
+        if row.key == "gpus":
+            continue
+        p99 = row.real["p99_ms"]
+        verdict = "yes" if p99 < TARGET_P99_MS else "no"
+        print(f"| {row.label}: p99 < {TARGET_P99_MS:g} ms | {fmt_ms(p99)} ms | {verdict} |")
+    first = probes[0]
+    if first.status == 200:
+        verdict = "yes" if first.seconds < TARGET_BATCH_S else "no"
+        print(f"| batch of {BATCH:,} profiles < {TARGET_BATCH_S:g} s | {first.seconds:.2f} s | {verdict} |")
+    else:
+        largest = max((p for p in probes if p.status == 200), key=lambda p: p.profiles, default=None)
+        if largest:
+            tail = f"; largest accepted {largest.profiles:,} profiles in {largest.seconds:.2f} s"
+        else:
+            tail = "; none accepted"
+        print(
+            f"| batch of {BATCH:,} profiles < {TARGET_BATCH_S:g} s | refused ({first.status or 'no answer'}{tail}) "
+            f"| not measurable |"
+        )
+    verdict = "yes" if peak_rss < TARGET_RSS_MB else "no"
+    print(f"| resident memory per worker < {TARGET_RSS_MB:g} MB | {peak_rss:.0f} MB peak | {verdict} |")
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="compute-advisor-bench-"))
+    try:
+        return lib.run_main(lambda: bench(tmp), "stopping the servers")
+    finally:  # after run_main has stopped the servers
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench(tmp: Path) -> int:
+    env = lib.service_env(f"sqlite:///{tmp / 'bench.db'}")
+    # every request to either server carries the key (the bare app ignores it)
+    auth = {"X-API-Key": lib.prepare_database(env, "bench")}
+
+    driver = Driver(tmp)
+    load_before = lib.loadavg()
+    print_setup(driver)
+
+    real = lib.start_server(lib.SERVICE_APP, tmp / "service.log", env, "/health/ready")
+    # the bare app answers with a real recommendation, captured now
+    sample = lib.request(real.port, "POST", "/v1/recommendations", lib.dumps(PROFILE), auth)
+    if sample.status != 201:
+        raise SystemExit(f"capturing a recommendation failed: {sample.status} {sample.body[:300]!r}")
+    sample_path = tmp / "sample_recommendation.json"
+    sample_path.write_bytes(sample.body)
+    bare = lib.start_server(BARE_APP, tmp / "bare.log", {**env, BARE_BODY_ENV: str(sample_path)}, "/bare")
 
     # conditional catalog read: the ETag the service gives, if it gives one
-    status, headers, gpus_body = request(real_port, "GET", "/v1/gpus", headers=auth)
-    etag = headers.get("etag")
-    cond_headers = {**auth, "If-None-Match": etag} if etag else dict(auth)
+    gpus = lib.request(real.port, "GET", "/v1/gpus", headers=auth)
+    etag = gpus.headers.get("etag")
+    conditional = {**auth, "If-None-Match": etag} if etag else dict(auth)
     if etag:
         etag_note = f"ETag {etag}"
     else:
         etag_note = "the service sent no ETag, so the request went without If-None-Match (no 304 possible)"
 
-    def as_evaluation(p: dict[str, Any]) -> dict[str, Any]:
-        return {"profiles": [p]}
+    rows = [measure(driver, real, bare, key, label, load) for key, label, load in cases(auth, conditional)]
+    probes = measure_batch(real.port, auth)
+    real_rss = lib.rss_mb(real.proc.pid)
+    bare_rss = lib.rss_mb(bare.proc.pid)
 
-    def as_comparison(p: dict[str, Any]) -> dict[str, Any]:
-        return {k: p[k] for k in COMPARISON}
-
-    def distinct(path: str, shape: Any) -> Load:
-        bodies = distinct_bodies(DISTINCT, shape)
-        return Load("POST", path, bodies[0], auth, bodies)
-
-    post = Load("POST", "/bare")
-    cases: list[tuple[str, str, Load, Load]] = [
-        (
-            "recommendations",
-            "POST /v1/recommendations (stored), repeated body",
-            Load("POST", "/v1/recommendations", dumps(PROFILE), auth),
-            post,
-        ),
-        (
-            "recommendations-distinct",
-            "POST /v1/recommendations (stored), distinct bodies",
-            distinct("/v1/recommendations", lambda p: p),
-            post,
-        ),
-        (
-            "evaluations",
-            "POST /v1/evaluations, 1 profile, repeated body",
-            Load("POST", "/v1/evaluations", dumps(as_evaluation(PROFILE)), auth),
-            post,
-        ),
-        (
-            "evaluations-distinct",
-            "POST /v1/evaluations, 1 profile, distinct bodies",
-            distinct("/v1/evaluations", as_evaluation),
-            post,
-        ),
-        (
-            "price-comparisons",
-            "POST /v1/price-comparisons, repeated body",
-            Load("POST", "/v1/price-comparisons", dumps(COMPARISON), auth),
-            post,
-        ),
-        (
-            "price-comparisons-distinct",
-            "POST /v1/price-comparisons, distinct bodies",
-            distinct("/v1/price-comparisons", as_comparison),
-            post,
-        ),
-        ("gpus", "GET /v1/gpus", Load("GET", "/v1/gpus", headers=auth), Load("GET", "/bare")),
-        (
-            "gpus-304",
-            "GET /v1/gpus + If-None-Match",
-            Load("GET", "/v1/gpus", headers=cond_headers),
-            Load("GET", "/bare"),
-        ),
-    ]
-    rows: list[dict[str, Any]] = []
-    for key, label, real_load, bare_load in cases:
-        # the bare app gets the same request bodies and headers as the real endpoint
-        bare_load = Load(bare_load.method, bare_load.path, real_load.body, real_load.headers, real_load.bodies)
-        print(f"… {label}", file=sys.stderr, flush=True)
-        driver.run(real_port, real_load, WARMUP)
-        r = driver.run(real_port, real_load, DURATION)
-        r["rss"] = rss_mb(real.pid)
-        driver.run(bare_port, bare_load, WARMUP)
-        b = driver.run(bare_port, bare_load, DURATION)
-        rows.append({"key": key, "label": label, "real": r, "bare": b})
-
-    print(f"… batch of {BATCH} profiles", file=sys.stderr, flush=True)
-    probes = [(BATCH, *time_batch(real_port, BATCH, auth))]
-    if probes[0][1] != 200:
-        # the largest accepted batch, to within 1 % of BATCH
-        lo, hi = 0, BATCH
-        while hi - lo > max(1, BATCH // 100):
-            mid = (lo + hi) // 2
-            probes.append((mid, *time_batch(real_port, mid, auth)))
-            lo, hi = (mid, hi) if probes[-1][1] == 200 else (lo, mid)
-    real_rss = rss_mb(real.pid)
-    bare_rss = rss_mb(bare.pid)
     print(
-        f"Load average (1/5/15 min) before: {load_before}; after: {loadavg()} — on {os.cpu_count()} CPUs; "
+        f"Load average (1/5/15 min) before: {load_before}; after: {lib.loadavg()} — on {os.cpu_count()} CPUs; "
         "anything above ≈ 2 means other processes competed with the server and the load generator.\n"
     )
-
     print(
         f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
         f'{json.dumps(COMPARISON)} (unknown fields are refused); evaluations get `{{"profiles": [profile]}}`. '
@@ -551,68 +476,18 @@ def bench(tmp: Path) -> int:
         "behind a recommendation from its memo of 256 answers; POST /v1/evaluations is not memoised). "
         f"Distinct bodies: {DISTINCT:,} variants of it (gpus 1–512, utilization 0.05–0.95), cycled through one "
         "per request, so every request is computed. "
-        f"Service answer sizes: recommendation {len(sample)} B, GET /v1/gpus {len(gpus_body)} B. "
-        f"The bare app answers every request with the captured {len(sample)}-byte recommendation "
+        f"Service answer sizes: recommendation {len(sample.body)} B, GET /v1/gpus {len(gpus.body)} B. "
+        f"The bare app answers every request with the captured {len(sample.body)}-byte recommendation "
         f"and is sent the same body and headers. Conditional read: {etag_note}.\n"
     )
-    print(
-        "| endpoint | status codes | req/s | p50 ms | p99 ms | errors | peak RSS MB "
-        "| bare req/s | bare p99 ms | ratio |"
-    )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        r, b = row["real"], row["bare"]
-        row["ratio"] = r["rps"] / b["rps"] if b["rps"] else 0.0
-        print(
-            f"| {row['label']} | {codes_text(r['codes'])} | {r['rps']:,.0f} | {fmt_ms(r['p50_ms'])} | "
-            f"{fmt_ms(r['p99_ms'])} | {r['errors']} | {r['rss'].get('VmHWM', 0):.0f} | {b['rps']:,.0f} | "
-            f"{fmt_ms(b['p99_ms'])} | {row['ratio']:.2f} |"
-        )
+    print_rows(rows)
     print(
         f"\nPeak RSS = VmHWM of the service's worker process after that endpoint (cumulative). "
         f"After the batch: service VmHWM {real_rss.get('VmHWM', 0):.0f} MB, VmRSS {real_rss.get('VmRSS', 0):.0f} MB; "
         f"bare app VmHWM {bare_rss.get('VmHWM', 0):.0f} MB.\n"
     )
-    print("| batch POST /v1/evaluations | body | status | wall time s | detail |")
-    print("| ---: | ---: | ---: | ---: | --- |")
-    for n, status, seconds, size, detail in probes:
-        print(f"| {n:,} profiles | {size / 1e6:.2f} MB | {status or 'no answer'} | {seconds:.2f} | {detail} |")
-    accepted = [p for p in probes if p[1] == 200]
-    largest = max(accepted, key=lambda p: p[0]) if accepted else None
-
-    # targets of the issue
-    print("\n| target | measured | met? |")
-    print("| --- | --- | --- |")
-    by_key = {row["key"]: row for row in rows}
-    for key, share in TARGET_RATIO.items():
-        row = by_key[key]
-        codes = row["real"]["codes"]
-        ok = row["ratio"] >= share and row["real"]["errors"] == 0
-        note = ""
-        if key == "gpus-304":
-            got_304 = codes.get("304", 0) == row["real"]["requests"] and row["real"]["requests"] > 0
-            ok = ok and got_304
-            note = "" if got_304 else f" — but no 304: the service answered {codes_text(codes)}"
-        print(f"| {row['label']}: ≥ {share:.0%} of bare req/s | {row['ratio']:.0%}{note} | {'yes' if ok else 'no'} |")
-    for row in rows:
-        if row["key"] == "gpus":
-            continue
-        p99 = row["real"]["p99_ms"]
-        verdict = "yes" if p99 < TARGET_P99_MS else "no"
-        print(f"| {row['label']}: p99 < {TARGET_P99_MS:g} ms | {fmt_ms(p99)} ms | {verdict} |")
-    first = probes[0]
-    if first[1] == 200:
-        verdict = "yes" if first[2] < TARGET_BATCH_S else "no"
-        print(f"| batch of {BATCH:,} profiles < {TARGET_BATCH_S:g} s | {first[2]:.2f} s | {verdict} |")
-    else:
-        tail = f"; largest accepted {largest[0]:,} profiles in {largest[2]:.2f} s" if largest else "; none accepted"
-        print(
-            f"| batch of {BATCH:,} profiles < {TARGET_BATCH_S:g} s | refused ({first[1] or 'no answer'}{tail}) "
-            f"| not measurable |"
-        )
-    peak = real_rss.get("VmHWM", 0)
-    verdict = "yes" if peak < TARGET_RSS_MB else "no"
-    print(f"| resident memory per worker < {TARGET_RSS_MB:g} MB | {peak:.0f} MB peak | {verdict} |")
+    print_probes(probes)
+    print_targets(rows, probes, real_rss.get("VmHWM", 0))
     return 0
 
 

@@ -7,80 +7,74 @@ every hour of the period. See docs/methodology.md, "Platform".
 
 from __future__ import annotations
 
-from app.core import model
-from app.core.knowledge import Knowledge
-from app.core.ranges import Range, ceil_number
+from app.core import (
+    HOURS_PER_YEAR,
+    ZERO,
+    Assessment,
+    Inputs,
+    Knowledge,
+    LineItem,
+    OptionPlugin,
+    OptionSpec,
+    Profile,
+    model,
+)
 from app.core.text import money_range, num, pct
-from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec, Profile
-from app.hookspecs import hookimpl
 
 KEY = "ai_compute_platform"
 VERSION = "1.0.0"
-ZERO = Range.point(0)
 
 
-@hookimpl
-def compute_advisor_options() -> list[OptionSpec]:
-    return [
-        OptionSpec(
-            key=KEY,
-            name="AI compute platform",
-            description="A managed platform with pooled GPUs and smart scheduling, preset images, automatic "
-            "fault detection, job migration and checkpoint management: compute in minutes, billed for "
-            "the GPU-hours jobs use.",
-            version=VERSION,
+class AiComputePlatform(OptionPlugin):
+    spec = OptionSpec(
+        key=KEY,
+        name="AI compute platform",
+        description="A managed platform with pooled GPUs and smart scheduling, preset images, automatic "
+        "fault detection, job migration and checkpoint management: compute in minutes, billed for "
+        "the GPU-hours jobs use.",
+        version=VERSION,
+    )
+
+    def assess(self, profile: Profile, knowledge: Knowledge) -> Assessment:
+        inputs = Inputs(knowledge, KEY, profile)
+        server, servers = model.hardware(knowledge, profile)
+        price = inputs.price("gpu_hour", "per_gpu_hour", server.key)
+        pooled = inputs("pooled_utilization")
+        useful = profile.useful_gpu_hours_per_year
+        billed = (useful / pooled).cap(profile.gpus * HOURS_PER_YEAR)
+        annual = billed * price.value
+        line = LineItem(
+            "gpu_hours",
+            "Platform GPU-hours",
+            annual,
+            ZERO,
+            "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour",
+            (price.ref, *inputs.take_refs()),
         )
-    ]
+        cost = model.cost(
+            profile,
+            annual=annual,
+            total=annual * profile.horizon_years,
+            paid=billed,
+            committed=False,
+            breakdown=(line,),
+        )
+        notes = (
+            f"Platform: {money_range(annual, profile.currency)} a year; pooling bills "
+            f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
+            f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
+        )
+        return model.assessment(
+            KEY,
+            inputs,
+            profile,
+            cost=cost,
+            infra_fte=inputs("infra_fte_base") + inputs("infra_fte_per_server") * servers,
+            setup_steps="preset images and a graphical job console",
+            notes=notes,
+        )
 
 
-@hookimpl
-def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
-    if option != KEY:
-        return None
-    inputs = model.Inputs(knowledge, KEY)
-    server = knowledge.server_for(profile.gpu_model)
-    servers = ceil_number(profile.gpus / server.gpus_per_server)
-    price = knowledge.price(
-        KEY,
-        "gpu_hour",
-        unit="per_gpu_hour",
-        currency=profile.currency,
-        as_of=profile.as_of,
-        subject=server.key,
-    )
-    pooled = inputs("pooled_utilization")
-    useful = profile.useful_gpu_hours_per_year
-    billed = (useful / pooled).cap(profile.gpus * HOURS_PER_YEAR)
-    annual = billed * price.value
-    line = LineItem(
-        "gpu_hours",
-        "Platform GPU-hours",
-        annual,
-        ZERO,
-        "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour",
-        (price.ref, *inputs.take_refs()),
-    )
-    cost = Cost(
-        annual=annual,
-        total=annual * profile.horizon_years,
-        upfront=ZERO,
-        per_useful_gpu_hour=annual / useful,
-        useful_gpu_hours=useful,
-        paid_gpu_hours=billed,
-        committed=False,
-        breakdown=(line,),
-    )
-    infra_fte = inputs("infra_fte_base") + inputs("infra_fte_per_server") * servers
-    notes = (
-        f"Platform: {money_range(annual, profile.currency)} a year; pooling bills "
-        f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
-        f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
-    )
-    return Assessment(
-        option=KEY,
-        cost=cost,
-        efficiency=model.efficiency(inputs, profile),
-        stability=model.stability(inputs, profile),
-        usability=model.usability(inputs, profile, infra_fte, "preset images and a graphical job console"),
-        notes=notes,
-    )
+plugin = AiComputePlatform()
+compute_advisor_options = plugin.compute_advisor_options
+compute_advisor_assess = plugin.compute_advisor_assess

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import Databases, make_client, migrate
 
-from app.asgi import migration_head
+from app.kb.db import migration_head
 
 PROBLEM_JSON = "application/problem+json"
 OPTIONS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}

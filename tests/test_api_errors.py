@@ -16,8 +16,8 @@ from conftest import make_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from app.api.schemas import MAX_BATCH_PROFILES
-from app.services import Advisor
+from app.domain.decisions.schemas import MAX_BATCH_PROFILES
+from app.domain.decisions.service import DecisionService
 from app.settings import Settings
 
 PROBLEM_JSON = "application/problem+json"
@@ -276,10 +276,10 @@ def test_router_level_answers_carry_the_request_id_too(client, method, path):
 
 
 def test_internal_error_is_500_problem_without_internals(client, monkeypatch, caplog):
-    def boom(self: Advisor, req: object) -> None:
+    def boom(self: DecisionService, req: object) -> None:
         raise RuntimeError("secret-internal-detail in /srv/app/core.py")
 
-    monkeypatch.setattr(Advisor, "compare", boom)
+    monkeypatch.setattr(DecisionService, "compare", boom)
     r = client.post(COMPARE, json=BASE, headers={"x-request-id": "rid-500"})
     problem = assert_problem(r, 500)
     assert problem["request_id"] == "rid-500" == r.headers["x-request-id"]
@@ -292,7 +292,7 @@ def test_internal_error_is_500_problem_without_internals(client, monkeypatch, ca
 
 
 def test_internal_error_gets_a_generated_request_id(client, monkeypatch):
-    monkeypatch.setattr(Advisor, "compare", lambda self, req: 1 / 0)
+    monkeypatch.setattr(DecisionService, "compare", lambda self, req: 1 / 0)
     r = client.post(COMPARE, json=BASE)
     problem = assert_problem(r, 500)
     assert problem["request_id"] == r.headers["x-request-id"]

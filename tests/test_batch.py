@@ -90,7 +90,7 @@ def test_full_detail_adds_each_whole_evaluation(client):
 
 
 def test_small_batches_one_at_a_time_equal_the_vectorised_path(client):
-    from app.services import SMALL_BATCH
+    from app.domain.decisions.service import SMALL_BATCH
 
     profiles = [
         {

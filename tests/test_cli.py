@@ -15,9 +15,9 @@ from conftest import SEEDS, Databases
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.asgi import migration_head
 from app.cli import main
 from app.kb import seeds
+from app.kb.db import migration_head
 from app.settings import PROJECT_ROOT, Settings
 
 SEED_SET = seeds.read_seeds(SEEDS)

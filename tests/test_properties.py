@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from app.core import decision
 from app.core.knowledge import Knowledge, Price
 from app.core.ranges import Range
-from app.core.types import DIMENSIONS, Assessment, Profile
+from app.core.types import Assessment, Profile
+from app.core.vocab import DIMENSIONS
 from app.plugin_manager import OptionHost, create_option_host
 from app.settings import PROJECT_ROOT
 

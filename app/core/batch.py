@@ -5,7 +5,7 @@ GPU model, date, weights) form a group; within a group every numeric field becom
 and each option's plugin runs once for the whole group — the range arithmetic of the plugins is
 element-wise (``app.core.ranges``). A plugin that cannot take arrays is called once per profile
 instead, so a third-party option still works, only slower. Scores, fit points, feasibility and
-ranking follow ``app.core.decision`` exactly; the sentences (reasons) are left out.
+ranking come from ``app.core.scoring``, as for one profile; the sentences (reasons) are left out.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from app.core import decision
 from app.core import rules as rule_engine
-from app.core.knowledge import Knowledge, MissingKnowledge
-from app.core.types import DIMENSIONS, Assessment, Profile
+from app.core import scoring
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge
+from app.core.types import PROFILE_NUMBERS, Assessment, Profile
+from app.core.vocab import DIMENSIONS
 
 CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of")
-NUMERIC = ("gpus", "utilization", "horizon_years", "team_size", "start_within_days", "capex_budget")
 Assess = Callable[[str, Profile, Knowledge], Assessment]
 
 
@@ -81,11 +82,15 @@ def evaluate(
     return [r for r in results if r is not None]
 
 
-def _vector_profile(members: Sequence[Profile]) -> Profile:
+def vector_profile(members: Sequence[Profile]) -> Profile:
+    """One profile whose numeric fields are arrays over ``members`` (an absent value is NaN): the
+    array contract of ``app.hookspecs``. The only place a Profile holds arrays where its type says
+    numbers."""
     arrays = {
-        f: np.array([np.nan if getattr(p, f) is None else getattr(p, f) for p in members], dtype=float) for f in NUMERIC
+        f: np.array([np.nan if getattr(p, f) is None else getattr(p, f) for p in members], dtype=float)
+        for f in PROFILE_NUMBERS
     }
-    return dataclasses.replace(members[0], **arrays)  # type: ignore[arg-type]  # arrays where numbers go
+    return dataclasses.replace(members[0], **arrays)  # type: ignore[arg-type]
 
 
 def _group(
@@ -96,8 +101,8 @@ def _group(
     assess: Assess,
 ) -> list[Result]:
     n = len(members)
-    weights = decision.normalise_weights(weights)
-    vp = _vector_profile(members)
+    weights = scoring.normalise_weights(weights)
+    vp = vector_profile(members)
     figures = {o: _assess_option(o, vp, members, knowledge, assess, n) for o in sorted(options)}
     per_hours = [f.per_hour for f in figures.values() if f.per_hour is not None]
     cheapest = np.min(np.stack(per_hours), axis=0) if per_hours else np.zeros(n)
@@ -105,13 +110,15 @@ def _group(
     for o, f in figures.items():
         if f.per_hour is None:
             continue
-        dim = {
-            "cost": np.where(f.per_hour > 0, 100.0 * cheapest / np.where(f.per_hour > 0, f.per_hour, 1.0), 100.0),
-            **{d: 100.0 * f.measures[d] for d in ("efficiency", "stability", "usability")},
-        }
-        scores[o] = dim
         assert f.fit is not None
-        totals[o] = sum(weights[d] * dim[d] for d in DIMENSIONS) + f.fit
+        scores[o] = scoring.dimension_scores(
+            per_hour=f.per_hour,
+            cheapest=cheapest,
+            productive=f.measures["efficiency"],
+            goodput=f.measures["stability"],
+            focus=f.measures["usability"],
+        )
+        totals[o] = scoring.total(weights, scores[o], f.fit)
     return [_result(i, figures, scores, totals) for i in range(n)]
 
 
@@ -195,13 +202,13 @@ def _result(
                 None,
             )
         )
-    rows.sort(key=lambda r: (not r[0], -r[1], r[2]))
+    rows = [rows[i] for i in scoring.ranked([(r[2], r[0], r[1]) for r in rows])]
     ranking = tuple(
         Entry(
             option=o,
             rank=rank,
-            score=round(min(100.0, max(0.0, raw)), 1),
-            scores={d: round(min(100.0, max(0.0, v)), 1) for d, v in dims.items()},
+            score=scoring.shown(raw),
+            scores={d: scoring.shown(v) for d, v in dims.items()},
             fit=round(fit, 1),
             feasible=feasible,
             annual_cost=None if annual is None else round(annual, 2),

@@ -1,12 +1,5 @@
-"""From assessments to a ranked, explained decision (methodology v1, docs/methodology.md "Scores").
-
-Each dimension scores 0–100, monotone in its measure:
-- cost: ``100 × cheapest ÷ own`` cost per useful GPU-hour (expected) among the assessed options;
-- efficiency: ``100 × productive_share``; stability: ``100 × goodput``;
-- usability: ``100 × model_focus_share``.
-The total is the weighted mean plus the fit points of the scenario rules that hold, clamped to
-0–100. Feasible options rank first, then by the unclamped total, then by option key.
-"""
+"""From assessments to a ranked, explained decision for one profile (docs/methodology.md "Scores");
+the scores and the order come from ``app.core.scoring``, as for batches and Monte Carlo runs."""
 
 from __future__ import annotations
 
@@ -14,9 +7,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from app.core import rules as rule_engine
-from app.core.knowledge import Knowledge, MissingKnowledge
+from app.core import scoring
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge
 from app.core.text import num, pct, span
-from app.core.types import DIMENSIONS, Assessment, Profile
+from app.core.types import Assessment, Profile
+from app.core.vocab import DIMENSIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +30,6 @@ class Outcome:
     option: str
     assessment: Assessment | None
     error: str | None = None
-    error_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,69 +60,74 @@ def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> l
         try:
             outcomes.append(Outcome(option, assess(option)))
         except MissingKnowledge as exc:
-            outcomes.append(Outcome(option, None, str(exc), "missing-knowledge"))
+            outcomes.append(Outcome(option, None, str(exc)))
         except Exception as exc:  # a plugin's bug must not take the other options down
-            outcomes.append(Outcome(option, None, f"{type(exc).__name__}: {exc}", "plugin-error"))
+            outcomes.append(Outcome(option, None, f"{type(exc).__name__}: {exc}"))
     return outcomes
 
 
 def default_weights(knowledge: Knowledge) -> dict[str, float]:
+    """The knowledge base's ``weight_<dimension>`` assumptions."""
     return {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
 
 
-def normalise_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    """Scale non-negative weights to sum to 1 (the edge has already refused all-zero weights)."""
-    total = sum(weights.get(d, 0.0) for d in DIMENSIONS)
-    if total <= 0:
-        raise ValueError("weights must not all be zero")
-    return {d: weights.get(d, 0.0) / total for d in DIMENSIONS}
-
-
 def dimension_scores(assessment: Assessment, cheapest: float) -> dict[str, float]:
-    own = assessment.cost.per_useful_gpu_hour.expected
-    return {
-        "cost": 100.0 * cheapest / own if own > 0 else 100.0,
-        "efficiency": 100.0 * assessment.efficiency.productive_share.expected,
-        "stability": 100.0 * assessment.stability.goodput.expected,
-        "usability": 100.0 * assessment.usability.model_focus_share.expected,
-    }
+    """The option's four dimension scores, the cheapest option's cost per useful GPU-hour given."""
+    return scoring.dimension_scores(
+        per_hour=assessment.cost.per_useful_gpu_hour.expected,
+        cheapest=cheapest,
+        productive=assessment.efficiency.productive_share.expected,
+        goodput=assessment.stability.goodput.expected,
+        focus=assessment.usability.model_focus_share.expected,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    outcome: Outcome
+    feasible: bool
+    raw: float
+    scores: dict[str, float]
+    fit: float
+    reasons: tuple[str, ...]
+    rules: tuple[AppliedRule, ...]
 
 
 def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weights: Mapping[str, float]) -> Decision:
-    weights = normalise_weights(weights)
+    weights = scoring.normalise_weights(weights)
     assessed = [o.assessment for o in outcomes if o.assessment is not None]
     cheapest = min((a.cost.per_useful_gpu_hour.expected for a in assessed), default=0.0)
-    unranked: list[tuple[bool, float, Outcome, dict[str, float], float, tuple[str, ...], tuple[AppliedRule, ...]]]
-    unranked = []
+    rows: list[_Scored] = []
     for outcome in outcomes:
         a = outcome.assessment
         if a is None:
             reasons: tuple[str, ...] = (f"Could not be assessed: {outcome.error}",)
-            unranked.append((False, 0.0, outcome, dict.fromkeys(DIMENSIONS, 0.0), 0.0, reasons, ()))
+            rows.append(_Scored(outcome, False, 0.0, dict.fromkeys(DIMENSIONS, 0.0), 0.0, reasons, ()))
             continue
         scores = dimension_scores(a, cheapest)
         applied = _apply_rules(profile, a, knowledge)
         fit = sum((r.points or 0.0) * (1 if r.effect == "bonus" else -1) for r in applied if r.effect != "infeasible")
         feasible = not any(r.effect == "infeasible" for r in applied)
-        raw = sum(weights[d] * scores[d] for d in DIMENSIONS) + fit
-        reasons = _reasons(profile, a, cheapest, applied)
-        unranked.append((feasible, raw, outcome, scores, fit, reasons, tuple(applied)))
+        raw = scoring.total(weights, scores, fit)
+        rows.append(
+            _Scored(outcome, feasible, raw, scores, fit, _reasons(profile, a, cheapest, applied), tuple(applied))
+        )
 
-    unranked.sort(key=lambda t: (not t[0], -t[1], t[2].option))
+    order = scoring.ranked([(r.outcome.option, r.feasible, r.raw) for r in rows])
     ranking = tuple(
         Ranked(
-            option=outcome.option,
-            rank=i,
-            score=round(min(100.0, max(0.0, raw)), 1),
-            raw_score=round(raw, 3),
-            scores={d: round(min(100.0, max(0.0, s)), 1) for d, s in scores.items()},
-            fit=round(fit, 1),
-            feasible=feasible,
-            reasons=reasons,
-            rules=applied,
-            outcome=outcome,
+            option=r.outcome.option,
+            rank=rank,
+            score=scoring.shown(r.raw),
+            raw_score=round(r.raw, 3),
+            scores={d: scoring.shown(s) for d, s in r.scores.items()},
+            fit=round(r.fit, 1),
+            feasible=r.feasible,
+            reasons=r.reasons,
+            rules=r.rules,
+            outcome=r.outcome,
         )
-        for i, (feasible, raw, outcome, scores, fit, reasons, applied) in enumerate(unranked, start=1)
+        for rank, r in enumerate((rows[i] for i in order), start=1)
     )
     recommended = next((r.option for r in ranking if r.feasible), None)
     return Decision(recommended, weights, ranking)

@@ -11,13 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from app.core.errors import MissingKnowledge
 from app.core.ranges import Range
 
 ANY = "*"
-
-
-class MissingKnowledge(LookupError):
-    """The knowledge base lacks a row a computation needs; the message says which."""
 
 
 class SourceRef(NamedTuple):
@@ -27,9 +24,6 @@ class SourceRef(NamedTuple):
     ref: str
     source: str
     quality: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"table": self.table, "ref": self.ref, "source": self.source, "quality": self.quality}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +158,6 @@ class Knowledge:
         if found is None:
             raise MissingKnowledge(f"no assumption '{key}' for option '{option}' (nor a general one)")
         return found
-
-    def find_assumption(self, option: str, key: str) -> Assumption | None:
-        return self.assumptions.get((option, key)) or self.assumptions.get((ANY, key))
 
     def price(self, option: str, item: str, *, unit: str, currency: str, as_of: dt.date, subject: str = ANY) -> Price:
         """The price of ``item`` in ``unit`` valid on ``as_of``; a subject's own row wins over a general one."""

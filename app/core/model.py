@@ -5,20 +5,27 @@ Every input comes from the knowledge snapshot; the only constant is the 8,760-ho
 
 from __future__ import annotations
 
-from app.core.knowledge import Knowledge, SourceRef
-from app.core.ranges import Range
-from app.core.types import HOURS_PER_YEAR, Efficiency, Profile, Stability, Usability
+from collections.abc import Iterable
+
+from app.core.knowledge import ANY, Knowledge, Price, Server, SourceRef
+from app.core.ranges import Range, ceil_number
+from app.core.types import HOURS_PER_YEAR, Assessment, Cost, Efficiency, LineItem, Profile, Stability, Usability
 
 METHODOLOGY_VERSION = "1.0"
 DAYS_PER_YEAR = 365
 
 
-class Inputs:
-    """Reads assumptions for one option and remembers which rows it used."""
+ZERO = Range.point(0)
 
-    def __init__(self, knowledge: Knowledge, option: str) -> None:
+
+class Inputs:
+    """Reads one option's assumptions (and, given the profile, its prices) and remembers which
+    assumption rows it used."""
+
+    def __init__(self, knowledge: Knowledge, option: str, profile: Profile | None = None) -> None:
         self.knowledge = knowledge
         self.option = option
+        self.profile = profile
         self.refs: list[SourceRef] = []
 
     def __call__(self, key: str) -> Range:
@@ -26,9 +33,68 @@ class Inputs:
         self.refs.append(row.ref)
         return row.value
 
+    def price(self, item: str, unit: str, subject: str = ANY) -> Price:
+        """The option's price of ``item`` in ``unit`` for ``subject``, in the profile's currency on its ``as_of``."""
+        assert self.profile is not None, "Inputs(knowledge, option, profile) reads prices"
+        return self.knowledge.price(
+            self.option, item, unit=unit, currency=self.profile.currency, as_of=self.profile.as_of, subject=subject
+        )
+
     def take_refs(self) -> tuple[SourceRef, ...]:
         refs, self.refs = tuple(dict.fromkeys(self.refs)), []
         return refs
+
+
+def hardware(knowledge: Knowledge, profile: Profile) -> tuple[Server, float]:
+    """The server SKU the profile runs on, and how many of them its GPUs fill (whole servers)."""
+    server = knowledge.server_for(profile.gpu_model)
+    return server, ceil_number(profile.gpus / server.gpus_per_server)
+
+
+def cost(
+    profile: Profile,
+    *,
+    annual: Range,
+    total: Range,
+    paid: Range,
+    committed: bool,
+    breakdown: Iterable[LineItem],
+    upfront: Range = ZERO,
+) -> Cost:
+    """An option's cost, with the cost per useful GPU-hour: ``annual ÷ useful GPU-hours``."""
+    useful = profile.useful_gpu_hours_per_year
+    return Cost(
+        annual=annual,
+        total=total,
+        upfront=upfront,
+        per_useful_gpu_hour=annual / useful,
+        useful_gpu_hours=useful,
+        paid_gpu_hours=paid,
+        committed=committed,
+        breakdown=tuple(breakdown),
+    )
+
+
+def assessment(
+    option: str,
+    inputs: Inputs,
+    profile: Profile,
+    *,
+    cost: Cost,
+    infra_fte: Range,
+    setup_steps: str,
+    notes: tuple[str, ...],
+    recovery_key: str = "recovery_hours",
+) -> Assessment:
+    """The option's assessment: its cost, and efficiency, stability and usability by the shared formulas."""
+    return Assessment(
+        option=option,
+        cost=cost,
+        efficiency=efficiency(inputs, profile),
+        stability=stability(inputs, profile, recovery_key=recovery_key),
+        usability=usability(inputs, profile, infra_fte, setup_steps),
+        notes=notes,
+    )
 
 
 def efficiency(inputs: Inputs, profile: Profile) -> Efficiency:

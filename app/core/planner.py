@@ -22,9 +22,11 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from app.core.knowledge import Knowledge, MissingKnowledge, Server
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge, Server
 from app.core.ranges import Range
-from app.core.types import HOURS_PER_YEAR, Assessment, OpsTeam, Profile, RentalPlan
+from app.core.types import HOURS_PER_YEAR, Assessment, Profile
+from app.core.vocab import OpsTeam, RentalPlan
 
 FLOPS_PER_PARAMETER_TOKEN = 6  # forward (2) + backward (4) FLOPs per parameter and token
 TERA = 1e12

@@ -93,13 +93,6 @@ class Range(tuple[float, float, float]):
     def ceil(self) -> Range:
         return Range(_ceil(self.low), _ceil(self.expected), _ceil(self.high))
 
-    def as_dict(self, ndigits: int = 2) -> dict[str, float]:
-        return {
-            "low": round(self.low, ndigits),
-            "expected": round(self.expected, ndigits),
-            "high": round(self.high, ndigits),
-        }
-
 
 def _min(a: Any, b: Any) -> Any:
     return np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Literal
 
 from app.core.knowledge import SourceRef
 from app.core.ranges import Range
+from app.core.vocab import DataSecurity, OpsTeam, RentalPlan
 
 HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
-DIMENSIONS = ("cost", "efficiency", "stability", "usability")
 
-OpsTeam = Literal["none", "basic", "professional"]
-DataSecurity = Literal["standard", "high", "extreme"]
-RentalPlan = Literal["on_demand", "reserved_1y"]
+#: the numeric fields of a profile: plain numbers, or NumPy arrays in batch evaluations (one element
+#: per profile) — see ``app.hookspecs`` for the array contract
+PROFILE_NUMBERS = ("gpus", "utilization", "horizon_years", "team_size", "start_within_days", "capex_budget")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +21,8 @@ class Profile:
     """A team's situation: what it needs, for how long, and what it can run itself.
 
     ``utilization`` is the team's useful share of the year: useful GPU-hours are
-    ``gpus × utilization × 8760`` per year.
+    ``gpus × utilization × 8760`` per year. In batch evaluations the fields named in
+    ``PROFILE_NUMBERS`` are NumPy arrays, one element per profile.
     """
 
     gpus: int
@@ -132,3 +132,8 @@ class OptionSpec:
     name: str
     description: str
     version: str
+    #: the option buys its hardware: break-even reports the cluster size from which it is the
+    #: cheapest, and its payback against the other options
+    owns_hardware: bool = False
+    #: the plans (``rental_plan`` values) the option prices differently; break-even compares each
+    plans: tuple[str, ...] = ()

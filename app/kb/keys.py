@@ -16,20 +16,23 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
 from app.kb import audit
 from app.kb import models as m
 
 KEY_PREFIX = "ca_"
-#: every scope, and what it allows (the README's table)
-SCOPES: dict[str, str] = {
-    "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
-    "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
-    "recommendations:write": "POST recommendations and GET back the ones this key created",
-    "admin": "everything: every scope, every key's recommendations, the audit trail",
-}
-ADMIN = "admin"
-#: longest X-API-Key value looked at (a real key has 46 characters)
-MAX_KEY_LENGTH = 128
+__all__ = [
+    "ADMIN",
+    "SCOPES",
+    "Created",
+    "KeyProblem",
+    "check_scopes",
+    "create",
+    "find",
+    "hash_key",
+    "list_all",
+    "revoke",
+]
 
 
 class KeyProblem(ValueError):
@@ -124,7 +127,7 @@ async def list_all(session: AsyncSession) -> list[m.ApiKey]:
 
 async def find(session: AsyncSession, key: str) -> m.ApiKey | None:
     """The key's row, if it exists (revoked or not), compared in constant time with the stored hash."""
-    if not key.startswith(KEY_PREFIX) or len(key) > MAX_KEY_LENGTH:
+    if not key.startswith(KEY_PREFIX) or len(key) > API_KEY_MAX_LENGTH:
         return None
     digest = hash_key(key)
     row = await session.scalar(select(m.ApiKey).where(m.ApiKey.key_hash == digest))

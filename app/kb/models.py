@@ -28,6 +28,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.core.vocab import (
+    ASSUMPTION_UNITS,
+    CURRENCIES,
+    PRICE_UNITS,
+    RULE_EFFECTS,
+    RULE_MATCHES,
+    SOURCE_QUALITIES,
+)
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -35,33 +44,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-CURRENCIES = ("CNY", "USD")
-SOURCE_QUALITIES = ("article", "verified", "secondary", "weak", "unverified", "assumption")
-PRICE_UNITS = (
-    "per_server",
-    "per_server_year",
-    "per_team_year",
-    "per_server_hour",
-    "per_gpu_hour",
-    "per_kwh",
-    "fraction",
-)
-ASSUMPTION_UNITS = (
-    "fraction",
-    "ratio",
-    "years",
-    "days",
-    "hours",
-    "minutes",
-    "count",
-    "servers",
-    "fte",
-    "kw",
-    "per_gpu_year",
-)
-RULE_EFFECTS = ("bonus", "penalty", "infeasible")
-RULE_MATCHES = ("all", "any")
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:

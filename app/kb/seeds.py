@@ -25,12 +25,11 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import rules as rule_engine
+from app.core.vocab import AssumptionUnit, Currency, PriceUnit, RuleEffect, RuleMatch, RuleOperator, SourceQuality
 from app.kb import audit
 from app.kb import models as m
 
 SECTIONS = ("gpu_models", "servers", "prices", "assumptions", "rules")
-
-Quality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
 
 
 class SeedError(ValueError):
@@ -67,7 +66,7 @@ class GpuModelSeed(_Seed):
     interconnect_gbps: Decimal | None = Field(default=None, gt=0)
     tdp_w: int | None = Field(default=None, gt=0)
     source: str = Field(min_length=1)
-    source_quality: Quality
+    source_quality: SourceQuality
     notes: str | None = None
 
 
@@ -79,7 +78,7 @@ class ServerSeed(_Seed):
     power_kw: Decimal | None = Field(default=None, gt=0)
     reference: bool = False
     source: str = Field(min_length=1)
-    source_quality: Quality
+    source_quality: SourceQuality
     notes: str | None = None
 
 
@@ -88,22 +87,14 @@ class PriceSeed(_RangeSeed):
     provider: str = Field(min_length=1, max_length=60)
     item: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
     subject: str = Field(default="*", max_length=40)
-    unit: Literal[
-        "per_server",
-        "per_server_year",
-        "per_team_year",
-        "per_server_hour",
-        "per_gpu_hour",
-        "per_kwh",
-        "fraction",
-    ]
+    unit: PriceUnit
     low: Decimal = Field(ge=0)
-    currency: Literal["CNY", "USD"]
+    currency: Currency
     region: str = Field(min_length=1, max_length=40)
     valid_from: dt.date
     valid_to: dt.date | None = None
     source: str = Field(min_length=1)
-    source_quality: Quality
+    source_quality: SourceQuality
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -118,21 +109,9 @@ class PriceSeed(_RangeSeed):
 class AssumptionSeed(_RangeSeed):
     option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
     key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
-    unit: Literal[
-        "fraction",
-        "ratio",
-        "years",
-        "days",
-        "hours",
-        "minutes",
-        "count",
-        "servers",
-        "fte",
-        "kw",
-        "per_gpu_year",
-    ]
+    unit: AssumptionUnit
     source: str = Field(min_length=1)
-    source_quality: Quality
+    source_quality: SourceQuality
     rationale: str | None = None
 
     @model_validator(mode="after")
@@ -144,7 +123,7 @@ class AssumptionSeed(_RangeSeed):
 
 class ConditionSeed(_Seed):
     field: str
-    op: Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in"]
+    op: RuleOperator
     value: Any
 
     @model_validator(mode="after")
@@ -164,14 +143,14 @@ class RuleSeed(_Seed):
     key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
     option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
     description: str = Field(min_length=1)
-    match: Literal["all", "any"] = "all"
+    match: RuleMatch = "all"
     conditions: list[ConditionSeed] = Field(min_length=1)
-    effect: Literal["bonus", "penalty", "infeasible"]
+    effect: RuleEffect
     points: Decimal | None = Field(default=None, gt=0, le=100)
     reason: str = Field(min_length=1)
     rationale: str = Field(min_length=1)
     source: str = Field(min_length=1)
-    source_quality: Quality
+    source_quality: SourceQuality
 
     @model_validator(mode="after")
     def _points(self) -> RuleSeed:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, TypeVar
+
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -9,13 +13,33 @@ from app.core.knowledge import Assumption, Condition, GpuSpec, Knowledge, Price,
 from app.core.ranges import Range
 from app.kb import models as m
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
-def _range(low: object, expected: object, high: object) -> Range:
-    return Range.of(float(low), float(high), None if expected is None else float(expected))  # type: ignore[arg-type]
+T = TypeVar("T", bound="DataclassInstance")
+ModelT = TypeVar("ModelT", bound=m.Base)
 
 
-def _opt(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
+async def _all(session: AsyncSession, model: type[ModelT], *order: Any) -> list[ModelT]:
+    return list((await session.scalars(select(model).order_by(*order))).all())
+
+
+def _range(row: Any) -> Range:
+    """A row's ``low``/``expected``/``high`` columns as a Range (``expected`` defaults to the midpoint)."""
+    expected = None if row.expected is None else float(row.expected)
+    return Range.of(float(row.low), float(row.high), expected)
+
+
+def _plain(value: Any) -> Any:
+    """A column value as the snapshot holds it: NUMERIC as float, everything else unchanged."""
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def build(cls: type[T], row: Any, **given: Any) -> T:
+    """The snapshot object ``cls`` of an ORM ``row``, field by field by name; ``given`` overrides
+    (the fields the row does not hold as such, like a Range)."""
+    values = {f.name: given[f.name] if f.name in given else _plain(getattr(row, f.name)) for f in fields(cls)}
+    return cls(**values)
 
 
 async def latest_version(session: AsyncSession) -> m.KnowledgeVersion | None:
@@ -29,97 +53,26 @@ async def load_knowledge(session: AsyncSession) -> Knowledge | None:
     version = await latest_version(session)
     if version is None:
         return None
-    gpus = {
-        g.key: GpuSpec(
-            g.key,
-            g.vendor,
-            g.name,
-            float(g.memory_gb),
-            _opt(g.memory_bandwidth_gbps),
-            float(g.bf16_dense_tflops),
-            _opt(g.fp8_dense_tflops),
-            g.interconnect,
-            _opt(g.interconnect_gbps),
-            g.tdp_w,
-            g.source,
-            g.source_quality,
-            g.notes,
-        )
-        for g in (await session.scalars(select(m.GpuModel).order_by(m.GpuModel.key))).all()
-    }
-    servers = {
-        s.key: Server(
-            s.key,
-            s.name,
-            s.gpu_model_key,
-            s.gpus_per_server,
-            _opt(s.power_kw),
-            s.reference,
-            s.source,
-            s.source_quality,
-            s.notes,
-        )
-        for s in (await session.scalars(select(m.ServerSku).order_by(m.ServerSku.key))).all()
-    }
+    gpus = {g.key: build(GpuSpec, g) for g in await _all(session, m.GpuModel, m.GpuModel.key)}
+    servers = {x.key: build(Server, x) for x in await _all(session, m.ServerSku, m.ServerSku.key)}
     prices = tuple(
-        Price(
-            p.id,
-            p.option,
-            p.provider,
-            p.item,
-            p.subject,
-            p.unit,
-            _range(p.low, p.expected, p.high),
-            p.currency,
-            p.region,
-            p.valid_from,
-            p.valid_to,
-            p.source,
-            p.source_quality,
-            p.notes,
-        )
-        for p in (
-            await session.scalars(
-                select(m.PriceItem).order_by(m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc())
-            )
-        ).all()
+        build(Price, p, value=_range(p))
+        for p in await _all(session, m.PriceItem, m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc())
     )
     assumptions = {
-        (a.option, a.key): Assumption(
-            a.id,
-            a.option,
-            a.key,
-            a.unit,
-            _range(a.low, a.expected, a.high),
-            a.source,
-            a.source_quality,
-            a.rationale,
-        )
-        for a in (await session.scalars(select(m.Assumption).order_by(m.Assumption.option, m.Assumption.key))).all()
+        (a.option, a.key): build(Assumption, a, value=_range(a))
+        for a in await _all(session, m.Assumption, m.Assumption.option, m.Assumption.key)
     }
     rules = tuple(
-        Rule(
-            r.key,
-            r.option,
-            r.description,
-            r.match,
-            tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions),
-            r.effect,
-            _opt(r.points),
-            r.reason,
-            r.rationale,
-            r.source,
-            r.source_quality,
-        )
-        for r in (await session.scalars(select(m.ScenarioRule).order_by(m.ScenarioRule.key))).all()
+        build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
+        for r in await _all(session, m.ScenarioRule, m.ScenarioRule.key)
     )
-    return Knowledge(version.label, version.created_at, gpus, servers, prices, assumptions, rules)
-
-
-async def version_by_label(session: AsyncSession, label: str) -> m.KnowledgeVersion | None:
-    try:
-        version_id = int(label.removeprefix("kv").split("-", 1)[0])
-    except ValueError:
-        return None
-    row = await session.get(m.KnowledgeVersion, version_id)
-    return row if row is not None and row.label == label else None
+    return Knowledge(
+        version=version.label,
+        created_at=version.created_at,
+        gpus=gpus,
+        servers=servers,
+        prices=prices,
+        assumptions=assumptions,
+        rules=rules,
+    )

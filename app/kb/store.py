@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import time
 from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,7 +28,6 @@ class KnowledgeStore:
         self.refresh_seconds = refresh_seconds
         self.current: Knowledge | None = None
         self.last_error: str | None = None
-        self.last_checked: float | None = None
         #: the last poll's verdict: ``None`` before the first one
         self.database_ok: bool | None = None
         #: when the database was last read successfully (UTC)
@@ -82,7 +80,6 @@ class KnowledgeStore:
         """Load the newest version if it differs from the one in memory. True when it swapped."""
         async with self._session_maker() as session:
             newest = await snapshot.latest_version(session)
-            self.last_checked = time.monotonic()
             self.last_read_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
             if newest is None or (self.current is not None and newest.label == self.current.version):
                 return False

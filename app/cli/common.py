@@ -1,0 +1,70 @@
+"""What every command module shares: the group class, the settings hand-off and the ``--actor`` option.
+
+Kept apart from ``app/cli/__init__.py`` so that a command module never imports the package that
+registers it (no import cycle), and so that each new command module reuses the same conventions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+import click
+
+from app.kb import audit
+from app.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Group(click.Group):
+    """A click group that lists its commands in the order they were added and refuses a missing command.
+
+    Insertion order keeps ``--help`` in workflow order (migrate, seeds, …) rather than alphabetical.
+    A group called without a command is a usage error (exit status 2) on every click 8.x — click
+    before 8.2 would print the help and exit 0, which scripts could mistake for success.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not self.invoke_without_command and not ctx.resilient_parsing:
+            raise click.UsageError(f"missing command: one of {', '.join(self.list_commands(ctx))}", ctx)
+        return super().parse_args(ctx, args)
+
+
+def pass_settings(f: Callable[Concatenate[Settings, P], R]) -> Callable[P, R]:
+    """Hand the command the ``Settings`` it runs with, read from the environment when it starts.
+
+    Read only once a command actually runs — never for ``--help`` or a usage error — and only once
+    per invocation. A caller may inject settings instead with ``cli.main(args, obj=settings)``.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        root = click.get_current_context().find_root()
+        if not isinstance(root.obj, Settings):
+            root.obj = Settings.from_env()
+        return f(root.obj, *args, **kwargs)
+
+    return wrapper
+
+
+def _actor_or_os_user(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    return value or audit.os_actor()
+
+
+def actor_option(who: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--actor NAME`` for a command that writes to the audit trail; the command gets a name, never None.
+
+    ``who`` completes the help text ("Who ``who``, for the audit trail"), e.g. ``"revokes it"``.
+    """
+    return click.option(
+        "--actor",
+        metavar="NAME",
+        callback=_actor_or_os_user,
+        help=f"Who {who}, for the audit trail (default: the OS user).",
+    )

@@ -1,0 +1,86 @@
+"""``seeds check`` and ``seeds load``: the knowledge base's seed files.
+
+Every file is validated before the database is touched, and a load is one transaction (through
+``app.kb.db.transaction``), so a bad file or a failure half-way leaves the database as it was.
+A refused file raises ``SeedError``, which ``app.cli.main`` reports with exit status 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from app.cli.common import Group, actor_option, pass_settings
+from app.kb import seeds, snapshot
+from app.kb.db import transaction
+from app.settings import Settings
+
+
+@click.group(name="seeds", cls=Group)
+def group() -> None:
+    """Knowledge-base seed files: validate them, load them."""
+
+
+def _seed_path(settings: Settings, path: str | None) -> Path:
+    return Path(path) if path else settings.seeds_path
+
+
+async def _load(
+    settings: Settings, seed_set: seeds.SeedSet, *, dry_run: bool, note: str, if_empty: bool, actor: str
+) -> seeds.Plan | None:
+    """The plan applied (or, for a dry run, rolled back); None when ``if_empty`` found a knowledge version."""
+    async with transaction(settings) as session:
+        if if_empty and await snapshot.latest_version(session) is not None:
+            return None
+        plan = await seeds.apply(session, seed_set, note=note, dry_run=dry_run, actor=actor)
+        if dry_run:
+            await session.rollback()
+    return plan
+
+
+@group.command()
+@click.argument("path", required=False)
+@click.option("--dry-run", is_flag=True, help="Print what would be added, changed and retired; write nothing.")
+@click.option("--note", default="seed load", show_default=True, help="A note for the new knowledge version.")
+@click.option("--if-empty", is_flag=True, help="Load only when no knowledge version exists.")
+@actor_option("loads")
+@pass_settings
+def load(settings: Settings, path: str | None, dry_run: bool, note: str, if_empty: bool, actor: str) -> int:
+    """Validate and apply seed files in one transaction.
+
+    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds). Loading the same files
+    again changes nothing and makes no new knowledge version. Changes print as + added, ~ changed,
+    - retired.
+    """
+    seed_set = seeds.read_seeds(_seed_path(settings, path))  # validates every file before the database is touched
+    plan = asyncio.run(_load(settings, seed_set, dry_run=dry_run, note=note, if_empty=if_empty, actor=actor))
+    if plan is None:
+        click.echo("knowledge base already loaded; nothing to do")
+        return 0
+    for line in seeds.describe(plan.changes):
+        click.echo(line)
+    counts = plan.summary()
+    tally = f"{counts['add']} added, {counts['change']} changed, {counts['retire']} retired"
+    if dry_run:
+        click.echo(f"dry run: would apply {tally}; nothing written")
+    elif plan.empty:
+        click.echo("no changes: the database already holds these seeds; no new knowledge version")
+    else:
+        click.echo(f"{tally}; knowledge version {plan.version}")
+    return 0
+
+
+@group.command()
+@click.argument("path", required=False)
+@pass_settings
+def check(settings: Settings, path: str | None) -> int:
+    """Validate seed files without touching the database.
+
+    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds).
+    """
+    seed_set = seeds.read_seeds(_seed_path(settings, path))
+    counts = ", ".join(f"{len(v)} {k}" for k, v in seed_set.records.items())
+    click.echo(f"valid: {counts}; content hash {seed_set.content_hash()[:12]}")
+    return 0

@@ -1,0 +1,27 @@
+"""Decision insights (docs/methodology.md "Insights"): break-even points, sensitivity, uncertainty.
+
+Each re-runs the option plugins — the same model that prices and ranks — on varied profiles or
+knowledge; none is a separate formula that could drift from it. Which options and variants are
+compared is always a parameter.
+"""
+
+from app.core.insights.break_even import BreakEven, Crossing, Payback, break_even, crossing
+from app.core.insights.common import Assess, Variant
+from app.core.insights.sensitivity import Sensitivity, pointwise, sensitivity
+from app.core.insights.uncertainty import Uncertainty, sample_knowledge, uncertainty
+
+__all__ = [
+    "Assess",
+    "BreakEven",
+    "Crossing",
+    "Payback",
+    "Sensitivity",
+    "Uncertainty",
+    "Variant",
+    "break_even",
+    "crossing",
+    "pointwise",
+    "sample_knowledge",
+    "sensitivity",
+    "uncertainty",
+]

@@ -1,0 +1,167 @@
+"""Break-even points (docs/methodology.md "Break-even"): the utilization at which two option variants
+cost the same per useful GPU-hour, the cluster size from which an owned cluster is cheapest, and
+payback months. Which variants are compared is a parameter: the core names no option.
+
+Everything re-runs the option plugins — the same model that prices and ranks — on varied profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.core.insights.common import ENDS, Assess, Costs, Variant
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.types import Assessment, Profile
+
+UTILIZATION_GRID = tuple(i / 50 for i in range(1, 51))  # 0.02 … 1.00
+BISECTION_STEPS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """Where ``first`` and ``second`` cost the same per useful GPU-hour, per range end."""
+
+    first: str
+    second: str
+    #: per end (low, expected, high): the break-even utilization, or None when they never cross
+    utilization: Mapping[str, float | None]
+    #: per end: which one is cheaper just above the crossing, or throughout when they never cross
+    cheaper_above: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Payback:
+    alternative: str
+    #: months until the owned cluster has paid for itself, per end; None: never
+    months: Mapping[str, float | None]
+    within_horizon: Mapping[str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEven:
+    crossings: tuple[Crossing, ...]
+    #: smallest cluster (GPUs) from which owning is cheapest at the profile's utilization, per end
+    own_cheapest_from_gpus: Mapping[str, int | None]
+    paybacks: tuple[Payback, ...]
+    errors: Mapping[str, str]
+
+
+def _crossing(
+    costs: Costs,
+    a: Variant,
+    b: Variant,
+    ends: Sequence[str] = ENDS,
+    grid: Sequence[float] = UTILIZATION_GRID,
+    steps: int = BISECTION_STEPS,
+) -> Crossing:
+    """Scan ``grid`` for the first sign change of the cost difference, then bisect it."""
+    utilization: dict[str, float | None] = {}
+    cheaper: dict[str, str | None] = {}
+    for end in ends:
+
+        def diff(u: float, end: str = end) -> float:
+            return costs.per_hour(a, u, end) - costs.per_hour(b, u, end)
+
+        found: float | None = None
+        prev_u, prev_d = grid[0], diff(grid[0])
+        for u in grid[1:]:
+            d = diff(u)
+            if (prev_d > 0) != (d > 0) and abs(prev_d - d) > 1e-12:
+                lo, hi = prev_u, u
+                for _ in range(steps):
+                    mid = (lo + hi) / 2
+                    if (diff(mid) > 0) == (prev_d > 0):
+                        lo = mid
+                    else:
+                        hi = mid
+                found, prev_d = round((lo + hi) / 2, 4), d
+                break
+            prev_u, prev_d = u, d
+        utilization[end] = found
+        last = diff(1.0)
+        cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
+    return Crossing(a.label, b.label, utilization, cheaper)
+
+
+def _cheapest_from(
+    costs: Costs, owner: Variant, others: Sequence[Variant], gpus_per_server: int
+) -> dict[str, int | None]:
+    """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end)."""
+    u = costs.profile.utilization
+    sizes = [*range(1, 129), *range(144, 4097, 16)]  # servers
+    result: dict[str, int | None] = {}
+    for end in ENDS:
+        first: int | None = None
+        for servers in sizes:
+            gpus = servers * gpus_per_server
+            own = float(getattr(costs.assessment(owner, u, gpus).cost.per_useful_gpu_hour, end))
+            rest = min(float(getattr(costs.assessment(v, u, gpus).cost.per_useful_gpu_hour, end)) for v in others)
+            first = (first or gpus) if own < rest else None  # must stay cheapest from there on
+        result[end] = first
+    return result
+
+
+def _payback(own: Assessment, alt: Assessment, alt_label: str, horizon_years: float) -> Payback:
+    """Months until the upfront outlay is recovered by paying less than the alternative each year.
+
+    ``months = 12 × upfront ÷ (alternative's annual cost − own running cost)``; running costs
+    are the breakdown lines without upfront (ops, power). Best case: own low, alternative high.
+    """
+    running = sum((li.annual for li in own.cost.breakdown if li.upfront.high == 0), Range.point(0))
+    up, alt_annual = own.cost.upfront, alt.cost.annual
+    pairs = {
+        "low": (up.low, alt_annual.high - running.low),
+        "expected": (up.expected, alt_annual.expected - running.expected),
+        "high": (up.high, alt_annual.low - running.high),
+    }
+    months = {e: (12 * u / saving if saving > 0 else None) for e, (u, saving) in pairs.items()}
+    within = {e: m is not None and m <= horizon_years * 12 for e, m in months.items()}
+    return Payback(alt_label, {e: None if m is None else round(m, 1) for e, m in months.items()}, within)
+
+
+def crossing(assess: Assess, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:
+    """Where ``a`` and ``b`` cost the same at the expected figures, found by bisection over 1–100 %
+    utilization (one crossing at most): about 30 assessments, not a grid scan. None when either
+    cannot be assessed."""
+    try:
+        return _crossing(Costs(assess, profile, knowledge), a, b, ("expected",), (0.01, 1.0), steps=10)
+    except Exception:
+        return None
+
+
+def break_even(
+    assess: Assess,
+    profile: Profile,
+    knowledge: Knowledge,
+    *,
+    pairs: Sequence[tuple[Variant, Variant]],
+    owner: Variant | None,
+    gpus_per_server: int,
+) -> BreakEven:
+    """Crossings for each of ``pairs``; for ``owner`` (the option that buys its hardware, if any), the
+    cluster size from which it is cheapest and its payback against every other variant of ``pairs``.
+
+    A variant that cannot be assessed at the profile is left out, with its error."""
+    costs = Costs(assess, profile, knowledge)
+    errors: dict[str, str] = {}
+    usable: list[Variant] = []
+    for v in dict.fromkeys(v for pair in pairs for v in pair):
+        try:
+            costs.assessment(v, profile.utilization)
+            usable.append(v)
+        except Exception as exc:
+            errors.setdefault(v.option, f"{type(exc).__name__}: {exc}")
+    crossings = tuple(_crossing(costs, a, b) for a, b in pairs if a in usable and b in usable)
+    cheapest_from: dict[str, int | None] = dict.fromkeys(ENDS)
+    paybacks: list[Payback] = []
+    if owner is not None and owner in usable:
+        alternatives = [v for v in usable if v.option != owner.option]
+        per_option = list({v.option: Variant(v.option) for v in alternatives}.values())
+        if per_option:
+            cheapest_from = _cheapest_from(costs, owner, per_option, gpus_per_server)
+        own = costs.assessment(owner, profile.utilization)
+        for v in alternatives:
+            paybacks.append(_payback(own, costs.assessment(v, profile.utilization), v.label, profile.horizon_years))
+    return BreakEven(crossings, cheapest_from, tuple(paybacks), errors)

@@ -1,0 +1,66 @@
+"""The service's closed vocabularies, each declared once as a ``Literal``.
+
+Everything else derives from these: the tuples below (``typing.get_args``), the database's CHECK
+constraints (``app.kb.models``), the seed validators (``app.kb.seeds``), the request schemas and
+the OpenAPI document. Adding a value here is the one edit that makes it valid everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Dimension = Literal["cost", "efficiency", "stability", "usability"]
+OpsTeam = Literal["none", "basic", "professional"]
+DataSecurity = Literal["standard", "high", "extreme"]
+RentalPlan = Literal["on_demand", "reserved_1y"]
+Currency = Literal["CNY", "USD"]
+SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
+PriceUnit = Literal[
+    "per_server",
+    "per_server_year",
+    "per_team_year",
+    "per_server_hour",
+    "per_gpu_hour",
+    "per_kwh",
+    "fraction",
+]
+AssumptionUnit = Literal[
+    "fraction",
+    "ratio",
+    "years",
+    "days",
+    "hours",
+    "minutes",
+    "count",
+    "servers",
+    "fte",
+    "kw",
+    "per_gpu_year",
+]
+RuleEffect = Literal["bonus", "penalty", "infeasible"]
+RuleMatch = Literal["all", "any"]
+RuleOperator = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in"]
+
+DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
+OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
+DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
+RENTAL_PLANS: tuple[RentalPlan, ...] = get_args(RentalPlan)
+CURRENCIES: tuple[Currency, ...] = get_args(Currency)
+SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
+PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
+ASSUMPTION_UNITS: tuple[AssumptionUnit, ...] = get_args(AssumptionUnit)
+RULE_EFFECTS: tuple[RuleEffect, ...] = get_args(RuleEffect)
+RULE_MATCHES: tuple[RuleMatch, ...] = get_args(RuleMatch)
+RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
+
+Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "admin"]
+#: every API key scope, and what it allows (README, "Authentication")
+SCOPES: dict[Scope, str] = {
+    "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
+    "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
+    "recommendations:write": "POST recommendations and GET back the ones this key created",
+    "admin": "everything: every scope, every key's recommendations, the audit trail",
+}
+ADMIN: Scope = "admin"
+#: longest X-API-Key value looked at (a real key has 46 characters)
+API_KEY_MAX_LENGTH = 128

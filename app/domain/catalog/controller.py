@@ -1,0 +1,144 @@
+"""Read-only catalog of the knowledge base, served from the in-memory snapshot (thin handlers)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException
+from litestar.params import Parameter
+
+from app.domain.catalog import schemas as s
+from app.domain.catalog.service import CatalogService
+from app.kb.repositories import KnowledgeVersionRepository
+from app.lib.caching import conditional_get_middleware
+from app.lib.pagination import Limit, Offset, window
+from app.lib.problems import COMMON_PROBLEMS
+
+OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
+
+
+class CatalogController(Controller):
+    path = "/v1"
+    tags = ["catalog"]
+    #: ETag, If-None-Match → 304 and Cache-Control for every catalog read
+    middleware = [conditional_get_middleware]
+
+    @get(
+        "/options",
+        operation_id="listOptions",
+        opt={"scope": "catalog:read"},
+        summary="The deployment options the loaded plugins provide",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_options(self, catalog: NamedDependency[CatalogService]) -> s.OptionList:
+        return catalog.options()
+
+    @get(
+        "/gpus",
+        operation_id="listGpus",
+        opt={"scope": "catalog:read"},
+        summary="GPU models with their specifications and sources",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_gpus(
+        self, catalog: NamedDependency[CatalogService], limit: Limit = 100, offset: Offset = 0
+    ) -> s.GpuList:
+        return catalog.gpus(window(limit, offset))
+
+    @get(
+        "/gpus/{key:str}",
+        operation_id="getGpu",
+        opt={"scope": "catalog:read"},
+        summary="One GPU model",
+        responses=COMMON_PROBLEMS,
+    )
+    async def get_gpu(
+        self, catalog: NamedDependency[CatalogService], key: Annotated[str, Parameter(max_length=40)]
+    ) -> s.GpuRead:
+        gpu = catalog.gpu(key)
+        if gpu is None:
+            raise NotFoundException(f"no GPU model '{key}'")
+        return gpu
+
+    @get(
+        "/servers",
+        operation_id="listServers",
+        opt={"scope": "catalog:read"},
+        summary="Server SKUs",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_servers(
+        self, catalog: NamedDependency[CatalogService], limit: Limit = 100, offset: Offset = 0
+    ) -> s.ServerList:
+        return catalog.servers(window(limit, offset))
+
+    @get(
+        "/prices",
+        operation_id="listPrices",
+        opt={"scope": "catalog:read"},
+        summary="Price items, filtered; as_of keeps those valid that day",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_prices(
+        self,
+        catalog: NamedDependency[CatalogService],
+        option: OptionFilter = None,
+        provider: Annotated[str | None, Parameter(max_length=60)] = None,
+        region: Annotated[str | None, Parameter(max_length=40)] = None,
+        item: Annotated[str | None, Parameter(max_length=40)] = None,
+        as_of: Annotated[dt.date | None, Parameter(description="Only prices valid on this date.")] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> s.PriceList:
+        return catalog.prices(
+            window(limit, offset), option=option, provider=provider, region=region, item=item, as_of=as_of
+        )
+
+    @get(
+        "/assumptions",
+        operation_id="listAssumptions",
+        opt={"scope": "catalog:read"},
+        summary="Non-price parameters with sources and rationale",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_assumptions(
+        self,
+        catalog: NamedDependency[CatalogService],
+        option: OptionFilter = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> s.AssumptionList:
+        return catalog.assumptions(window(limit, offset), option=option)
+
+    @get(
+        "/rules",
+        operation_id="listRules",
+        opt={"scope": "catalog:read"},
+        summary="Scenario rules: conditions, effects and their sources",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_rules(
+        self,
+        catalog: NamedDependency[CatalogService],
+        option: OptionFilter = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> s.RuleList:
+        return catalog.rules(window(limit, offset), option=option)
+
+    @get(
+        "/knowledge-version",
+        operation_id="getKnowledgeVersion",
+        opt={"scope": "catalog:read"},
+        summary="The knowledge version being served",
+        responses=COMMON_PROBLEMS,
+    )
+    async def knowledge_version(
+        self,
+        catalog: NamedDependency[CatalogService],
+        knowledge_versions: NamedDependency[KnowledgeVersionRepository],
+    ) -> s.KnowledgeVersionRead:
+        return await catalog.knowledge_version(knowledge_versions)

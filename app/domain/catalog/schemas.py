@@ -1,0 +1,134 @@
+"""API v1 schemas of the catalog: the options, and the knowledge base's rows with their sources."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import msgspec
+
+
+class OptionRead(msgspec.Struct):
+    key: str
+    name: str
+    description: str
+    plugin: str
+    plugin_version: str
+
+
+class Page(msgspec.Struct):
+    knowledge_version: str
+    total: int
+    limit: int
+    offset: int
+
+
+class OptionList(msgspec.Struct):
+    items: list[OptionRead]
+
+
+class GpuRead(msgspec.Struct):
+    key: str
+    vendor: str
+    name: str
+    memory_gb: float
+    memory_bandwidth_gbps: float | None
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float | None
+    interconnect: str
+    interconnect_gbps: float | None
+    tdp_w: int | None
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class GpuList(Page):
+    items: list[GpuRead]
+
+
+class ServerRead(msgspec.Struct):
+    key: str
+    name: str
+    gpu_model_key: str | None
+    gpus_per_server: int
+    power_kw: float | None
+    reference: bool
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class ServerList(Page):
+    items: list[ServerRead]
+
+
+class PriceRead(msgspec.Struct):
+    id: int
+    option: str
+    provider: str
+    item: str
+    subject: str
+    unit: str
+    low: float
+    expected: float
+    high: float
+    currency: str
+    region: str
+    valid_from: dt.date
+    valid_to: dt.date | None
+    source: str
+    source_quality: str
+    notes: str | None
+
+
+class PriceList(Page):
+    items: list[PriceRead]
+
+
+class AssumptionRead(msgspec.Struct):
+    option: str
+    key: str
+    unit: str
+    low: float
+    expected: float
+    high: float
+    source: str
+    source_quality: str
+    rationale: str | None
+
+
+class AssumptionList(Page):
+    items: list[AssumptionRead]
+
+
+class ConditionRead(msgspec.Struct):
+    field: str
+    op: str
+    value: Any
+
+
+class RuleRead(msgspec.Struct):
+    key: str
+    option: str
+    description: str
+    match: str
+    conditions: list[ConditionRead]
+    effect: str
+    points: float | None
+    reason: str
+    rationale: str
+    source: str
+    source_quality: str
+
+
+class RuleList(Page):
+    items: list[RuleRead]
+
+
+class KnowledgeVersionRead(msgspec.Struct):
+    version: str
+    content_hash: str
+    created_at: dt.datetime
+    note: str
+    summary: dict[str, Any]

@@ -1,0 +1,140 @@
+"""The catalog: the loaded options and the knowledge snapshot's rows, filtered and paged.
+
+Rows are built by name from the snapshot's objects (one declaration per entity: the snapshot
+dataclasses of ``app.core.knowledge``; ``tests/test_declarations.py`` keeps the shapes in step)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from advanced_alchemy.filters import LimitOffset
+
+from app.core.errors import KnowledgeUnavailable
+from app.core.knowledge import Knowledge
+from app.domain.catalog import schemas as s
+from app.domain.shared.engine import Engine
+from app.kb.repositories import KnowledgeVersionRepository
+from app.lib.pagination import page
+
+
+def fields_of(row: Any) -> dict[str, Any]:
+    """A snapshot row's fields by name (``dataclasses.asdict`` would deep-copy every value)."""
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+
+
+def flat(row: Any) -> dict[str, Any]:
+    """A snapshot row with its ``value`` range spelled out as ``low``, ``expected``, ``high``."""
+    values = fields_of(row)
+    value = values.pop("value")
+    return {**values, "low": value.low, "expected": value.expected, "high": value.high}
+
+
+L = TypeVar("L", bound=s.Page)
+
+
+def _listing(cls: type[L], kb: Knowledge, rows: Sequence[Any], window: LimitOffset) -> L:
+    """A page of ``rows`` as the list type ``cls``, naming the knowledge version they come from."""
+    return cls(
+        knowledge_version=kb.version,
+        total=len(rows),
+        limit=window.limit,
+        offset=window.offset,
+        items=page(rows, window),
+    )  # type: ignore[call-arg]
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    # SQLite hands timestamps back naive; they are stored in UTC, and the document promises RFC 3339
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+class CatalogService:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def options(self) -> s.OptionList:
+        return s.OptionList(
+            items=[
+                s.OptionRead(
+                    key=o.spec.key,
+                    name=o.spec.name,
+                    description=o.spec.description,
+                    plugin=o.plugin_name,
+                    plugin_version=o.plugin_version,
+                )
+                for o in self.engine.options.values()
+            ]
+        )
+
+    def _kb(self) -> Knowledge:
+        return self.engine.knowledge()
+
+    def gpus(self, window: LimitOffset) -> s.GpuList:
+        kb = self._kb()
+        rows = [s.GpuRead(**fields_of(g)) for g in kb.gpus.values()]
+        return _listing(s.GpuList, kb, rows, window)
+
+    def gpu(self, key: str) -> s.GpuRead | None:
+        found = self._kb().gpus.get(key)
+        return None if found is None else s.GpuRead(**fields_of(found))
+
+    def servers(self, window: LimitOffset) -> s.ServerList:
+        kb = self._kb()
+        rows = [s.ServerRead(**fields_of(x)) for x in kb.servers.values()]
+        return _listing(s.ServerList, kb, rows, window)
+
+    def prices(
+        self,
+        window: LimitOffset,
+        *,
+        option: str | None,
+        provider: str | None,
+        region: str | None,
+        item: str | None,
+        as_of: dt.date | None,
+    ) -> s.PriceList:
+        kb = self._kb()
+        rows = [
+            s.PriceRead(**flat(p))
+            for p in kb.prices
+            if (option is None or p.option == option)
+            and (provider is None or p.provider == provider)
+            and (region is None or p.region == region)
+            and (item is None or p.item == item)
+            and (as_of is None or p.valid_on(as_of))
+        ]
+        return _listing(s.PriceList, kb, rows, window)
+
+    def assumptions(self, window: LimitOffset, *, option: str | None) -> s.AssumptionList:
+        kb = self._kb()
+        rows = [
+            s.AssumptionRead(**{k: v for k, v in flat(a).items() if k != "id"})
+            for a in kb.assumptions.values()
+            if option is None or a.option == option
+        ]
+        return _listing(s.AssumptionList, kb, rows, window)
+
+    def rules(self, window: LimitOffset, *, option: str | None) -> s.RuleList:
+        kb = self._kb()
+        rows = [
+            s.RuleRead(**{**fields_of(r), "conditions": [s.ConditionRead(**fields_of(c)) for c in r.conditions]})
+            for r in kb.rules
+            if option is None or r.option == option
+        ]
+        return _listing(s.RuleList, kb, rows, window)
+
+    async def knowledge_version(self, versions: KnowledgeVersionRepository) -> s.KnowledgeVersionRead:
+        kb = self._kb()
+        row = await versions.by_label(kb.version)
+        if row is None:
+            raise KnowledgeUnavailable(f"knowledge version {kb.version} is not in the database")
+        return s.KnowledgeVersionRead(
+            version=row.label,
+            content_hash=row.content_hash,
+            created_at=_utc(row.created_at),
+            note=row.note,
+            summary=row.summary,
+        )

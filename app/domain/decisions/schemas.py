@@ -1,0 +1,152 @@
+"""API v1 schemas of price comparisons, recommendations and batch evaluations."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+import msgspec
+from pydantic import Field
+
+from app.domain.shared.schemas import (
+    ConfidenceRead,
+    CostRead,
+    DimensionScores,
+    LineItemRead,
+    ProfileCreate,
+    RangeRead,
+)
+from app.lib.schemas import RequestModel
+
+MAX_BATCH_PROFILES = 10_000
+
+
+class EvaluationCreate(RequestModel):
+    profiles: list[ProfileCreate] = Field(min_length=1, max_length=MAX_BATCH_PROFILES)
+    detail: Literal["scores", "full"] = Field(
+        default="scores",
+        description="`scores`: the ranking and scores of each profile, computed vectorised; `full`: also "
+        "each profile's whole evaluation as POST /v1/recommendations answers it (reasons, figures), "
+        "about a millisecond a profile.",
+    )
+
+
+class ComparisonItem(msgspec.Struct):
+    option: str
+    name: str
+    plugin: str
+    annual_cost: RangeRead | None
+    total_cost: RangeRead | None
+    upfront_cost: RangeRead | None
+    cost_per_useful_gpu_hour: RangeRead | None
+    useful_gpu_hours_per_year: float | None
+    paid_gpu_hours_per_year: RangeRead | None
+    committed: bool | None
+    breakdown: list[LineItemRead]
+    error: str | None = None
+
+
+class ComparisonRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    currency: str
+    as_of: dt.date
+    gpus: int
+    utilization: float
+    horizon_years: float
+    rental_plan: str
+    items: list[ComparisonItem]
+
+
+class EfficiencyRead(msgspec.Struct):
+    lead_time_days: RangeRead
+    setup_minutes_per_run: RangeRead
+    execution_efficiency: RangeRead
+    productive_share: RangeRead
+
+
+class StabilityRead(msgspec.Struct):
+    interruptions_per_year: RangeRead
+    hours_lost_per_interruption: RangeRead
+    lost_gpu_hours_per_year: RangeRead
+    goodput: RangeRead
+
+
+class UsabilityRead(msgspec.Struct):
+    infra_fte_needed: RangeRead
+    infra_fte_unmet: RangeRead
+    setup_steps: str
+    model_focus_share: RangeRead
+
+
+class AppliedRuleRead(msgspec.Struct):
+    key: str
+    effect: str
+    points: float | None
+    reason: str
+
+
+class RankingEntry(msgspec.Struct):
+    option: str
+    name: str
+    rank: int
+    score: float
+    scores: DimensionScores
+    fit: float
+    feasible: bool
+    reasons: list[str]
+    rules_applied: list[AppliedRuleRead]
+    cost: CostRead | None
+    efficiency: EfficiencyRead | None
+    stability: StabilityRead | None
+    usability: UsabilityRead | None
+    error: str | None = None
+
+
+class Evaluation(msgspec.Struct):
+    recommended_option: str | None
+    knowledge_version: str
+    methodology_version: str
+    profile: dict[str, Any]
+    weights: DimensionScores
+    ranking: list[RankingEntry]
+    #: how likely each option is best, given the ranges (recommendations only)
+    confidence: ConfidenceRead | None = None
+    #: the own-versus-rent break-even in one sentence (recommendations only)
+    break_even: str | None = None
+
+
+class RecommendationRead(Evaluation, kw_only=True):
+    """A stored recommendation: the evaluation, with its id and time."""
+
+    id: str
+    created_at: dt.datetime
+
+
+class ScoredEntry(msgspec.Struct):
+    option: str
+    rank: int
+    score: float
+    scores: DimensionScores
+    fit: float
+    feasible: bool
+    annual_cost: float | None
+    total_cost: float | None
+    cost_per_useful_gpu_hour: float | None
+    error: str | None = None
+
+
+class ScoredResult(msgspec.Struct):
+    """One profile's ranking: what a recommendation would rank, without its sentences."""
+
+    recommended_option: str | None
+    ranking: list[ScoredEntry]
+
+
+class EvaluationsRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    detail: str
+    results: list[ScoredResult]
+    #: with ``detail: full``: each profile's whole evaluation, in the order of ``profiles``
+    evaluations: list[Evaluation] | None = None

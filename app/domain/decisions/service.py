@@ -1,0 +1,313 @@
+"""Price comparisons, evaluations and recommendations: from a request to its answer.
+
+Answers are pure functions of the request, the knowledge version and the day, so each worker
+remembers its last few hundred (an LRU keyed by all three); batch evaluations bypass it. The memo
+is shared between API keys: every caller has passed its scope check before asking, and nothing
+in an answer depends on who asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Hashable
+from typing import Any
+
+import msgspec
+from cachetools import LRUCache
+
+from app.core import batch, decision
+from app.core import insights as ins
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.types import Profile
+from app.domain.decisions import schemas as s
+from app.domain.shared.convert import confidence_read, range_read
+from app.domain.shared.engine import Engine
+from app.domain.shared.schemas import (
+    ComparisonCreate,
+    CostRead,
+    DimensionScores,
+    LineItemRead,
+    ProfileCreate,
+    SourceRead,
+)
+from app.domain.shared.statements import break_even_sentence
+from app.kb.repositories import RecommendationRepository
+from app.kb.writer import RecommendationWriter
+
+MEMO_SIZE = 256
+#: batches up to this size are evaluated one profile at a time (memoised), larger ones vectorised
+SMALL_BATCH = 8
+#: a recommendation's confidence block: Monte Carlo draws and seed (samples drawn once per knowledge version)
+CONFIDENCE_DRAWS = 1_000
+CONFIDENCE_SEED = 0
+NO_COST: dict[str, Any] = dict.fromkeys(
+    (
+        "annual_cost",
+        "total_cost",
+        "upfront_cost",
+        "cost_per_useful_gpu_hour",
+        "useful_gpu_hours_per_year",
+        "paid_gpu_hours_per_year",
+        "committed",
+    )
+)
+
+
+class DecisionService:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
+
+    def _remembered(self, key: Hashable, compute: Any) -> Any:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = compute()
+        return found
+
+    # ---- price comparisons -----------------------------------------------------------------
+
+    def comparison_identity(self, req: ComparisonCreate) -> str:
+        """The request with its defaults spelled out (``as_of`` today): what a comparison depends on."""
+        return req.model_copy(update={"as_of": req.as_of or self.engine.today()}).model_dump_json()
+
+    def compare(self, req: ComparisonCreate) -> s.ComparisonRead:
+        kb = self.engine.knowledge()
+        result: s.ComparisonRead = self._remembered(
+            ("compare", kb.version, self.engine.today(), req), lambda: self._compare(req, kb)
+        )
+        return result
+
+    def _compare(self, req: ComparisonCreate, kb: Knowledge) -> s.ComparisonRead:
+        profile = self.engine.profile(req, kb)
+        items = []
+        for o in self.engine.outcomes(profile, kb):
+            opt = self.engine.options[o.option]
+            a = o.assessment
+            head: dict[str, Any] = {"option": o.option, "name": opt.spec.name, "plugin": opt.plugin_name}
+            if a is None:
+                items.append(s.ComparisonItem(**head, **NO_COST, breakdown=[], error=o.error))
+                continue
+            c = a.cost
+            items.append(
+                s.ComparisonItem(
+                    **head,
+                    annual_cost=range_read(c.annual),
+                    total_cost=range_read(c.total),
+                    upfront_cost=range_read(c.upfront),
+                    cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
+                    useful_gpu_hours_per_year=round(c.useful_gpu_hours, 2),
+                    paid_gpu_hours_per_year=range_read(c.paid_gpu_hours),
+                    committed=c.committed,
+                    breakdown=[
+                        LineItemRead(
+                            key=li.key,
+                            label=li.label,
+                            annual=range_read(li.annual),
+                            upfront=range_read(li.upfront),
+                            basis=li.basis,
+                            sources=[
+                                SourceRead(table=r.table, ref=r.ref, source=r.source, quality=r.quality)
+                                for r in li.sources
+                            ],
+                        )
+                        for li in c.breakdown
+                    ],
+                )
+            )
+        return s.ComparisonRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            currency=profile.currency,
+            as_of=profile.as_of,
+            gpus=profile.gpus,
+            utilization=profile.utilization,
+            horizon_years=profile.horizon_years,
+            rental_plan=profile.rental_plan,
+            items=items,
+        )
+
+    # ---- evaluations -------------------------------------------------------------------------
+
+    def evaluate(self, req: ProfileCreate, kb: Knowledge | None = None, *, insights: bool = False) -> s.Evaluation:
+        """Rank the options for one profile; ``insights`` adds the confidence block and the
+        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
+        kb = kb or self.engine.knowledge()
+        result: s.Evaluation = self._remembered(
+            ("evaluate", kb.version, self.engine.today(), insights, req), lambda: self._evaluate(req, kb, insights)
+        )
+        return result
+
+    def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool) -> s.Evaluation:
+        profile = self.engine.profile(req, kb)
+        weights = self.engine.weights(req, kb)
+        result = decision.decide(profile, self.engine.outcomes(profile, kb), kb, weights)
+        confidence = sentence = None
+        if insights:
+            u = ins.uncertainty(
+                self.engine.assess,
+                profile,
+                kb,
+                list(self.engine.options),
+                weights,
+                draws=CONFIDENCE_DRAWS,
+                seed=CONFIDENCE_SEED,
+                base=result,
+            )
+            confidence = confidence_read(u)
+            sentence = self._break_even_sentence(profile, kb)
+        return s.Evaluation(
+            recommended_option=result.recommended_option,
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            profile={
+                k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
+            },
+            weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
+            ranking=[self._entry(r) for r in result.ranking],
+            confidence=confidence,
+            break_even=sentence,
+        )
+
+    def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
+        owner, rent = self.engine.owner(), self.engine.on_demand()
+        if owner is None or rent is None:
+            return None
+        found = ins.crossing(self.engine.assess, profile, kb, owner, rent)
+        return None if found is None else break_even_sentence(found, profile.gpus)
+
+    def evaluate_many(self, req: s.EvaluationCreate) -> s.EvaluationsRead:
+        """Rank the options for every profile; not stored. Large batches are vectorised
+        (``app.core.batch``); a few profiles go one at a time through the memoised path, where
+        NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
+        kb = self.engine.knowledge()
+        if len(req.profiles) <= SMALL_BATCH:
+            results = [_scored(self.evaluate(p, kb)) for p in req.profiles]
+        else:
+            profiles = [self.engine.profile(p, kb) for p in req.profiles]
+            weights = [self.engine.weights(p, kb) for p in req.profiles]
+            results = [
+                s.ScoredResult(
+                    recommended_option=r.recommended_option,
+                    ranking=[s.ScoredEntry(**{**_fields(e), "scores": DimensionScores(**e.scores)}) for e in r.ranking],
+                )
+                for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.assess)
+            ]
+        full = [self._evaluate(p, kb, False) for p in req.profiles] if req.detail == "full" else None
+        return s.EvaluationsRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            detail=req.detail,
+            results=results,
+            evaluations=full,
+        )
+
+    def _entry(self, r: decision.Ranked) -> s.RankingEntry:
+        a = r.outcome.assessment
+        head: dict[str, Any] = {
+            "option": r.option,
+            "name": self.engine.options[r.option].spec.name,
+            "rank": r.rank,
+            "score": r.score,
+            "scores": DimensionScores(**r.scores),
+            "fit": r.fit,
+            "feasible": r.feasible,
+            "reasons": list(r.reasons),
+            "rules_applied": [
+                s.AppliedRuleRead(key=x.key, effect=x.effect, points=x.points, reason=x.reason) for x in r.rules
+            ],
+            "error": r.outcome.error,
+        }
+        if a is None:
+            return s.RankingEntry(**head, cost=None, efficiency=None, stability=None, usability=None)
+        e, st, u = a.efficiency, a.stability, a.usability
+        return s.RankingEntry(
+            **head,
+            cost=CostRead(
+                annual_cost=range_read(a.cost.annual),
+                total_cost=range_read(a.cost.total),
+                upfront_cost=range_read(a.cost.upfront),
+                cost_per_useful_gpu_hour=range_read(a.cost.per_useful_gpu_hour, 4),
+            ),
+            efficiency=s.EfficiencyRead(
+                lead_time_days=range_read(e.lead_time_days, 4),
+                setup_minutes_per_run=range_read(e.setup_minutes_per_run),
+                execution_efficiency=range_read(e.execution_efficiency, 4),
+                productive_share=range_read(e.productive_share, 4),
+            ),
+            stability=s.StabilityRead(
+                interruptions_per_year=range_read(st.interruptions_per_year),
+                hours_lost_per_interruption=range_read(st.hours_lost_per_interruption),
+                lost_gpu_hours_per_year=range_read(st.lost_gpu_hours_per_year),
+                goodput=range_read(st.goodput, 4),
+            ),
+            usability=s.UsabilityRead(
+                infra_fte_needed=range_read(u.infra_fte_needed),
+                infra_fte_unmet=range_read(u.infra_fte_unmet),
+                setup_steps=u.setup_steps,
+                model_focus_share=range_read(u.model_focus_share, 4),
+            ),
+        )
+
+    # ---- stored recommendations --------------------------------------------------------------
+
+    async def recommend(
+        self, req: ProfileCreate, *, api_key_id: int, writer: RecommendationWriter
+    ) -> s.RecommendationRead:
+        """Evaluate (with insights), store, and answer the stored document; returns once it is committed."""
+        evaluation = self.evaluate(req, insights=True)
+        doc = s.RecommendationRead(
+            id=str(uuid.uuid4()),
+            created_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
+            **msgspec.structs.asdict(evaluation),
+        )
+        await writer.store(
+            {
+                "id": doc.id,
+                "created_at": doc.created_at,
+                "knowledge_version": evaluation.knowledge_version,
+                "methodology_version": evaluation.methodology_version,
+                "request": req.model_dump(mode="json"),
+                "response": msgspec.to_builtins(doc),
+                "api_key_id": api_key_id,
+            }
+        )
+        return doc
+
+    @staticmethod
+    async def stored(
+        repository: RecommendationRepository, rec_id: str, *, api_key_id: int, admin: bool
+    ) -> dict[str, Any] | None:
+        """A stored recommendation's document as answered, if this key may read it: its own, or any
+        for an admin key (another key's recommendation does not exist for it)."""
+        row = await repository.get_one_or_none(id=rec_id)
+        if row is None or not (admin or row.api_key_id == api_key_id):
+            return None
+        return row.response
+
+
+def _fields(struct: Any) -> dict[str, Any]:
+    return {f.name: getattr(struct, f.name) for f in dataclasses.fields(struct)}
+
+
+def _scored(e: s.Evaluation) -> s.ScoredResult:
+    return s.ScoredResult(
+        recommended_option=e.recommended_option,
+        ranking=[
+            s.ScoredEntry(
+                option=r.option,
+                rank=r.rank,
+                score=r.score,
+                scores=r.scores,
+                fit=r.fit,
+                feasible=r.feasible,
+                annual_cost=None if r.cost is None else r.cost.annual_cost.expected,
+                total_cost=None if r.cost is None else r.cost.total_cost.expected,
+                cost_per_useful_gpu_hour=None if r.cost is None else r.cost.cost_per_useful_gpu_hour.expected,
+                error=r.error,
+            )
+            for r in e.ranking
+        ],
+    )

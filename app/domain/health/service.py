@@ -1,0 +1,37 @@
+"""Readiness: the database answers, its migrations are at the head, a knowledge version is loaded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from app.core.knowledge import Knowledge
+from app.kb.repositories import KnowledgeVersionRepository, migration_revision
+from app.kb.store import KnowledgeStore
+
+#: a database slower than this is not ready
+READY_TIMEOUT_SECONDS = 3.0
+
+
+async def readiness(
+    versions: KnowledgeVersionRepository, store: KnowledgeStore, kb: Knowledge | None, head: str | None
+) -> tuple[bool, dict[str, Any]]:
+    """Whether the service is ready, and each check's finding."""
+    checks: dict[str, Any] = {}
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+            current = await migration_revision(versions)
+        checks["database"] = "ok"
+        checks["migration"] = {"current": current, "head": head, "ok": current == head}
+    except Exception as exc:
+        store.mark_unreachable(exc)
+        checks["database"] = f"unreachable: {type(exc).__name__}"
+        checks["migration"] = {"current": None, "head": head, "ok": False}
+    checks["knowledge_version"] = kb.version if kb else None
+    checks["worker_pid"] = os.getpid()  # which worker answered: each keeps its own snapshot
+    # "cached": answers come from the snapshot in memory, the database could not be re-read since
+    checks["knowledge_source"] = None if kb is None else "cached" if store.degraded else "database"
+    checks["knowledge_read_at"] = store.last_read_at.isoformat().replace("+00:00", "Z") if store.last_read_at else None
+    ok = checks["database"] == "ok" and checks["migration"]["ok"] and kb is not None
+    return ok, checks

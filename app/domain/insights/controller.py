@@ -1,0 +1,58 @@
+"""Decision insights: break-even points, sensitivity and uncertainty for a profile (thin handlers)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.params import Body
+
+from app.domain.insights.schemas import BreakEvenRead, SensitivityRead, UncertaintyCreate, UncertaintyRead
+from app.domain.insights.service import InsightService
+from app.domain.shared.schemas import ProfileCreate
+from app.lib.problems import BODY_PROBLEMS
+
+
+class InsightsController(Controller):
+    path = "/v1"
+    tags = ["insights"]
+
+    @post(
+        "/break-even",
+        operation_id="createBreakEven",
+        opt={"scope": "decisions:run"},
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+        summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
+    )
+    async def break_even(
+        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+    ) -> BreakEvenRead:
+        return insights.break_even(data)
+
+    @post(
+        "/sensitivity",
+        operation_id="createSensitivity",
+        opt={"scope": "decisions:run"},
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+        summary="Each input moved across its range, ordered by effect; what would change the answer",
+    )
+    async def sensitivity(
+        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+    ) -> SensitivityRead:
+        return insights.sensitivity(data)
+
+    @post(
+        "/uncertainty",
+        operation_id="createUncertainty",
+        opt={"scope": "decisions:run"},
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+        summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",
+    )
+    async def uncertainty(
+        self, insights: NamedDependency[InsightService], data: Annotated[UncertaintyCreate, Body()]
+    ) -> UncertaintyRead:
+        return insights.uncertainty(data)

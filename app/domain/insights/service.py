@@ -1,0 +1,142 @@
+"""Break-even, sensitivity and uncertainty for a profile: the core's insights, as answers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.core import insights as ins
+from app.core.model import METHODOLOGY_VERSION
+from app.domain.insights import schemas as si
+from app.domain.shared import statements
+from app.domain.shared.convert import confidence_read
+from app.domain.shared.engine import Engine
+from app.domain.shared.schemas import ProfileCreate
+
+
+def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:
+    return si.NullableRange(low=values.get("low"), expected=values.get("expected"), high=values.get("high"))
+
+
+class InsightService:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def break_even(self, req: ProfileCreate) -> si.BreakEvenRead:
+        kb = self.engine.knowledge()
+        profile = self.engine.profile(req, kb)
+        self.engine.outcomes(profile, kb)  # 422 when no option can be assessed at all
+        be = ins.break_even(
+            self.engine.assess,
+            profile,
+            kb,
+            pairs=self.engine.pairs(),
+            owner=self.engine.owner(),
+            gpus_per_server=kb.server_for(profile.gpu_model).gpus_per_server,
+        )
+        return si.BreakEvenRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            utilization=profile.utilization,
+            gpus=profile.gpus,
+            crossings=[
+                si.CrossingRead(
+                    first=c.first,
+                    second=c.second,
+                    utilization=_nullable(c.utilization),
+                    cheaper_above=dict(c.cheaper_above),
+                    statement=statements.crossing_statement(c),
+                )
+                for c in be.crossings
+            ],
+            own_cheapest_from_gpus=_nullable(be.own_cheapest_from_gpus),
+            own_cheapest_statement=statements.cheapest_statement(be.own_cheapest_from_gpus, profile.utilization),
+            paybacks=[
+                si.PaybackRead(
+                    alternative=p.alternative,
+                    months=_nullable(p.months),
+                    within_horizon=dict(p.within_horizon),
+                    statement=statements.payback_statement(p, profile.horizon_years),
+                )
+                for p in be.paybacks
+            ],
+            errors=dict(be.errors),
+        )
+
+    def sensitivity(self, req: ProfileCreate) -> si.SensitivityRead:
+        kb = self.engine.knowledge()
+        profile = self.engine.profile(req, kb)
+        self.engine.outcomes(profile, kb)
+        se = ins.sensitivity(self.engine.assess, profile, kb, list(self.engine.options), self.engine.weights(req, kb))
+        wc, uc = se.weight_change, se.utilization_change
+        return si.SensitivityRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            recommended_option=se.recommended_option,
+            baseline={
+                o: si.BaselineRead(cost_per_useful_gpu_hour=round(c, 4), score=round(v, 2))
+                for o, (c, v) in se.baseline.items()
+            },
+            inputs=[
+                si.InputSensitivityRead(
+                    kind=i.kind,
+                    ref=i.ref,
+                    label=i.label,
+                    unit=i.unit,
+                    low=i.low,
+                    high=i.high,
+                    swing=i.swing,
+                    effects={
+                        o: si.EffectRead(
+                            cost_per_useful_gpu_hour_low=e.cost_low,
+                            cost_per_useful_gpu_hour_high=e.cost_high,
+                            score_low=e.score_low,
+                            score_high=e.score_high,
+                        )
+                        for o, e in i.effects.items()
+                    },
+                )
+                for i in se.inputs
+            ],
+            weight_change=None
+            if wc is None
+            else si.WeightChangeRead(
+                dimension=wc.dimension,
+                shift=wc.shift,
+                weights=dict(wc.weights),
+                recommended_option=wc.recommended_option,
+                statement=statements.weight_change_statement(wc.shift, wc.dimension, wc.recommended_option),
+            ),
+            utilization_change=None
+            if uc is None
+            else si.UtilizationChangeRead(
+                utilization=uc.utilization,
+                recommended_option=uc.recommended_option,
+                statement=statements.utilization_change_statement(
+                    uc.utilization, profile.utilization, uc.recommended_option
+                ),
+            ),
+        )
+
+    def uncertainty(self, req: si.UncertaintyCreate) -> si.UncertaintyRead:
+        kb = self.engine.knowledge()
+        profile = self.engine.profile(req, kb)
+        self.engine.outcomes(profile, kb)
+        u = ins.uncertainty(
+            self.engine.assess,
+            profile,
+            kb,
+            list(self.engine.options),
+            self.engine.weights(req, kb),
+            draws=req.draws,
+            seed=req.seed,
+        )
+        c = confidence_read(u)
+        return si.UncertaintyRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            draws=c.draws,
+            seed=c.seed,
+            distribution=c.distribution,
+            options=c.options,
+            errors=c.errors,
+        )

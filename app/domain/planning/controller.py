@@ -1,0 +1,32 @@
+"""Training-run planner: ``POST /v1/training-plans`` (a thin handler over the planning service)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.params import Body
+
+from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
+from app.domain.planning.service import plan
+from app.domain.shared.engine import Engine
+from app.lib.problems import BODY_PROBLEMS
+
+
+class PlanningController(Controller):
+    path = "/v1"
+    tags = ["planning"]
+
+    @post(
+        "/training-plans",
+        operation_id="createTrainingPlan",
+        opt={"scope": "decisions:run"},
+        summary="Plan a training run: calendar time and cost on each option",
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+    )
+    async def create_training_plan(
+        self, engine: NamedDependency[Engine], data: Annotated[TrainingPlanCreate, Body()]
+    ) -> TrainingPlanRead:
+        return plan(engine, data)

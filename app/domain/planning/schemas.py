@@ -1,0 +1,115 @@
+"""API v1 schemas of training-run plans (docs/training-plans.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+from pydantic import ConfigDict, Field, JsonValue, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+
+from app.core.vocab import OpsTeam, RentalPlan
+from app.domain.shared.schemas import MAX_GPUS, RangeRead
+from app.lib.schemas import AsOf, RequestModel
+
+MAX_PARAMETERS = 1e13
+MAX_TOKENS = 1e16
+MAX_FLOPS = 1e30
+CURRENCY = r"^[A-Z]{3}$"
+#: Litestar's schema generation drops a ``gt=0`` (falsy) on an optional number: restate it for the document
+POSITIVE: dict[str, JsonValue] = {"exclusiveMinimum": 0}
+
+
+class TrainingPlanCreate(RequestModel):
+    """A training run: the model's size and either its token budget or its FLOP budget."""
+
+    # _tokens_or_flops, for the OpenAPI document (app.api.openapi copies it): exactly one of the two is a number
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "oneOf": [
+                {"required": [given], "properties": {given: {"type": "number"}, other: {"type": "null"}}}
+                for given, other in (("tokens", "flops"), ("flops", "tokens"))
+            ]
+        },
+    )
+
+    parameters: float = Field(gt=0, le=MAX_PARAMETERS, description="Model parameters (dense).")
+    tokens: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TOKENS,
+        description="Training tokens; give this or `flops`, not both.",
+        json_schema_extra=POSITIVE,
+    )
+    flops: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_FLOPS,
+        description="Training FLOPs; give this or `tokens`, not both.",
+        json_schema_extra=POSITIVE,
+    )
+    gpu_model: str = Field(min_length=1, max_length=40, description="A key from /v1/gpus: whose throughput to use.")
+    gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the run uses.")
+    mfu: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Model FLOPs utilization, 0–1; default: the knowledge base's range (assumption */mfu).",
+        json_schema_extra=POSITIVE,
+    )
+    rental_plan: RentalPlan = "on_demand"
+    currency: str = Field(default="CNY", pattern=CURRENCY, json_schema_extra={"pattern": CURRENCY})
+    as_of: AsOf
+    ops_team: OpsTeam = "none"
+
+    @model_validator(mode="after")
+    def _tokens_or_flops(self) -> TrainingPlanCreate:
+        if self.tokens is not None and self.flops is not None:
+            raise _field_error("flops", "give either tokens or flops, not both", self.flops)
+        if self.tokens is None and self.flops is None:
+            raise _field_error("tokens", "give either tokens or flops", None)
+        return self
+
+
+def _field_error(field: str, message: str, value: object) -> ValidationError:
+    """A validation error located at ``field`` (a model validator's own errors would name no field)."""
+    return ValidationError.from_exception_data(
+        "TrainingPlanCreate",
+        [InitErrorDetails(type=PydanticCustomError("tokens_or_flops", message), loc=(field,), input=value)],
+    )
+
+
+class TrainingPlanItem(msgspec.Struct):
+    option: str
+    name: str
+    calendar_days: RangeRead | None
+    training_days: RangeRead | None
+    total_cost: RangeRead | None
+    gpu_hours_billed: RangeRead | None
+    lead_time_days: RangeRead | None = None
+    interruptions: RangeRead | None = None
+    hours_lost: RangeRead | None = None
+    cost_per_useful_gpu_hour: RangeRead | None = None
+    upfront_cost: RangeRead | None = None
+    committed: bool | None = None
+    error: str | None = None
+
+
+class TrainingPlanRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    flops: float
+    gpu_hours: RangeRead
+    gpu_model: str
+    gpus: int
+    mfu: RangeRead
+    pricing_basis: str | None
+    notes: list[str]
+    items: list[TrainingPlanItem]
+    currency: str
+    as_of: dt.date
+    rental_plan: str
+    ops_team: str

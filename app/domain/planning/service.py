@@ -1,0 +1,125 @@
+"""Training-run plans: a model size and a token (or FLOP) budget in; per option, how long the run
+takes on the calendar and what it costs (docs/training-plans.md)."""
+
+from __future__ import annotations
+
+from app.core import planner
+from app.core.errors import MissingKnowledge, NothingAssessable, UnknownReference
+from app.core.model import METHODOLOGY_VERSION
+from app.core.ranges import Range
+from app.core.text import money_range, num, pct
+from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, TrainingPlanRead
+from app.domain.shared.convert import range_read
+from app.domain.shared.engine import Engine
+
+
+def _words(r: Range, unit: str) -> str:
+    if r.is_point:
+        return f"{num(r.expected)} {unit}"
+    return f"{num(r.low)}–{num(r.high)} {unit} (expected {num(r.expected)})"
+
+
+def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
+    kb = engine.knowledge()
+    engine.check_references(kb, currency=req.currency, gpu_model=req.gpu_model)
+    gpu = kb.gpus[req.gpu_model]
+    if req.mfu is not None:
+        mfu = Range.point(req.mfu)
+        mfu_note = f"MFU {pct(req.mfu)} as given."
+    else:
+        try:
+            row = kb.assumption("*", planner.MFU_KEY)
+        except MissingKnowledge as exc:
+            raise UnknownReference(f"{exc}: send mfu", field="mfu") from exc
+        mfu = row.value
+        mfu_note = (
+            f"MFU {pct(mfu.low)}–{pct(mfu.high)} (expected {pct(mfu.expected)}), the knowledge base's "
+            f"assumption {row.ref.ref}; the high MFU gives the low end of every time and cost."
+        )
+    flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
+    try:
+        hours = planner.gpu_hours(flops, gpu.bf16_dense_tflops, mfu)
+    except (planner.PlanError, ZeroDivisionError) as exc:
+        raise UnknownReference(f"the run cannot be planned: {exc}", field="mfu") from exc
+
+    pricing = planner.pricing(kb, req.gpu_model)
+    profile = planner.run_profile(
+        gpus=req.gpus,
+        hours=hours,
+        as_of=req.as_of or engine.today(),
+        currency=req.currency,
+        rental_plan=req.rental_plan,
+        ops_team=req.ops_team,
+        gpu_model=pricing.profile_gpu_model,
+    )
+    outcomes = planner.plan_all(engine.options, lambda o: engine.assess(o, profile, kb), profile, hours)
+    if outcomes and all(o.plan is None for o in outcomes):
+        raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
+
+    notes = [
+        f"{flops:.3g} FLOPs on {req.gpus} × {gpu.name} ({num(gpu.bf16_dense_tflops)} dense BF16 TFLOPS): "
+        f"{_words(hours, 'GPU-hours')}.",
+        mfu_note,
+    ]
+    if pricing.note:
+        notes.append(pricing.note)
+    notes.append(
+        "Each option is assessed at full load for the run's expected length "
+        f"({num(profile.horizon_years * 365, 1)} days) and charged its own cost per useful GPU-hour."
+    )
+    items = []
+    for o in outcomes:
+        name = engine.options[o.option].spec.name
+        p = o.plan
+        if p is None:
+            items.append(
+                TrainingPlanItem(
+                    option=o.option,
+                    name=name,
+                    calendar_days=None,
+                    training_days=None,
+                    total_cost=None,
+                    gpu_hours_billed=None,
+                    error=o.error,
+                )
+            )
+            continue
+        if p.committed and o.assessment is not None:
+            c = o.assessment.cost
+            notes.append(
+                f"{name} commits more than the run ({money_range(c.upfront, profile.currency)} upfront, "
+                f"{money_range(c.annual, profile.currency)} a year); its cost here is the run's share at its "
+                "full-load price per useful GPU-hour."
+            )
+        items.append(
+            TrainingPlanItem(
+                option=o.option,
+                name=name,
+                calendar_days=range_read(p.calendar_days),
+                training_days=range_read(p.training_days),
+                total_cost=range_read(p.total_cost),
+                gpu_hours_billed=range_read(p.gpu_hours_billed),
+                lead_time_days=range_read(p.lead_time_days, 4),
+                interruptions=range_read(p.interruptions),
+                hours_lost=range_read(p.hours_lost),
+                cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
+                upfront_cost=range_read(p.upfront_cost),
+                committed=p.committed,
+            )
+        )
+    return TrainingPlanRead(
+        knowledge_version=kb.version,
+        methodology_version=METHODOLOGY_VERSION,
+        flops=flops,
+        gpu_hours=range_read(hours),
+        gpu_model=req.gpu_model,
+        gpus=req.gpus,
+        mfu=range_read(mfu, 4),
+        pricing_basis=pricing.server.key if pricing.server else None,
+        notes=notes,
+        items=items,
+        currency=profile.currency,
+        as_of=profile.as_of,
+        rental_plan=profile.rental_plan,
+        ops_team=profile.ops_team,
+    )

@@ -1,0 +1,128 @@
+"""The decision engine the features share: the knowledge snapshot being served, the loaded option
+plugins, today's date, and the step from a request to the core's profile and assessments."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+
+from app.core import decision
+from app.core.errors import KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.core.host import LoadedOption, OptionHost
+from app.core.insights import Variant
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, Profile
+from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+
+
+def utc_today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+class Engine:
+    """Knowledge, plugins and clock, and what every decision feature does with them first."""
+
+    def __init__(
+        self,
+        host: OptionHost,
+        knowledge: Callable[[], Knowledge | None],
+        today: Callable[[], dt.date] = utc_today,
+    ) -> None:
+        self.host = host
+        self._knowledge = knowledge
+        self._today = today
+
+    @property
+    def options(self) -> Mapping[str, LoadedOption]:
+        """The loaded options by key, in key order."""
+        return self.host.options
+
+    def today(self) -> dt.date:
+        """The default ``as_of``: today in UTC (injectable for tests)."""
+        return self._today()
+
+    def loaded(self) -> Knowledge | None:
+        """The snapshot in memory, if any."""
+        return self._knowledge()
+
+    def knowledge(self) -> Knowledge:
+        kb = self._knowledge()
+        if kb is None:
+            raise KnowledgeUnavailable("no knowledge version is loaded yet: run `compute-advisor seeds load`")
+        return kb
+
+    def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
+        """The option's own plugin's assessment (exceptions propagate)."""
+        return self.host.assess(option, profile, knowledge)
+
+    def check_references(self, kb: Knowledge, *, currency: str, gpu_model: str | None) -> None:
+        """422 for a currency without prices or an unknown GPU model, naming the field."""
+        if currency not in kb.currencies:
+            raise UnknownReference(
+                f"no prices in {currency}; the knowledge base has {', '.join(sorted(kb.currencies))}",
+                field="currency",
+            )
+        if gpu_model is not None and gpu_model not in kb.gpus:
+            raise UnknownReference(f"unknown gpu_model '{gpu_model}' (see /v1/gpus)", field="gpu_model")
+
+    def profile(self, req: ComparisonCreate, kb: Knowledge) -> Profile:
+        """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today)."""
+        self.check_references(kb, currency=req.currency, gpu_model=req.gpu_model)
+        common = {
+            "gpus": req.gpus,
+            "utilization": req.utilization,
+            "horizon_years": req.horizon_years,
+            "as_of": req.as_of or self.today(),
+            "rental_plan": req.rental_plan,
+            "currency": req.currency,
+            "gpu_model": req.gpu_model,
+        }
+        if isinstance(req, ProfileCreate):
+            return Profile(
+                **common,  # type: ignore[arg-type]
+                team_size=req.team_size,
+                ops_team=req.ops_team,
+                data_security=req.data_security,
+                start_within_days=req.start_within_days,
+                capex_budget=req.capex_budget,
+            )
+        return Profile(**common)  # type: ignore[arg-type]
+
+    def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
+        """Every option's assessment (or its error); 422 when no option can be assessed at all."""
+        outcomes = decision.assess_all(self.options, lambda o: self.assess(o, profile, kb))
+        if all(o.assessment is None for o in outcomes):
+            raise NothingAssessable(
+                "; ".join(f"{o.option}: {o.error}" for o in outcomes),
+                field="gpu_model" if profile.gpu_model else None,
+            )
+        return outcomes
+
+    @staticmethod
+    def weights(req: ProfileCreate, kb: Knowledge) -> dict[str, float]:
+        """The request's weights, else the knowledge base's defaults (not yet normalised)."""
+        return req.weights.model_dump() if req.weights else decision.default_weights(kb)
+
+    # ---- which variants insights compare, from what the plugins declare ------------------------
+
+    def variants(self) -> list[Variant]:
+        """Every option, once per plan for an option that prices plans differently, later keys first
+        (so a pair lists the owner of hardware before the options that rent)."""
+        found: list[Variant] = []
+        for key in sorted(self.options, reverse=True):
+            plans = self.options[key].spec.plans
+            found.extend(Variant(key, plan) for plan in plans) if plans else found.append(Variant(key))
+        return found
+
+    def pairs(self) -> list[tuple[Variant, Variant]]:
+        """Each pair of variants of different options, in the order of ``variants``."""
+        vs = self.variants()
+        return [(a, b) for i, a in enumerate(vs) for b in vs[i + 1 :] if a.option != b.option]
+
+    def owner(self) -> Variant | None:
+        """The option that buys its hardware (payback, cheapest-from size), if one is loaded."""
+        return next((Variant(k) for k, o in self.options.items() if o.spec.owns_hardware), None)
+
+    def on_demand(self) -> Variant | None:
+        """The variant that rents on demand (the recommendation's break-even sentence), if one is loaded."""
+        return next((v for v in self.variants() if v.plan == "on_demand"), None)

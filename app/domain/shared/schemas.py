@@ -1,0 +1,134 @@
+"""API v1 schemas shared by the decision features: the profile a request sends, and the figures,
+sources, scores and confidence answers carry. Strict pydantic models in (``false`` is not a number),
+msgspec Structs out."""
+
+from __future__ import annotations
+
+import msgspec
+from pydantic import ConfigDict, Field, model_validator
+
+from app.core.vocab import DataSecurity, OpsTeam, RentalPlan
+from app.lib.schemas import AsOf, RequestModel
+
+MAX_GPUS = 1_000_000
+MAX_HORIZON_YEARS = 10
+MAX_TEAM_SIZE = 100_000
+MAX_START_DAYS = 3650
+#: below this a per-useful-GPU-hour cost overflows to infinity (JSON null): 0.001 is ~9 useful hours per GPU a year
+MIN_UTILIZATION = 0.001
+
+
+class Weights(RequestModel):
+    """Relative importance of the four dimensions; normalised to sum to 1. Missing ones count 0."""
+
+    # _not_all_zero, for the OpenAPI document: at least one weight above 0
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [k], "properties": {k: {"type": "number", "exclusiveMinimum": 0}}}
+                for k in ("cost", "efficiency", "stability", "usability")
+            ]
+        }
+    )
+
+    cost: float = Field(default=0.0, ge=0, le=1000)
+    efficiency: float = Field(default=0.0, ge=0, le=1000)
+    stability: float = Field(default=0.0, ge=0, le=1000)
+    usability: float = Field(default=0.0, ge=0, le=1000)
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> Weights:
+        if self.cost + self.efficiency + self.stability + self.usability <= 0:
+            raise ValueError("weights must not all be zero")
+        return self
+
+
+class ComparisonCreate(RequestModel):
+    """A price comparison: the options' costs for this much compute."""
+
+    gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
+    utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
+    horizon_years: float = Field(ge=0.01, le=MAX_HORIZON_YEARS, description="Years the decision covers (0.01–10).")
+    rental_plan: RentalPlan = "on_demand"
+    currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$")
+    as_of: AsOf
+    gpu_model: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="A key from /v1/gpus; default: the reference server.",
+    )
+
+
+class ProfileCreate(ComparisonCreate):
+    """A team's profile, for a recommendation."""
+
+    team_size: int = Field(default=10, ge=1, le=MAX_TEAM_SIZE)
+    ops_team: OpsTeam = "none"
+    data_security: DataSecurity = "standard"
+    start_within_days: int = Field(default=30, ge=0, le=MAX_START_DAYS)
+    capex_budget: float | None = Field(
+        default=None, ge=0, le=1e13, description="Largest upfront outlay allowed, in `currency`."
+    )
+    weights: Weights | None = None
+
+
+# ---- out ------------------------------------------------------------------------------------
+
+
+class RangeRead(msgspec.Struct):
+    low: float
+    expected: float
+    high: float
+
+
+class SourceRead(msgspec.Struct):
+    table: str
+    ref: str
+    source: str
+    quality: str
+
+
+class LineItemRead(msgspec.Struct):
+    key: str
+    label: str
+    annual: RangeRead
+    upfront: RangeRead
+    basis: str
+    sources: list[SourceRead]
+
+
+class CostRead(msgspec.Struct):
+    annual_cost: RangeRead
+    total_cost: RangeRead
+    upfront_cost: RangeRead
+    cost_per_useful_gpu_hour: RangeRead
+
+
+class DimensionScores(msgspec.Struct):
+    cost: float
+    efficiency: float
+    stability: float
+    usability: float
+
+
+class Percentiles(msgspec.Struct):
+    p10: float
+    p50: float
+    p90: float
+
+
+class OptionUncertaintyRead(msgspec.Struct):
+    annual_cost: Percentiles
+    total_cost: Percentiles
+    probability_first: float
+
+
+class ConfidenceRead(msgspec.Struct):
+    """Monte Carlo over the knowledge base's ranges (docs/methodology.md "Uncertainty")."""
+
+    draws: int
+    seed: int
+    distribution: str
+    options: dict[str, OptionUncertaintyRead]
+    errors: dict[str, str]

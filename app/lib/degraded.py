@@ -1,0 +1,102 @@
+"""Degraded mode: while the database does not answer, serve from the last knowledge snapshot, say so.
+
+- Answers computed from the snapshot (comparisons, rankings, catalog reads, ``?store=false``
+  recommendations…) carry ``X-Knowledge-Source: cached; version=<kv…>; since=<last successful read>``.
+- What needs the database (storing or fetching a recommendation, the knowledge version's row)
+  answers ``503`` problem details of type ``…:database-unavailable`` with ``Retry-After``: a database
+  error raised in a handler is never a ``500``.
+- The knowledge store's next successful poll ends it; nothing to restart.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import asyncpg.exceptions  # type: ignore[import-untyped]
+from advanced_alchemy.exceptions import AdvancedAlchemyError
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from sqlalchemy import exc as sa_exc
+
+from app.lib.problems import TYPE_BASE, Problem, handle_unexpected, problem_response
+from app.lib.request_id import request_id
+
+if TYPE_CHECKING:
+    from litestar import Request, Response
+    from litestar.types import BeforeMessageSendHookHandler, Message, Scope
+
+    from app.kb.store import KnowledgeStore
+
+KNOWLEDGE_SOURCE_HEADER = "X-Knowledge-Source"
+#: errors that mean "the database does not answer" (connection refused, dropped, timed out, file gone)
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.TimeoutError,  # the pool gave no connection in time
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.InterfaceError,
+    OSError,  # ConnectionRefusedError, TimeoutError, ...
+)
+
+
+def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:
+    return getattr(request.app.state, "knowledge_store", None)
+
+
+def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    store = _store(request)
+    wait = 1
+    if store is not None:
+        store.mark_unreachable(exc)
+        wait = max(1, math.ceil(store.refresh_seconds))
+    cached = store.version if store is not None else None
+    detail = "The database does not answer; this operation needs it. Retry later."
+    if cached:
+        detail += (
+            f" Price comparisons, evaluations and recommendations with ?store=false are still answered from "
+            f"knowledge version {cached}."
+        )
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "database-unavailable",
+            title="The database is unavailable",
+            status=503,
+            detail=detail,
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": str(wait)},
+    )
+
+
+def handle_repository_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """advanced-alchemy's repositories wrap every driver error: a wrapped "database does not
+    answer" is degraded mode (503), anything else an internal error (500)."""
+    cause = exc.__cause__
+    if isinstance(cause, DATABASE_ERRORS) or (isinstance(cause, sa_exc.DBAPIError) and cause.connection_invalidated):
+        return handle_database_error(request, cause)
+    return handle_unexpected(request, exc)
+
+
+DATABASE_EXCEPTION_HANDLERS: dict[Any, Any] = {
+    **dict.fromkeys(DATABASE_ERRORS, handle_database_error),
+    AdvancedAlchemyError: handle_repository_error,
+}
+
+
+def knowledge_source_hook(store: KnowledgeStore) -> BeforeMessageSendHookHandler:
+    """App-level ``before_send``: mark successful API answers while the snapshot is all there is."""
+
+    async def send_knowledge_source(message: Message, scope: Scope) -> None:
+        if (
+            message["type"] == "http.response.start"
+            and scope["type"] == ScopeType.HTTP
+            and message["status"] < 400
+            and scope["path"].startswith("/v1/")
+            and (value := store.source_header()) is not None
+        ):
+            MutableScopeHeaders.from_message(message)[KNOWLEDGE_SOURCE_HEADER] = value
+
+    return send_knowledge_source

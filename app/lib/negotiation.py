@@ -1,0 +1,31 @@
+"""Content negotiation: which media type an answer comes in, and which body types are read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.exceptions import HTTPException
+
+JSON = "application/json"
+CSV = "text/csv"
+
+
+def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
+    """The best of ``offered`` for the request's ``Accept`` (the first when it sends none); 406 when none fits."""
+    if "accept" not in request.headers:
+        return offered[0]
+    best = request.accept.best_match(offered)
+    if best is None:
+        raise HTTPException(status_code=406, detail=f"this operation answers in {', '.join(offered)}")
+    return best
+
+
+async def require_json_body(request: Request[Any, Any, Any]) -> None:
+    """App-level ``before_request``: a body declared as other than JSON gets 415; an undeclared one is read as JSON."""
+    if request.method in {"POST", "PUT", "PATCH"}:
+        media = request.content_type[0].lower()
+        if media and media != "application/json" and not media.endswith("+json"):
+            raise HTTPException(
+                status_code=415, detail=f"the body must be application/json, not {media}: send that Content-Type"
+            )

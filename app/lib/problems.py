@@ -1,0 +1,200 @@
+"""Every error as RFC 9457 problem details (``application/problem+json``), mapped in one place."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, NotAuthorizedException, ValidationException
+from litestar.openapi import ResponseSpec
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.lib.rate_limits import retry_after
+from app.lib.request_id import request_id
+
+log = logging.getLogger("app.errors")
+PROBLEM_JSON = "application/problem+json"
+TYPE_BASE = "urn:compute-advisor:problem:"
+
+
+class FieldError(msgspec.Struct):
+    field: str
+    message: str
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    field: str | None = None
+    errors: list[FieldError] | None = None
+    request_id: str | None = None
+
+
+#: each domain error of the core as (status, type slug, title)
+DOMAIN_PROBLEMS: dict[type[DomainError], tuple[int, str, str]] = {
+    UnknownReference: (
+        422,
+        "unknown-reference",
+        "The request refers to something the knowledge base does not have",
+    ),
+    NothingAssessable: (422, "no-option-assessable", "No option could be assessed for this request"),
+    KnowledgeUnavailable: (503, "knowledge-unavailable", "The knowledge base is not loaded"),
+}
+
+_SLUGS = {
+    400: "invalid-request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    406: "not-acceptable",
+    409: "conflict",
+    413: "body-too-large",
+    415: "unsupported-media-type",
+    422: "unprocessable",
+    429: "too-many-requests",
+    503: "unavailable",
+}
+_TITLES = {
+    400: "The request is invalid",
+    401: "An API key is required",
+    403: "The API key may not do this",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Cannot answer in the requested media type",
+    409: "Conflict",
+    413: "The request body is too large",
+    415: "Unsupported content type",
+    422: "The request cannot be processed",
+    429: "Too many requests",
+    503: "Service unavailable",
+}
+
+
+def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _field_errors(extra: Any) -> list[FieldError]:
+    errors = []
+    for e in extra if isinstance(extra, list) else []:
+        if isinstance(e, dict):
+            key = str(e.get("key") or e.get("source") or "body")
+            message = str(e.get("message", ""))
+            if key == "data" and message == "'data'":  # Litestar's words for "no body at all"
+                key, message = "body", "a JSON body is required"
+            errors.append(FieldError(field=key, message=message))
+    return errors
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain can loop
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
+    status = exc.status_code
+    errors = _field_errors(exc.extra) if isinstance(exc, ValidationException) else None
+    detail = exc.detail or _TITLES.get(status, "Error")
+    if errors:
+        detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+    elif _caused_by(exc, msgspec.DecodeError):
+        detail = f"the body is not valid JSON: {exc.detail}"
+    headers = dict(exc.headers or {})
+    if isinstance(exc, NotAuthorizedException):
+        headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')
+    if status == 429 and "Retry-After" not in headers and (wait := retry_after(headers)):
+        headers["Retry-After"] = wait
+        detail = f"rate limit exceeded: retry after {wait} s"
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + _SLUGS.get(status, "error"),
+            title=_TITLES.get(status, "Error"),
+            status=status,
+            detail=detail,
+            instance=request.url.path,
+            field=errors[0].field if errors else None,
+            errors=errors or None,
+            request_id=request_id(request.scope),
+        ),
+        headers,
+    )
+
+
+def handle_domain(request: Request[Any, Any, Any], exc: DomainError) -> Response[bytes]:
+    status, slug, title = next(
+        (v for cls, v in DOMAIN_PROBLEMS.items() if isinstance(exc, cls)),
+        (422, "unprocessable", "The request cannot be processed"),
+    )
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + slug,
+            title=title,
+            status=status,
+            detail=exc.detail,
+            instance=request.url.path,
+            field=exc.field,
+            errors=[FieldError(exc.field, exc.detail)] if exc.field else None,
+            request_id=request_id(request.scope),
+        )
+    )
+
+
+def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    rid = request_id(request.scope)
+    log.exception("unhandled error, request_id=%s", rid)
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "internal",
+            title="Internal error",
+            status=HTTP_500_INTERNAL_SERVER_ERROR,
+            detail=f"The service failed to answer; quote request id {rid} when reporting it.",
+            instance=request.url.path,
+            request_id=rid,
+        )
+    )
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    HTTPException: handle_http,
+    DomainError: handle_domain,
+    Exception: handle_unexpected,
+}
+
+
+def problem(status: int, description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=Problem, media_type=PROBLEM_JSON, description=description, generate_examples=False
+    )
+
+
+#: documented on every operation (Litestar documents none of these as problem+json by itself)
+COMMON_PROBLEMS = {
+    400: problem(400, "Invalid request: the problem names the offending field."),
+    404: problem(404, "Not found."),
+    405: problem(405, "Method not allowed."),
+    406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
+    429: problem(429, "Rate limit exceeded: retry after the Retry-After header's seconds."),
+    500: problem(500, "Internal error: only a request id, which the logs also carry."),
+    503: problem(503, "The knowledge base or the database is unavailable."),
+}
+BODY_PROBLEMS = {
+    **COMMON_PROBLEMS,
+    413: problem(413, "The request body is larger than the service accepts."),
+    415: problem(415, "The body must be application/json."),
+    422: problem(422, "The request is valid but refers to something the knowledge base lacks."),
+}
