@@ -104,7 +104,7 @@ REJECTED = [
     ("price-expected-below-low", [], lambda: price(expected=Decimal("80")), "expected_in_range"),
     ("price-expected-above-high", [], lambda: price(expected=Decimal("111")), "expected_in_range"),
     ("price-unknown-unit", [], lambda: price(unit="per_fortnight"), "ck_price_items_unit"),
-    ("price-unknown-currency", [], lambda: price(currency="EUR"), "ck_price_items_currency"),
+    ("price-unknown-currency", [], lambda: price(currency="GBP"), "ck_price_items_currency"),
     ("price-valid-to-equals-from", [], lambda: price(valid_to=dt.date(2025, 1, 1)), "validity_ordered"),
     ("price-valid-to-before-from", [], lambda: price(valid_to=dt.date(2024, 12, 31)), "validity_ordered"),
     (

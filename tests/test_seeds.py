@@ -24,8 +24,8 @@ from app.settings import Settings
 HARDWARE = "10-hardware.yaml"
 ARTICLE = "20-article-reference.yaml"
 RULES = "30-scoring-and-rules.yaml"
-KB_TABLES = ("gpu_models", "server_skus", "price_items", "assumptions", "scenario_rules", "knowledge_versions")
-SECTION_TABLES = dict(zip(seeds.SECTIONS, KB_TABLES[:5], strict=True))
+SECTION_TABLES = {section: model.__tablename__ for section, model in seeds.ORM_MODELS.items()}
+KB_TABLES = (*SECTION_TABLES.values(), "knowledge_versions")
 
 
 def _shipped_records() -> dict[str, int]:
@@ -115,7 +115,7 @@ def test_the_shipped_seeds_validate() -> None:
     assert seed_set.content_hash() == seeds.read_seeds(SEEDS).content_hash()
     assert len(seed_set.content_hash()) == 64
     # the article's reference prices are there as the loader reads them
-    hour = find([r.model_dump() for r in seed_set.records["prices"]], item="instance_hour")
+    hour = find([r.model_dump() for r in seed_set.records["prices"]], item="instance_hour", provider="cloud")
     assert (hour["low"], hour["high"], hour["currency"], hour["unit"]) == (
         Decimal("100"),
         Decimal("100"),
@@ -168,7 +168,7 @@ def test_a_dry_run_writes_nothing_a_load_creates_one_version_and_a_reload_change
 @pytest.mark.parametrize(
     ("file", "section", "match", "field", "value", "record"),
     [
-        (ARTICLE, "prices", {"item": "instance_hour"}, "currency", "EUR", "instance_hour"),
+        (ARTICLE, "prices", {"item": "instance_hour", "provider": "cloud"}, "currency", "GBP", "instance_hour"),
         (ARTICLE, "prices", {"item": "ops_team"}, "expected", 600000, "ops_team"),
         (ARTICLE, "prices", {"item": "server_hardware"}, "unit", "per_fortnight", "server_hardware"),
         (ARTICLE, "assumptions", {"key": "depreciation_years"}, "unit", "decades", "depreciation_years"),
@@ -200,10 +200,10 @@ def test_a_broken_file_leaves_the_database_exactly_as_it_was(empty_db: str, tmp_
     before = dump(empty_db)
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / HARDWARE)
-    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "b200"})  # a good change in one file…
+    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "gpu_x"})  # a good change in one file…
     write_yaml(path / HARDWARE, doc)
     doc = read_yaml(path / ARTICLE)
-    find(doc["prices"], item="instance_hour")["currency"] = "EUR"  # …and a bad one in another
+    find(doc["prices"], item="instance_hour", provider="cloud")["currency"] = "GBP"  # …and a bad one in another
     write_yaml(path / ARTICLE, doc)
 
     with pytest.raises(seeds.SeedError, match=r"20-article-reference\.yaml: prices .*instance_hour.*'currency'"):
@@ -219,7 +219,7 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
     find(doc["gpu_models"], key="h20")["notes"] = "an allowed edit, planned before the refused one"
     write_yaml(path / HARDWARE, doc)
     doc = read_yaml(path / ARTICLE)
-    row = find(doc["prices"], item="instance_hour")
+    row = find(doc["prices"], item="instance_hour", provider="cloud")
     row["low"] = row["high"] = 120
     write_yaml(path / ARTICLE, doc)
     seeds.read_seeds(path)  # the files themselves are valid
@@ -229,7 +229,7 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
 
     message = str(caught.value)
     assert str(path / ARTICLE) in message
-    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/CN/CNY/2025-01-01" in message
+    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/*/on_demand/CN/CNY/2025-01-01" in message
     assert "field 'high'" in message
     assert "append-only" in message
     assert dump(empty_db) == before
@@ -250,7 +250,7 @@ def test_a_failure_inside_the_database_rolls_the_whole_load_back(empty_db: str, 
     load_seeds(empty_db, note="first")
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / HARDWARE)
-    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "b200", "name": "B200"})
+    doc["gpu_models"].append({**doc["gpu_models"][0], "key": "gpu_x", "name": "B200"})
     find(doc["gpu_models"], key="h20")["notes"] = "changed"
     doc["gpu_models"] = [g for g in doc["gpu_models"] if g["key"] != "rtx_4090"]
     write_yaml(path / HARDWARE, doc)
@@ -277,7 +277,7 @@ def test_a_failure_inside_the_database_rolls_the_whole_load_back(empty_db: str, 
 def test_overlapping_validity_for_one_price_item_is_refused(tmp_path: Path, closing: dt.date | None) -> None:
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / ARTICLE)
-    old = find(doc["prices"], item="instance_hour")
+    old = find(doc["prices"], item="instance_hour", provider="cloud")
     old["valid_to"] = closing
     doc["prices"].append({**old, "valid_from": dt.date(2026, 1, 1), "valid_to": None, "low": 80, "high": 80})
     write_yaml(path / ARTICLE, doc)
@@ -286,7 +286,7 @@ def test_overlapping_validity_for_one_price_item_is_refused(tmp_path: Path, clos
         seeds.read_seeds(path)
 
     message = str(caught.value)
-    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/CN/CNY" in message
+    assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/*/on_demand/CN/CNY" in message
     assert "field 'valid_to'" in message
     assert "overlaps" in message
     assert str(path / ARTICLE) in message
@@ -295,7 +295,7 @@ def test_overlapping_validity_for_one_price_item_is_refused(tmp_path: Path, clos
 def test_the_same_price_item_twice_is_refused(tmp_path: Path) -> None:
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / ARTICLE)
-    doc["prices"].append(find(doc["prices"], item="instance_hour"))
+    doc["prices"].append(find(doc["prices"], item="instance_hour", provider="cloud"))
     write_yaml(path / ARTICLE, doc)
 
     with pytest.raises(seeds.SeedError, match="duplicates a record"):
@@ -315,7 +315,10 @@ def _comparison(client: Any, as_of: str) -> dict[str, Any]:
 
 
 def _instance_hour_prices(client: Any, as_of: str) -> list[dict[str, Any]]:
-    r = client.get("/v1/prices", params={"as_of": as_of, "item": "instance_hour", "option": "rented_gpu_instances"})
+    r = client.get(
+        "/v1/prices",
+        params={"as_of": as_of, "item": "instance_hour", "option": "rented_gpu_instances", "provider": "cloud"},
+    )
     assert r.status_code == 200, r.text
     return r.json()["items"]
 
@@ -324,7 +327,7 @@ def test_a_price_change_made_the_right_way_keeps_the_old_price_for_old_dates(emp
     first = load_seeds(empty_db)
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / ARTICLE)
-    old = find(doc["prices"], item="instance_hour")
+    old = find(doc["prices"], item="instance_hour", provider="cloud")
     old["valid_to"] = dt.date(2026, 1, 1)  # close the old row…
     write_yaml(path / ARTICLE, doc)
     new = {**old, "valid_from": dt.date(2026, 1, 1), "valid_to": None, "low": 80, "high": 80, "source": "price list"}
@@ -344,7 +347,7 @@ def test_a_price_change_made_the_right_way_keeps_the_old_price_for_old_dates(emp
         (after,) = _instance_hour_prices(client, "2026-06-01")
         assert (before["low"], before["high"], before["valid_to"]) == (100, 100, "2026-01-01")
         assert (after["low"], after["high"], after["valid_from"]) == (80, 80, "2026-01-01")
-        assert len(client.get("/v1/prices", params={"item": "instance_hour"}).json()["items"]) == 2
+        assert len(client.get("/v1/prices", params={"item": "instance_hour", "provider": "cloud"}).json()["items"]) == 2
 
         old_cost = _comparison(client, "2025-06-01")["rented_gpu_instances"]["annual_cost"]
         new_cost = _comparison(client, "2026-06-01")["rented_gpu_instances"]["annual_cost"]

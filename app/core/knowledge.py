@@ -61,20 +61,45 @@ class Server:
 
 
 @dataclass(frozen=True, slots=True)
+class Provider:
+    key: str
+    name: str
+    kind: str
+    country: str | None
+    website: str | None
+    notes: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Price:
+    """One dated price row (``price_items``): an offer by itself (an instance-hour, a platform GPU-hour,
+    a server) or a component priced with one (network, power, colocation, a reservation discount)."""
+
     id: int
     option: str
     provider: str
     item: str
     subject: str
+    #: the GPU model it is for, or ``*``
+    gpu_model: str
+    #: the billing plan, or ``*``
+    plan: str
     unit: str
+    #: GPUs in the priced instance or server, where the unit is per instance or server
+    gpus_per_unit: int | None
     value: Range
     currency: str
     region: str
     valid_from: dt.date
     valid_to: dt.date | None
+    capacity_gpus: int | None
+    #: from the columns lead_time_days_low/_high; None where the source says nothing
+    lead_time_days: Range | None
+    min_gpus: int | None
+    residency: str | None
     source: str
     source_quality: str
+    retrieved_on: dt.date | None
     notes: str | None
 
     def valid_on(self, day: dt.date) -> bool:
@@ -83,6 +108,56 @@ class Price:
     @property
     def ref(self) -> SourceRef:
         return SourceRef("price_items", str(self.id), self.source, self.source_quality)
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRate:
+    """``rate`` CNY for one ``base`` on ``valid_on`` (CNY is the pivot of every conversion)."""
+
+    id: int
+    base: str
+    quote: str
+    rate: float
+    valid_on: dt.date
+    source: str
+    source_quality: str
+    retrieved_on: dt.date | None
+    notes: str | None
+
+    @property
+    def ref(self) -> SourceRef:
+        return SourceRef("exchange_rates", str(self.id), self.source, self.source_quality)
+
+
+@dataclass(frozen=True, slots=True)
+class DataSecurityLevel:
+    """The residencies an offer may have for a profile of this ``data_security`` level."""
+
+    key: str
+    accepted_residencies: tuple[str, ...]
+    source: str
+    source_quality: str
+    rationale: str
+
+    @property
+    def ref(self) -> SourceRef:
+        return SourceRef("data_security_levels", self.key, self.source, self.source_quality)
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    """From one currency to another on a day: multiply by ``factor``; ``refs`` are the rates used."""
+
+    factor: float
+    refs: tuple[SourceRef, ...]
+
+    @property
+    def identity(self) -> bool:
+        return not self.refs
+
+
+PIVOT = "CNY"
+SAME = Conversion(1.0, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +202,7 @@ class Rule:
         return SourceRef("scenario_rules", self.key, self.source, self.source_quality)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Knowledge:
     """One knowledge version, in memory. Lookups raise :class:`MissingKnowledge` naming the gap."""
 
@@ -138,19 +213,61 @@ class Knowledge:
     prices: tuple[Price, ...]
     assumptions: Mapping[tuple[str, str], Assumption]
     rules: tuple[Rule, ...]
-    _price_index: Mapping[tuple[str, str, str, str], tuple[Price, ...]] = field(init=False, repr=False)
+    providers: Mapping[str, Provider] = field(default_factory=dict)
+    rates: tuple[ExchangeRate, ...] = ()
+    security_levels: Mapping[str, DataSecurityLevel] = field(default_factory=dict)
+    _by_item: Mapping[tuple[str, str], tuple[Price, ...]] = field(init=False, repr=False)
+    _rates: Mapping[str, tuple[ExchangeRate, ...]] = field(init=False, repr=False)
     #: values derived from this snapshot alone (e.g. Monte Carlo samples), kept while it is served
     derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        index: dict[tuple[str, str, str, str], list[Price]] = {}
+        by_item: dict[tuple[str, str], list[Price]] = {}
         for p in self.prices:
-            index.setdefault((p.option, p.item, p.subject, p.currency), []).append(p)
-        object.__setattr__(self, "_price_index", {k: tuple(v) for k, v in index.items()})
+            by_item.setdefault((p.option, p.item), []).append(p)
+        object.__setattr__(self, "_by_item", {k: tuple(v) for k, v in by_item.items()})
+        rates: dict[str, list[ExchangeRate]] = {}
+        for r in sorted(self.rates, key=lambda r: r.valid_on):
+            rates.setdefault(r.base, []).append(r)
+        object.__setattr__(self, "_rates", {k: tuple(v) for k, v in rates.items()})
+
+    # ---- currencies ---------------------------------------------------------------------------
 
     @property
     def currencies(self) -> frozenset[str]:
-        return frozenset(p.currency for p in self.prices)
+        """The currencies an answer can be given in: the pivot and every one with a rate to it."""
+        return frozenset({PIVOT, *self._rates})
+
+    def rate(self, currency: str, as_of: dt.date) -> ExchangeRate | None:
+        """The newest rate of ``currency`` to CNY fixed on or before ``as_of`` (None for CNY itself).
+        Raises MissingKnowledge when there is none that early."""
+        if currency == PIVOT:
+            return None
+        found = None
+        for r in self._rates.get(currency, ()):
+            if r.valid_on > as_of:
+                break
+            found = r
+        if found is None:
+            raise MissingKnowledge(f"no exchange rate of {currency} to {PIVOT} on or before {as_of}")
+        return found
+
+    def conversion(self, source: str, target: str, as_of: dt.date) -> Conversion:
+        """How to convert amounts from ``source`` to ``target`` currency on ``as_of``, through CNY: every
+        amount is multiplied by the same factor for one target, so converting never reorders offers."""
+        if source == target:
+            return SAME
+        into, out = self.rate(source, as_of), self.rate(target, as_of)
+        factor = (into.rate if into else 1.0) / (out.rate if out else 1.0)
+        return Conversion(factor, tuple(r.ref for r in (into, out) if r is not None))
+
+    def accepts(self, data_security: str, residency: str | None) -> bool:
+        """Whether a profile of this ``data_security`` level may use an offer of this residency
+        (a level the knowledge base does not define accepts everything)."""
+        level = self.security_levels.get(data_security)
+        return level is None or residency is None or residency in level.accepted_residencies
+
+    # ---- assumptions and prices ---------------------------------------------------------------
 
     def assumption(self, option: str, key: str) -> Assumption:
         """The option's own value of ``key``, else the general (``*``) one."""
@@ -159,34 +276,110 @@ class Knowledge:
             raise MissingKnowledge(f"no assumption '{key}' for option '{option}' (nor a general one)")
         return found
 
-    def price(self, option: str, item: str, *, unit: str, currency: str, as_of: dt.date, subject: str = ANY) -> Price:
-        """The price of ``item`` in ``unit`` valid on ``as_of``; a subject's own row wins over a general one."""
-        found = self.find_price(option, item, currency=currency, as_of=as_of, subject=subject)
-        if found is None:
+    def rows(self, option: str, item: str, as_of: dt.date) -> tuple[Price, ...]:
+        """Every price row of ``option``'s ``item`` valid on ``as_of``."""
+        return tuple(p for p in self._by_item.get((option, item), ()) if p.valid_on(as_of))
+
+    def component(
+        self,
+        option: str,
+        item: str,
+        *,
+        as_of: dt.date,
+        provider: str | None = None,
+        region: str | None = ANY,
+        subject: str = ANY,
+        gpu_model: str = ANY,
+        plan: str | None = ANY,
+    ) -> list[Price]:
+        """The rows of ``item`` that go with an offer, best match first: the same subject, GPU model,
+        plan and region before a general (``*``) one; a region falls back to its country
+        (``US-TX`` → ``US``), then ``global``; ``None`` takes any region (and any plan for ``plan=None``).
+        Volume tiers (``min_gpus``) are all returned, in order."""
+        regions = _regions(region) if region is not None else sorted({p.region for p in self.rows(option, item, as_of)})
+        found = [
+            p
+            for p in self.rows(option, item, as_of)
+            if (provider is None or p.provider == provider)
+            and (p.subject in (subject, ANY) or p.subject not in self.servers)
+            and p.gpu_model in (gpu_model, ANY)
+            and (plan is None or p.plan in (plan, ANY))
+            and p.region in regions
+        ]
+        if not found:
+            return []
+
+        def rank(p: Price) -> tuple[int, int, bool, bool, int]:
+            # the offer's own server first, then a general row, then a named variant (a tier, a tariff)
+            fit = 0 if p.subject == subject else 1 if p.subject == ANY else 2
+            return (
+                regions.index(p.region),
+                fit,
+                p.gpu_model != gpu_model,
+                plan is not None and p.plan != plan,
+                p.min_gpus or 0,
+            )
+
+        found.sort(key=rank)
+        best = found[0]
+        if best.min_gpus is not None:  # volume tiers: every tier of the same region, GPU model and plan
+            return [
+                p
+                for p in found
+                if p.min_gpus is not None
+                and (p.region, p.gpu_model, p.plan) == (best.region, best.gpu_model, best.plan)
+            ]
+        same = (best.region, best.subject, best.gpu_model, best.plan)
+        return [p for p in found if (p.region, p.subject, p.gpu_model, p.plan) == same]
+
+    def price(
+        self,
+        option: str,
+        item: str,
+        *,
+        unit: str,
+        currency: str,
+        as_of: dt.date,
+        subject: str = ANY,
+        plan: str | None = None,
+    ) -> Price:
+        """The row of ``item`` in ``unit`` and ``currency`` valid on ``as_of``, in any region and (unless
+        ``plan`` is given) any plan; a subject's own row wins over a general one."""
+        found = self.component(option, item, as_of=as_of, region=None, subject=subject, plan=plan)
+        rows = [p for p in found if p.currency == currency]
+        if not rows:
             raise MissingKnowledge(
                 f"no price '{item}' for option '{option}' (subject '{subject}') in {currency} valid on {as_of}"
             )
-        if found.unit != unit:
-            raise MissingKnowledge(f"price row {found.id} '{item}' is {found.unit}, expected {unit}")
-        return found
+        if rows[0].unit != unit:
+            raise MissingKnowledge(f"price row {rows[0].id} '{item}' is {rows[0].unit}, expected {unit}")
+        return rows[0]
 
-    def find_price(self, option: str, item: str, *, currency: str, as_of: dt.date, subject: str = ANY) -> Price | None:
-        for subj in (subject, ANY) if subject != ANY else (ANY,):
-            for p in self._price_index.get((option, item, subj, currency), ()):
-                if p.valid_on(as_of):
-                    return p
-        return None
+    # ---- hardware -------------------------------------------------------------------------------
+
+    def reference_server(self) -> Server:
+        refs = sorted((s for s in self.servers.values() if s.reference), key=lambda s: s.key)
+        if not refs:
+            raise MissingKnowledge("no reference server in the knowledge base")
+        return refs[0]
 
     def server_for(self, gpu_model: str | None) -> Server:
         """The server SKU a profile runs on: the reference server, or the first of ``gpu_model``."""
         if gpu_model is None:
-            refs = [s for s in self.servers.values() if s.reference]
-            if not refs:
-                raise MissingKnowledge("no reference server in the knowledge base")
-            return sorted(refs, key=lambda s: s.key)[0]
+            return self.reference_server()
         if gpu_model not in self.gpus:
             raise MissingKnowledge(f"unknown gpu_model '{gpu_model}'")
         matching = sorted((s for s in self.servers.values() if s.gpu_model_key == gpu_model), key=lambda s: s.key)
         if not matching:
             raise MissingKnowledge(f"no server SKU with gpu_model '{gpu_model}' in the knowledge base")
         return matching[0]
+
+
+def _regions(region: str) -> list[str]:
+    """Where a regional price may come from, nearest first."""
+    chain = [region]
+    country = region.split("-", 1)[0].upper()  # "US-TX" and "us-east-1" are in the US
+    if len(country) == 2 and country != region:
+        chain.append(country)
+    chain += [r for r in ("global", ANY) if r not in chain]
+    return chain

@@ -12,8 +12,16 @@ from typing import Literal, get_args
 Dimension = Literal["cost", "efficiency", "stability", "usability"]
 OpsTeam = Literal["none", "basic", "professional"]
 DataSecurity = Literal["standard", "high", "extreme"]
-RentalPlan = Literal["on_demand", "reserved_1y"]
-Currency = Literal["CNY", "USD"]
+#: how an option that rents may be billed; a request may ask for one, else the cheapest feasible is chosen
+RentalPlan = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block"]
+#: how a managed platform bills
+PlatformPlan = Literal["pay_as_you_go", "subscription_monthly", "subscription_1y"]
+#: the plan of a price row: a rental or platform plan, or ``*`` for a price that belongs to no plan
+Plan = Literal[RentalPlan, PlatformPlan, "*"]
+#: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
+Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
+Currency = Literal["CNY", "USD", "EUR"]
+ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
 SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
 PriceUnit = Literal[
     "per_server",
@@ -23,6 +31,13 @@ PriceUnit = Literal[
     "per_gpu_hour",
     "per_kwh",
     "fraction",
+    "per_gpu",
+    "per_tb",
+    "per_kw",
+    "per_kw_month",
+    "per_fte_year",
+    "per_gpu_year",
+    "per_gpu_day",
 ]
 AssumptionUnit = Literal[
     "fraction",
@@ -45,6 +60,10 @@ DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
 DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
 RENTAL_PLANS: tuple[RentalPlan, ...] = get_args(RentalPlan)
+PLATFORM_PLANS: tuple[PlatformPlan, ...] = get_args(PlatformPlan)
+PLANS: tuple[str, ...] = (*RENTAL_PLANS, *PLATFORM_PLANS, "*")
+RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
+PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)
 SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
 PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
@@ -52,6 +71,9 @@ ASSUMPTION_UNITS: tuple[AssumptionUnit, ...] = get_args(AssumptionUnit)
 RULE_EFFECTS: tuple[RuleEffect, ...] = get_args(RuleEffect)
 RULE_MATCHES: tuple[RuleMatch, ...] = get_args(RuleMatch)
 RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
+
+#: price items that are offers by themselves (the rest are priced with one: network, power, a fee…)
+OFFER_ITEMS = ("instance_hour", "gpu_hour", "server_hardware", "reservation_discount")
 
 Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "admin"]
 #: every API key scope, and what it allows (README, "Authentication")

@@ -31,7 +31,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from app.core.vocab import (
     ASSUMPTION_UNITS,
     CURRENCIES,
+    DATA_SECURITY_LEVELS,
+    PLANS,
     PRICE_UNITS,
+    PROVIDER_KINDS,
+    RESIDENCIES,
     RULE_EFFECTS,
     RULE_MATCHES,
     SOURCE_QUALITIES,
@@ -120,18 +124,56 @@ class ServerSku(Base):
     notes: Mapped[str | None] = mapped_column(Text)
 
 
+class Provider(Base):
+    """Who sells an offer: a cloud, a GPU cloud, a platform, a hardware channel (``own``), or the
+    source article's reference providers."""
+
+    __tablename__ = "providers"
+    __table_args__ = (CheckConstraint(_in("kind", PROVIDER_KINDS), name="kind"),)
+
+    key: Mapped[str] = mapped_column(String(60), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    kind: Mapped[str] = mapped_column(String(20))
+    #: ISO 3166 alpha-2 code of the headquarters
+    country: Mapped[str | None] = mapped_column(String(2))
+    website: Mapped[str | None] = mapped_column(String(200))
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
 class PriceItem(Base):
-    """A price with its validity period. Prices change by new dated rows, never by overwriting."""
+    """A price with its validity period. Prices change by new dated rows, never by overwriting.
+
+    An *offer* is a price row of an item that can be bought by itself (an instance-hour, a platform
+    GPU-hour, a server); the other rows of the same provider (network, power, colocation, a
+    reservation discount…) are the components priced with it (docs/price-books.md)."""
 
     __tablename__ = "price_items"
     __table_args__ = (
-        UniqueConstraint("option", "provider", "item", "subject", "region", "currency", "valid_from"),
+        UniqueConstraint(
+            "option",
+            "provider",
+            "item",
+            "subject",
+            "gpu_model",
+            "plan",
+            "region",
+            "currency",
+            "valid_from",
+            name="uq_price_items_natural_key",
+        ),
         CheckConstraint("low >= 0", name="low_non_negative"),
         *_range_checks(),
         CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="validity_ordered"),
         CheckConstraint(_in("unit", PRICE_UNITS), name="unit"),
         CheckConstraint(_in("currency", CURRENCIES), name="currency"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+        CheckConstraint(_in("plan", PLANS), name="plan"),
+        CheckConstraint(f"residency IS NULL OR {_in('residency', RESIDENCIES)}", name="residency"),
+        CheckConstraint("gpus_per_unit IS NULL OR gpus_per_unit > 0", name="gpus_per_unit_positive"),
+        CheckConstraint("capacity_gpus IS NULL OR capacity_gpus > 0", name="capacity_positive"),
+        CheckConstraint(
+            "lead_time_days_high IS NULL OR lead_time_days_low <= lead_time_days_high", name="lead_time_ordered"
+        ),
         Index("ix_price_items_lookup", "option", "item", "valid_from"),
     )
 
@@ -139,19 +181,75 @@ class PriceItem(Base):
     option: Mapped[str] = mapped_column(String(40))
     provider: Mapped[str] = mapped_column(String(60))
     item: Mapped[str] = mapped_column(String(40))
-    #: what the price is for: a server SKU key, or ``*`` when it does not depend on the server
-    subject: Mapped[str] = mapped_column(String(40))
+    #: what the price is for: an instance type, a server SKU key, a tier, or ``*``
+    subject: Mapped[str] = mapped_column(String(120))
+    #: the GPU model it is for, or ``*`` when it does not depend on one (power, staff, colocation…)
+    gpu_model: Mapped[str] = mapped_column(String(40), default="*")
+    #: the billing plan (``on_demand``, ``reserved_1y``, ``pay_as_you_go``…), or ``*``
+    plan: Mapped[str] = mapped_column(String(24), default="*")
     unit: Mapped[str] = mapped_column(String(20))
-    low: Mapped[Decimal] = mapped_column(Numeric(18, 4))
-    expected: Mapped[Decimal | None] = mapped_column(Numeric(18, 4))
-    high: Mapped[Decimal] = mapped_column(Numeric(18, 4))
+    #: GPUs in the priced instance or server (``per_server_hour``, ``per_server``)
+    gpus_per_unit: Mapped[int | None] = mapped_column(Integer)
+    low: Mapped[Decimal] = mapped_column(Numeric(20, 6))
+    expected: Mapped[Decimal | None] = mapped_column(Numeric(20, 6))
+    high: Mapped[Decimal] = mapped_column(Numeric(20, 6))
     currency: Mapped[str] = mapped_column(String(3))
     region: Mapped[str] = mapped_column(String(40))
     valid_from: Mapped[dt.date] = mapped_column(Date)
     valid_to: Mapped[dt.date | None] = mapped_column(Date)
+    #: the most GPUs the provider sells in this plan and region, where published
+    capacity_gpus: Mapped[int | None] = mapped_column(Integer)
+    #: days from order to use, where known (reservations booked ahead, server procurement)
+    lead_time_days_low: Mapped[Decimal | None] = mapped_column(Numeric(10, 4))
+    lead_time_days_high: Mapped[Decimal | None] = mapped_column(Numeric(10, 4))
+    #: a volume tier: the row applies from this many GPUs up
+    min_gpus: Mapped[int | None] = mapped_column(Integer)
+    #: where the hardware runs and who shares it (``data_security`` levels accept some)
+    residency: Mapped[str | None] = mapped_column(String(24))
     source: Mapped[str] = mapped_column(Text)
     source_quality: Mapped[str] = mapped_column(String(12))
+    #: when the figure was read from its source
+    retrieved_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
+
+
+class ExchangeRate(Base):
+    """A dated reference rate: ``rate`` units of ``quote`` (always CNY, the pivot) for one ``base``."""
+
+    __tablename__ = "exchange_rates"
+    __table_args__ = (
+        UniqueConstraint("base", "quote", "valid_on"),
+        CheckConstraint("rate > 0", name="rate_positive"),
+        CheckConstraint(_in("base", CURRENCIES), name="base"),
+        CheckConstraint("quote = 'CNY'", name="quote_is_pivot"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    base: Mapped[str] = mapped_column(String(3))
+    quote: Mapped[str] = mapped_column(String(3))
+    rate: Mapped[Decimal] = mapped_column(Numeric(18, 8))
+    valid_on: Mapped[dt.date] = mapped_column(Date)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    retrieved_on: Mapped[dt.date | None] = mapped_column(Date)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class DataSecurityLevel(Base):
+    """What a profile's ``data_security`` level accepts: the residencies an offer may have."""
+
+    __tablename__ = "data_security_levels"
+    __table_args__ = (
+        CheckConstraint(_in("key", DATA_SECURITY_LEVELS), name="key"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    key: Mapped[str] = mapped_column(String(20), primary_key=True)
+    accepted_residencies: Mapped[list[str]] = mapped_column(JSON)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[str] = mapped_column(String(12))
+    rationale: Mapped[str] = mapped_column(Text)
 
 
 class Assumption(Base):

@@ -17,19 +17,40 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import rules as rule_engine
-from app.core.vocab import AssumptionUnit, Currency, PriceUnit, RuleEffect, RuleMatch, RuleOperator, SourceQuality
+from app.core.vocab import (
+    AssumptionUnit,
+    Currency,
+    DataSecurity,
+    PriceUnit,
+    ProviderKind,
+    Residency,
+    RuleEffect,
+    RuleMatch,
+    RuleOperator,
+    SourceQuality,
+)
+from app.core.vocab import Plan as PricePlan
 from app.kb import audit
 from app.kb import models as m
 
-SECTIONS = ("gpu_models", "servers", "prices", "assumptions", "rules")
+SECTIONS = (
+    "providers",
+    "gpu_models",
+    "servers",
+    "prices",
+    "exchange_rates",
+    "data_security_levels",
+    "assumptions",
+    "rules",
+)
 
 
 class SeedError(ValueError):
@@ -82,19 +103,48 @@ class ServerSeed(_Seed):
     notes: str | None = None
 
 
+def _star(value: Any) -> Any:
+    """``null`` in a seed file means "not tied to one": stored as ``*``."""
+    return "*" if value is None else value
+
+
+Star = Annotated[str, BeforeValidator(_star)]
+
+
+class ProviderSeed(_Seed):
+    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    name: str = Field(min_length=1, max_length=120)
+    kind: ProviderKind
+    country: str | None = Field(default=None, pattern=r"^[A-Z]{2}$")
+    website: str | None = Field(default=None, max_length=200)
+    notes: str | None = None
+
+
 class PriceSeed(_RangeSeed):
-    option: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
-    provider: str = Field(min_length=1, max_length=60)
+    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    provider: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
     item: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
-    subject: str = Field(default="*", max_length=40)
+    subject: Star = Field(default="*", min_length=1, max_length=120)
+    gpu_model: Star = Field(default="*", pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    plan: Annotated[PricePlan, BeforeValidator(_star)] = "*"
     unit: PriceUnit
-    low: Decimal = Field(ge=0)
+    gpus_per_unit: int | None = Field(default=None, gt=0, le=1024)
+    # the columns hold six decimals: more would be rounded silently, so they are refused
+    low: Decimal = Field(ge=0, decimal_places=6)
+    expected: Decimal | None = Field(default=None, decimal_places=6)
+    high: Decimal = Field(decimal_places=6)
     currency: Currency
     region: str = Field(min_length=1, max_length=40)
     valid_from: dt.date
     valid_to: dt.date | None = None
+    capacity_gpus: int | None = Field(default=None, gt=0)
+    lead_time_days_low: Decimal | None = Field(default=None, ge=0, le=3650)
+    lead_time_days_high: Decimal | None = Field(default=None, ge=0, le=3650)
+    min_gpus: int | None = Field(default=None, gt=0)
+    residency: Residency | None = None
     source: str = Field(min_length=1)
     source_quality: SourceQuality
+    retrieved_on: dt.date | None = None
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -103,7 +153,29 @@ class PriceSeed(_RangeSeed):
             raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
         if self.unit == "fraction" and self.high > 1:
             raise ValueError("field 'high': a fraction cannot exceed 1")
+        low, high = self.lead_time_days_low, self.lead_time_days_high
+        if (low is None) != (high is None) or (low is not None and high is not None and low > high):
+            raise ValueError("field 'lead_time_days_high': give lead_time_days_low and _high together, low ≤ high")
         return self
+
+
+class ExchangeRateSeed(_Seed):
+    base: Currency
+    quote: Literal["CNY"] = "CNY"
+    rate: Decimal = Field(gt=0, decimal_places=8)
+    valid_on: dt.date
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    retrieved_on: dt.date | None = None
+    notes: str | None = None
+
+
+class DataSecurityLevelSeed(_Seed):
+    key: DataSecurity
+    accepted_residencies: list[Residency] = Field(min_length=1)
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    rationale: str = Field(min_length=1)
 
 
 class AssumptionSeed(_RangeSeed):
@@ -160,27 +232,38 @@ class RuleSeed(_Seed):
 
 
 SEED_MODELS: dict[str, type[_Seed]] = {
+    "providers": ProviderSeed,
     "gpu_models": GpuModelSeed,
     "servers": ServerSeed,
     "prices": PriceSeed,
+    "exchange_rates": ExchangeRateSeed,
+    "data_security_levels": DataSecurityLevelSeed,
     "assumptions": AssumptionSeed,
     "rules": RuleSeed,
 }
 ORM_MODELS: dict[str, type[m.Base]] = {
+    "providers": m.Provider,
     "gpu_models": m.GpuModel,
     "servers": m.ServerSku,
     "prices": m.PriceItem,
+    "exchange_rates": m.ExchangeRate,
+    "data_security_levels": m.DataSecurityLevel,
     "assumptions": m.Assumption,
     "rules": m.ScenarioRule,
 }
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "providers": ("key",),
     "gpu_models": ("key",),
     "servers": ("key",),
-    "prices": ("option", "provider", "item", "subject", "region", "currency", "valid_from"),
+    "prices": ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency", "valid_from"),
+    "exchange_rates": ("base", "quote", "valid_on"),
+    "data_security_levels": ("key",),
     "assumptions": ("option", "key"),
     "rules": ("key",),
 }
-PRICE_FIGURES = ("unit", "low", "expected", "high")
+PRICE_FIGURES = ("unit", "gpus_per_unit", "low", "expected", "high")
+#: sections whose rows are history: never changed in their figures, never dropped (add a dated row instead)
+APPEND_ONLY: dict[str, tuple[str, ...]] = {"prices": PRICE_FIGURES, "exchange_rates": ("rate",)}
 
 
 @dataclass
@@ -284,15 +367,25 @@ def _check_references(seeds: SeedSet) -> None:
                 f"{seeds.where('servers', (s.key,))}servers {s.key}: field 'gpu_model_key': "
                 f"unknown GPU model '{s.gpu_model_key}'"
             )
+    providers = {r.key for r in seeds.records["providers"]}  # type: ignore[attr-defined]
+    server_gpu = {r.key: r.gpu_model_key for r in seeds.records["servers"]}  # type: ignore[attr-defined]
     periods: dict[tuple[Any, ...], list[PriceSeed]] = {}
     for p in seeds.records["prices"]:
         assert isinstance(p, PriceSeed)
-        if p.subject != "*" and p.subject not in servers:
-            raise SeedError(
-                f"{seeds.where('prices', natural_key('prices', p.model_dump()))}"
-                f"prices {p.option}/{p.item}/{p.subject}: field 'subject': unknown server '{p.subject}'"
-            )
-        periods.setdefault((p.option, p.provider, p.item, p.subject, p.region, p.currency), []).append(p)
+        where = f"{seeds.where('prices', natural_key('prices', p.model_dump()))}prices {p.option}/{p.item}/{p.subject}"
+        if providers and p.provider not in providers:
+            raise SeedError(f"{where}: field 'provider': unknown provider '{p.provider}' (add it to providers)")
+        if gpus and p.gpu_model != "*" and p.gpu_model not in gpus:
+            raise SeedError(f"{where}: field 'gpu_model': unknown GPU model '{p.gpu_model}'")
+        if p.item == "server_hardware":
+            if p.subject not in servers:
+                raise SeedError(f"{where}: field 'subject': unknown server '{p.subject}'")
+            if (server_gpu[p.subject] or "*") != p.gpu_model:
+                holds = server_gpu[p.subject] or "no named GPU"
+                raise SeedError(f"{where}: field 'gpu_model': the server {p.subject} holds {holds}")
+        periods.setdefault(
+            (p.option, p.provider, p.item, p.subject, p.gpu_model, p.plan, p.region, p.currency), []
+        ).append(p)
     for key, rows in periods.items():
         rows.sort(key=lambda r: r.valid_from)
         for before, after in itertools.pairwise(rows):
@@ -357,19 +450,21 @@ async def plan(session: AsyncSession, seeds: SeedSet) -> Plan:
                 continue
             diff = {f: (current[key][f], v) for f, v in row.items() if not _same(current[key][f], v)}
             if diff:
-                if section == "prices" and set(diff) & set(PRICE_FIGURES):
+                frozen = set(diff) & set(APPEND_ONLY.get(section, ()))
+                if frozen:
                     raise SeedError(
-                        f"{seeds.where(section, key)}prices {'/'.join(map(str, key))}: "
-                        f"field '{sorted(set(diff) & set(PRICE_FIGURES))[0]}': "
-                        "price rows are append-only; add a new row with a later valid_from and close this one "
-                        "with valid_to"
+                        f"{seeds.where(section, key)}{section} {'/'.join(map(str, key))}: "
+                        f"field '{sorted(frozen)[0]}': "
+                        f"{section.replace('_', ' ')} rows are append-only; add a new row with a later date "
+                        + ("and close this one with valid_to" if section == "prices" else "")
                     )
                 changes.append(Change("change", section, key, diff))
         for key in current.keys() - wanted.keys():
-            if section == "prices":
+            if section in APPEND_ONLY:
                 raise SeedError(
-                    f"prices {'/'.join(map(str, key))}: the row is in the database but in no seed file; "
-                    "price rows are append-only (close a price with valid_to instead)"
+                    f"{section} {'/'.join(map(str, key))}: the row is in the database but in no seed file; "
+                    f"{section.replace('_', ' ')} rows are append-only"
+                    + (" (close a price with valid_to instead)" if section == "prices" else "")
                 )
             changes.append(Change("retire", section, key))
     return Plan(changes, seeds.content_hash())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -9,7 +11,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.knowledge import Assumption, Condition, GpuSpec, Knowledge, Price, Rule, Server
+from app.core.knowledge import (
+    Assumption,
+    Condition,
+    DataSecurityLevel,
+    ExchangeRate,
+    GpuSpec,
+    Knowledge,
+    Price,
+    Provider,
+    Rule,
+    Server,
+)
 from app.core.ranges import Range
 from app.kb import models as m
 
@@ -28,6 +41,13 @@ def _range(row: Any) -> Range:
     """A row's ``low``/``expected``/``high`` columns as a Range (``expected`` defaults to the midpoint)."""
     expected = None if row.expected is None else float(row.expected)
     return Range.of(float(row.low), float(row.high), expected)
+
+
+def _lead_time(row: Any) -> Range | None:
+    """A price row's lead time (``lead_time_days_low``/``_high``), if the source gives one."""
+    if row.lead_time_days_low is None:
+        return None
+    return Range.of(float(row.lead_time_days_low), float(row.lead_time_days_high))
 
 
 def _plain(value: Any) -> Any:
@@ -53,26 +73,50 @@ async def load_knowledge(session: AsyncSession) -> Knowledge | None:
     version = await latest_version(session)
     if version is None:
         return None
-    gpus = {g.key: build(GpuSpec, g) for g in await _all(session, m.GpuModel, m.GpuModel.key)}
-    servers = {x.key: build(Server, x) for x in await _all(session, m.ServerSku, m.ServerSku.key)}
-    prices = tuple(
-        build(Price, p, value=_range(p))
-        for p in await _all(session, m.PriceItem, m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc())
+    return assemble(
+        version.label,
+        version.created_at,
+        gpu_models=await _all(session, m.GpuModel, m.GpuModel.key),
+        servers=await _all(session, m.ServerSku, m.ServerSku.key),
+        prices=await _all(session, m.PriceItem, m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc()),
+        assumptions=await _all(session, m.Assumption, m.Assumption.option, m.Assumption.key),
+        rules=await _all(session, m.ScenarioRule, m.ScenarioRule.key),
+        providers=await _all(session, m.Provider, m.Provider.key),
+        exchange_rates=await _all(session, m.ExchangeRate, m.ExchangeRate.id),
+        data_security_levels=await _all(session, m.DataSecurityLevel, m.DataSecurityLevel.key),
     )
-    assumptions = {
-        (a.option, a.key): build(Assumption, a, value=_range(a))
-        for a in await _all(session, m.Assumption, m.Assumption.option, m.Assumption.key)
-    }
-    rules = tuple(
-        build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
-        for r in await _all(session, m.ScenarioRule, m.ScenarioRule.key)
-    )
+
+
+def assemble(
+    version: str,
+    created_at: dt.datetime,
+    *,
+    gpu_models: Iterable[Any],
+    servers: Iterable[Any],
+    prices: Iterable[Any],
+    assumptions: Iterable[Any],
+    rules: Iterable[Any],
+    providers: Iterable[Any] = (),
+    exchange_rates: Iterable[Any] = (),
+    data_security_levels: Iterable[Any] = (),
+) -> Knowledge:
+    """The snapshot of rows that carry the columns as attributes (ORM rows, or seed records), every
+    object built field by field by name."""
     return Knowledge(
-        version=version.label,
-        created_at=version.created_at,
-        gpus=gpus,
-        servers=servers,
-        prices=prices,
-        assumptions=assumptions,
-        rules=rules,
+        version=version,
+        created_at=created_at,
+        gpus={g.key: build(GpuSpec, g) for g in gpu_models},
+        servers={x.key: build(Server, x) for x in servers},
+        prices=tuple(build(Price, p, value=_range(p), lead_time_days=_lead_time(p)) for p in prices),
+        assumptions={(a.option, a.key): build(Assumption, a, value=_range(a)) for a in assumptions},
+        rules=tuple(
+            build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
+            for r in rules
+        ),
+        providers={x.key: build(Provider, x) for x in providers},
+        rates=tuple(build(ExchangeRate, r) for r in exchange_rates),
+        security_levels={
+            x.key: build(DataSecurityLevel, x, accepted_residencies=tuple(x.accepted_residencies))
+            for x in data_security_levels
+        },
     )
