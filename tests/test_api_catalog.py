@@ -102,13 +102,20 @@ def test_servers_include_one_reference_server(client):
 # ---- prices ----------------------------------------------------------------------------------------------
 
 
+def all_prices(client, **params):
+    doc = ok(client.get("/v1/prices", params={"limit": 500, **params}))
+    assert doc["total"] == len(doc["items"]) <= 500
+    return doc["items"]
+
+
 def test_prices_cover_every_option_with_sources(client):
     doc = ok(client.get("/v1/prices"))
-    assert doc["total"] == len(doc["items"]) > 0
-    assert {p["option"] for p in doc["items"]} >= OPTIONS
-    for p in doc["items"]:
+    assert doc["total"] > len(doc["items"]) == 100  # the first page of the price book
+    every = all_prices(client)
+    assert {p["option"] for p in every} >= OPTIONS
+    for p in every:
         assert p["low"] <= p["expected"] <= p["high"], p
-        assert p["source"] and p["source_quality"] and p["currency"] == "CNY"
+        assert p["source"] and p["source_quality"] and p["currency"] in {"CNY", "USD", "EUR"}
 
 
 def test_prices_filter_by_option(client):
@@ -120,10 +127,10 @@ def test_prices_filter_by_option(client):
 
 
 def test_prices_filter_by_provider_region_and_item(client):
-    every = ok(client.get("/v1/prices"))["items"]
+    every = all_prices(client)
     one = every[0]
     for name in ("provider", "region", "item"):
-        doc = ok(client.get("/v1/prices", params={name: one[name]}))
+        doc = ok(client.get("/v1/prices", params={name: one[name], "limit": 500}))
         assert doc["total"] == sum(1 for p in every if p[name] == one[name]) >= 1
         assert {p[name] for p in doc["items"]} == {one[name]}
     doc = ok(client.get("/v1/prices", params={"provider": "no-such-provider"}))
@@ -131,18 +138,21 @@ def test_prices_filter_by_provider_region_and_item(client):
 
 
 def test_prices_filters_combine(client):
-    doc = ok(client.get("/v1/prices", params={"option": "rented_gpu_instances", "item": "instance_hour"}))
-    assert doc["total"] == 1
+    params = {"option": "rented_gpu_instances", "item": "instance_hour", "provider": "cloud"}
+    doc = ok(client.get("/v1/prices", params=params))
+    assert doc["total"] == 1  # the article's 100 CNY an hour
     assert doc["items"][0]["unit"] == "per_server_hour"
     assert ok(client.get("/v1/prices", params={"option": "self_built_cluster", "item": "instance_hour"}))["total"] == 0
 
 
 def test_prices_as_of(client):
-    total = ok(client.get("/v1/prices"))["total"]
-    assert ok(client.get("/v1/prices", params={"as_of": "2025-01-01"}))["total"] == total
-    assert ok(client.get("/v1/prices", params={"as_of": "2030-06-30"}))["total"] == total
-    before = ok(client.get("/v1/prices", params={"as_of": "2024-12-31"}))
-    assert before["total"] == 0 and before["items"] == []
+    every = all_prices(client)
+    for day in ("2024-03-01", "2025-01-01", "2026-06-30"):
+        valid = [p for p in every if p["valid_from"] <= day and (p["valid_to"] is None or day < p["valid_to"])]
+        assert len(all_prices(client, as_of=day)) == len(valid)
+    # the article's reference prices apply from 2025-01-01 on
+    assert len(all_prices(client, as_of="2025-01-01", provider="cloud")) == 2
+    assert all_prices(client, as_of="2024-12-31", provider="cloud") == []
 
 
 def test_prices_as_of_must_be_a_date(client):

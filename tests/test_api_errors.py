@@ -67,7 +67,7 @@ def assert_problem(r: Any, status: int, field: str | None = None) -> dict[str, A
         ({"gpus": True}, "gpus"),
         ({"gpus": None}, "gpus"),
         ({"horizon_years": [3]}, "horizon_years"),
-        ({"rental_plan": "spot"}, "rental_plan"),
+        ({"rental_plan": "weekly"}, "rental_plan"),
         ({"currency": "usd"}, "currency"),
         ({"gpu_model": ""}, "gpu_model"),
     ],
@@ -171,14 +171,14 @@ def test_unknown_gpu_model_is_422_naming_it(client):
 
 
 def test_unknown_currency_is_422_naming_it(client):
-    problem = assert_problem(client.post(COMPARE, json={**BASE, "currency": "USD"}), 422, "currency")
+    problem = assert_problem(client.post(COMPARE, json={**BASE, "currency": "GBP"}), 422, "currency")
     assert "CNY" in problem["detail"]  # says what it has
 
 
 def test_known_gpu_model_without_a_priced_server_is_422(client):
-    assert client.get("/v1/gpus/h100_sxm").status_code == 200  # the model is known...
-    problem = assert_problem(client.post(COMPARE, json={**BASE, "gpu_model": "h100_sxm"}), 422, "gpu_model")
-    assert "h100_sxm" in problem["detail"]  # ...but no option can price it
+    assert client.get("/v1/gpus/rtx_4090").status_code == 200  # the model is known...
+    problem = assert_problem(client.post(COMPARE, json={**BASE, "gpu_model": "rtx_4090"}), 422, "gpu_model")
+    assert "rtx_4090" in problem["detail"]  # ...but no option can price it
 
 
 def test_as_of_before_any_price_is_422(client):

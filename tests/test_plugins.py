@@ -26,6 +26,7 @@ BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
 AS_OF = "2025-06-01"
 Client = TestClient  # type: ignore[type-arg]
 PROFILE = {
+    "rental_plan": "on_demand",  # the article's on-demand renting, 876,000 CNY a year
     "gpus": 8,
     "utilization": 0.5,
     "horizon_years": 1,
@@ -339,7 +340,11 @@ def test_a_third_party_option_joins_the_api_through_its_entry_point(spot_package
         assert (entry["cost"]["annual_cost"]["low"], entry["cost"]["annual_cost"]["high"]) == (525_600, 613_200)
         # 16.25 CNY per useful GPU-hour (expected) against the platform's 12.50 ÷ 0.77 = 16.23
         assert entry["cost"]["cost_per_useful_gpu_hour"]["expected"] == 16.25
-        assert entry["scores"]["cost"] == round(100 * (12.5 / 0.77) / 16.25, 1)
+        # a plugin that prices no effective cost is scored on useful ÷ (execution × goodput), as every option
+        spot_effective = entry["cost"]["cost_per_effective_gpu_hour"]["expected"]
+        platform_effective = ranking["ai_compute_platform"]["cost"]["cost_per_effective_gpu_hour"]["expected"]
+        assert spot_effective > 16.25
+        assert entry["scores"]["cost"] == pytest.approx(100 * platform_effective / spot_effective, abs=0.1)
         assert ranking["ai_compute_platform"]["scores"]["cost"] == 100
         assert ranking["rented_gpu_instances"]["cost"]["annual_cost"]["low"] == 876_000
 

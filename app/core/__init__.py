@@ -2,11 +2,12 @@
 (docs/plugins.md). The core is pure: no I/O, no clock, no globals, nothing of the rest of ``app``.
 """
 
-from app.core import model, text
+from app.core import capital, model, offers, text
 from app.core.errors import MissingKnowledge
 from app.core.hooks import hookimpl
 from app.core.knowledge import ANY, Assumption, GpuSpec, Knowledge, Price, Server, SourceRef
 from app.core.model import ZERO, Inputs
+from app.core.offers import Offer
 from app.core.option import OptionPlugin
 from app.core.ranges import Range, ceil_number
 from app.core.types import (
@@ -20,6 +21,7 @@ from app.core.types import (
     Profile,
     Stability,
     Usability,
+    Violation,
 )
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "Knowledge",
     "LineItem",
     "MissingKnowledge",
+    "Offer",
     "OptionPlugin",
     "OptionSpec",
     "Price",
@@ -45,8 +48,11 @@ __all__ = [
     "SourceRef",
     "Stability",
     "Usability",
+    "Violation",
+    "capital",
     "ceil_number",
     "hookimpl",
     "model",
+    "offers",
     "text",
 ]

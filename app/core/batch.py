@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from app.core import decision, scoring
 from app.core import rules as rule_engine
-from app.core import scoring
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import Knowledge
 from app.core.types import PROFILE_NUMBERS, Assessment, Profile
 from app.core.vocab import DIMENSIONS
 
-CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of")
+CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of", "providers", "regions")
 Assess = Callable[[str, Profile, Knowledge], Assessment]
 
 
@@ -39,6 +39,7 @@ class Entry:
     annual_cost: float | None
     total_cost: float | None
     cost_per_useful_gpu_hour: float | None
+    cost_per_effective_gpu_hour: float | None
     error: str | None
 
 
@@ -52,6 +53,7 @@ class Result:
 class _Figures:
     """One option's figures over a group, as arrays (or the error that stopped it)."""
 
+    #: cost per effective GPU-hour (what the cost score compares)
     per_hour: np.ndarray | None = None
     annual: np.ndarray | None = None
     total: np.ndarray | None = None
@@ -59,6 +61,8 @@ class _Figures:
     fit: np.ndarray | None = None
     feasible: np.ndarray | None = None
     error: str | None = None
+    #: cost per useful GPU-hour
+    useful: np.ndarray | None = None
 
 
 def evaluate(
@@ -128,9 +132,10 @@ def _assess_option(
     try:
         try:
             a = assess(option, vp, knowledge)
-            per_hour = _array(a.cost.per_useful_gpu_hour.expected, n)
+            per_hour = _array(decision.effective_cost(a), n)
             applied = _rules(option, vp, a, knowledge, n)
             annual, total = _array(a.cost.annual.expected, n), _array(a.cost.total.expected, n)
+            useful = _array(a.cost.per_useful_gpu_hour.expected, n)
             measures = {
                 "efficiency": _array(a.efficiency.productive_share.expected, n),
                 "stability": _array(a.stability.goodput.expected, n),
@@ -140,7 +145,8 @@ def _assess_option(
             raise
         except Exception:  # a plugin that only takes single profiles: one call each
             singles = [assess(option, p, knowledge) for p in members]
-            per_hour = np.array([x.cost.per_useful_gpu_hour.expected for x in singles])
+            per_hour = np.array([decision.effective_cost(x) for x in singles])
+            useful = np.array([x.cost.per_useful_gpu_hour.expected for x in singles])
             annual = np.array([x.cost.annual.expected for x in singles])
             total = np.array([x.cost.total.expected for x in singles])
             measures = {
@@ -155,13 +161,17 @@ def _assess_option(
     except Exception as exc:
         return _Figures(error=f"{type(exc).__name__}: {exc}")
     fit, feasible = applied
-    return _Figures(per_hour, annual, total, measures, fit, feasible)
+    return _Figures(per_hour, annual, total, measures, fit, feasible, useful=useful)
 
 
 def _rules(option: str, profile: Profile, a: Assessment, knowledge: Knowledge, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fit points and feasibility of every profile: the scenario rules, and the hard constraints the
+    chosen offers break."""
     ctx = rule_engine.Context.of(profile, a)
     fit = np.zeros(n)
     feasible = np.ones(n, dtype=bool)
+    for v in a.violations:
+        feasible &= ~np.broadcast_to(np.asarray(v.violated, dtype=bool), (n,))
     for rule in knowledge.rules:
         if rule.option not in (option, "*"):
             continue
@@ -186,7 +196,7 @@ def _result(
     rows: list[tuple[Any, ...]] = []
     for o, f in figures.items():
         if f.per_hour is None:
-            rows.append((False, 0.0, o, dict.fromkeys(DIMENSIONS, 0.0), 0.0, None, None, None, f.error))
+            rows.append((False, 0.0, o, dict.fromkeys(DIMENSIONS, 0.0), 0.0, None, None, None, None, f.error))
             continue
         assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
         rows.append(
@@ -198,11 +208,12 @@ def _result(
                 float(f.fit[i]),
                 float(f.annual[i]),
                 float(f.total[i]),
+                float(f.useful[i]) if f.useful is not None else None,
                 float(f.per_hour[i]),
                 None,
             )
         )
-    rows = [rows[i] for i in scoring.ranked([(r[2], r[0], r[1]) for r in rows])]
+    rows = [rows[i] for i in scoring.ranked([(r[2], r[0], r[1], sum(r[3].values()) + r[4]) for r in rows])]
     ranking = tuple(
         Entry(
             option=o,
@@ -213,9 +224,10 @@ def _result(
             feasible=feasible,
             annual_cost=None if annual is None else round(annual, 2),
             total_cost=None if total is None else round(total, 2),
-            cost_per_useful_gpu_hour=None if per_hour is None else round(per_hour, 4),
+            cost_per_useful_gpu_hour=None if useful is None else round(useful, 4),
+            cost_per_effective_gpu_hour=None if per_hour is None else round(per_hour, 4),
             error=error,
         )
-        for rank, (feasible, raw, o, dims, fit, annual, total, per_hour, error) in enumerate(rows, start=1)
+        for rank, (feasible, raw, o, dims, fit, annual, total, useful, per_hour, error) in enumerate(rows, start=1)
     )
     return Result(next((e.option for e in ranking if e.feasible), None), ranking)

@@ -3,8 +3,12 @@ the scores and the order come from ``app.core.scoring``, as for batches and Mont
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from app.core import rules as rule_engine
 from app.core import scoring
@@ -71,10 +75,21 @@ def default_weights(knowledge: Knowledge) -> dict[str, float]:
     return {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
 
 
+def effective_cost(assessment: Assessment) -> Any:
+    """What the cost score compares: the expected cost per effective GPU-hour (the one money scale)."""
+    c = assessment.cost
+    return (c.per_effective_gpu_hour or c.per_useful_gpu_hour).expected
+
+
+def broken(assessment: Assessment) -> list[str]:
+    """The reasons of the hard constraints the option's offer breaks."""
+    return [v.reason for v in assessment.violations if bool(np.any(v.violated))]
+
+
 def dimension_scores(assessment: Assessment, cheapest: float) -> dict[str, float]:
-    """The option's four dimension scores, the cheapest option's cost per useful GPU-hour given."""
+    """The option's four dimension scores, the cheapest option's cost per effective GPU-hour given."""
     return scoring.dimension_scores(
-        per_hour=assessment.cost.per_useful_gpu_hour.expected,
+        per_hour=effective_cost(assessment),
         cheapest=cheapest,
         productive=assessment.efficiency.productive_share.expected,
         goodput=assessment.stability.goodput.expected,
@@ -96,7 +111,7 @@ class _Scored:
 def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weights: Mapping[str, float]) -> Decision:
     weights = scoring.normalise_weights(weights)
     assessed = [o.assessment for o in outcomes if o.assessment is not None]
-    cheapest = min((a.cost.per_useful_gpu_hour.expected for a in assessed), default=0.0)
+    cheapest = min((effective_cost(a) for a in assessed), default=0.0)
     rows: list[_Scored] = []
     for outcome in outcomes:
         a = outcome.assessment
@@ -107,21 +122,21 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
         scores = dimension_scores(a, cheapest)
         applied = _apply_rules(profile, a, knowledge)
         fit = sum((r.points or 0.0) * (1 if r.effect == "bonus" else -1) for r in applied if r.effect != "infeasible")
-        feasible = not any(r.effect == "infeasible" for r in applied)
+        feasible = not any(r.effect == "infeasible" for r in applied) and not broken(a)
         raw = scoring.total(weights, scores, fit)
         rows.append(
             _Scored(outcome, feasible, raw, scores, fit, _reasons(profile, a, cheapest, applied), tuple(applied))
         )
 
-    order = scoring.ranked([(r.outcome.option, r.feasible, r.raw) for r in rows])
+    order = scoring.ranked([(r.outcome.option, r.feasible, r.raw, sum(r.scores.values()) + r.fit) for r in rows])
     ranking = tuple(
         Ranked(
             option=r.outcome.option,
             rank=rank,
             score=scoring.shown(r.raw),
-            raw_score=round(r.raw, 3),
+            raw_score=round(float(r.raw), 3),
             scores={d: scoring.shown(s) for d, s in r.scores.items()},
-            fit=round(r.fit, 1),
+            fit=round(float(r.fit), 1),
             feasible=r.feasible,
             reasons=r.reasons,
             rules=r.rules,
@@ -129,8 +144,41 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
         )
         for rank, r in enumerate((rows[i] for i in order), start=1)
     )
-    recommended = next((r.option for r in ranking if r.feasible), None)
-    return Decision(recommended, weights, ranking)
+    recommended = next((r for r in ranking if r.feasible), None)
+    if recommended is not None:
+        ranking = tuple(_explain_premium(r, ranking, profile) if r is recommended else r for r in ranking)
+    return Decision(None if recommended is None else recommended.option, weights, ranking)
+
+
+#: a recommendation dearer than this share above the cheapest feasible option says why
+PREMIUM_TO_EXPLAIN = 0.20
+
+
+def _explain_premium(chosen: Ranked, ranking: tuple[Ranked, ...], profile: Profile) -> Ranked:
+    """When the recommended option costs more than 20 % above the cheapest feasible one per effective
+    GPU-hour, one sentence with the figure and what outweighs it (dimension points and fit)."""
+    feasible = [r for r in ranking if r.feasible and r.outcome.assessment is not None]
+    assert chosen.outcome.assessment is not None
+    mine = effective_cost(chosen.outcome.assessment)
+    cheap = min(feasible, key=lambda r: effective_cost(r.outcome.assessment))  # type: ignore[arg-type]
+    theirs = effective_cost(cheap.outcome.assessment)  # type: ignore[arg-type]
+    if cheap is chosen or theirs <= 0 or mine <= theirs * (1 + PREMIUM_TO_EXPLAIN):
+        return chosen
+    gains = [
+        f"{d} +{chosen.scores[d] - cheap.scores[d]:.0f}"
+        for d in DIMENSIONS
+        if chosen.scores[d] - cheap.scores[d] >= 0.5
+    ]
+    if chosen.fit != cheap.fit:
+        gains.append(
+            f"fit {chosen.fit - cheap.fit:+.0f} points ({'; '.join(r.reason for r in chosen.rules) or 'none'})"
+        )
+    sentence = (
+        f"Recommended although it costs {(mine / theirs - 1) * 100:.0f}% more per effective GPU-hour than "
+        f"{cheap.option} ({mine:,.2f} against {theirs:,.2f} {profile.currency}), because it scores higher on "
+        f"{', '.join(gains) or 'the other dimensions'}."
+    )
+    return dataclasses.replace(chosen, reasons=(sentence, *chosen.reasons))
 
 
 def _apply_rules(profile: Profile, assessment: Assessment, knowledge: Knowledge) -> list[AppliedRule]:
@@ -144,15 +192,18 @@ def _apply_rules(profile: Profile, assessment: Assessment, knowledge: Knowledge)
 
 def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[AppliedRule]) -> tuple[str, ...]:
     cur = profile.currency
-    per_hour = a.cost.per_useful_gpu_hour.expected
+    per_hour = effective_cost(a)
     infeasible = [f"Not feasible: {r.reason}" for r in applied if r.effect == "infeasible"]
+    infeasible += [f"Not feasible: {reason}." for reason in broken(a)]
     fits = [
         f"{r.reason} ({'+' if r.effect == 'bonus' else '−'}{num(r.points or 0)} fit)"
         for r in applied
         if r.effect != "infeasible"
     ]
-    cost_line = f"{per_hour:,.2f} {cur} per useful GPU-hour" + (
-        ", the cheapest option." if per_hour <= cheapest else f" against {cheapest:,.2f} for the cheapest option."
+    cost_line = (
+        f"{a.cost.per_useful_gpu_hour.expected:,.2f} {cur} per useful GPU-hour; {per_hour:,.2f} per effective "
+        "GPU-hour (after execution efficiency, goodput and the work left to the team)"
+        + (", the cheapest option." if per_hour <= cheapest else f", against {cheapest:,.2f} for the cheapest option.")
     )
     e, s, u = a.efficiency, a.stability, a.usability
     return (

@@ -9,6 +9,7 @@ from typing import Any
 import pluggy
 
 from app.core.knowledge import Knowledge
+from app.core.model import with_effective_cost
 from app.core.types import Assessment, OptionSpec, Profile
 
 
@@ -53,4 +54,4 @@ class OptionHost:
         found = [r for r in results if r is not None]
         if len(found) != 1 or not isinstance(found[0], Assessment):
             raise PluginError(f"plugin for '{option}' returned {len(found)} assessments instead of one")
-        return found[0]
+        return with_effective_cost(found[0])

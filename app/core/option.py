@@ -17,10 +17,16 @@ functions are the instance's bound methods. A plugin may also implement the hook
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
+
+from app.core import offers as offer_choice
+from app.core.errors import MissingKnowledge
 from app.core.hooks import hookimpl
 from app.core.knowledge import Knowledge
+from app.core.offers import Offer
 from app.core.types import Assessment, OptionSpec, Profile
 
 
@@ -40,5 +46,33 @@ class OptionPlugin:
         return self.assess(profile, knowledge)
 
     def assess(self, profile: Profile, knowledge: Knowledge) -> Assessment:
-        """The option's assessment of ``profile`` from ``knowledge`` (see ``app.hookspecs``)."""
+        """The option's assessment of ``profile`` from ``knowledge`` (see ``app.hookspecs``).
+
+        By default, an option that sells offers: every offer of ``offers`` worth it (``shortlist``) is
+        assessed by ``assess_offer``, and ``app.core.offers.choose`` keeps the cheapest feasible one per
+        effective GPU-hour, the others becoming its alternatives."""
+        found = self.offers(profile, knowledge)
+        if not found:
+            hardware = profile.gpu_model or "the reference server"
+            raise MissingKnowledge(
+                f"no {self.spec.key} offer for {hardware} valid on {profile.as_of}"
+                + (f" from {', '.join(profile.providers)}" if profile.providers else "")
+                + (f" in {', '.join(profile.regions)}" if profile.regions else "")
+            )
+        shortlisted = offer_choice.shortlist(found, lambda o: self.acceptable(o, profile, knowledge))
+        return offer_choice.choose([self.assess_offer(profile, knowledge, o) for o in shortlisted])
+
+    def offers(self, profile: Profile, knowledge: Knowledge) -> Sequence[Offer]:
+        """The offers this option may buy for the profile, priced in its currency."""
         raise NotImplementedError
+
+    def assess_offer(self, profile: Profile, knowledge: Knowledge, offer: Offer) -> Assessment:
+        """The option's assessment of ``profile`` when it buys ``offer``, with the constraints it breaks."""
+        raise NotImplementedError
+
+    def acceptable(self, offer: Offer, profile: Profile, knowledge: Knowledge) -> bool:
+        """Whether ``offer`` breaks none of the profile's hard constraints (for every profile of a batch)."""
+        lead = offer.row.lead_time_days or knowledge.assumption(self.spec.key, "lead_time_days").value
+        return not any(
+            np.any(v.violated) for v in offer_choice.violations(offer, profile, knowledge, lead_time_days=lead)
+        )

@@ -17,6 +17,7 @@ parameter and token of dense transformer training and the units of time (3600, 2
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Callable, Iterable
@@ -68,25 +69,22 @@ class Pricing:
     note: str | None
 
 
-def pricing(knowledge: Knowledge, gpu_model: str) -> Pricing:
-    """Price on a server SKU of ``gpu_model`` when one exists, else on the reference server."""
+def pricing(knowledge: Knowledge, gpu_model: str, as_of: dt.date) -> Pricing:
+    """Price on ``gpu_model``'s own offers when the price book has any valid on ``as_of`` (an option
+    without one then reports it), else on the reference server's."""
+    own = any(p.gpu_model == gpu_model and p.valid_on(as_of) for p in knowledge.prices)
+    if own:
+        server = next((s for s in knowledge.servers.values() if s.gpu_model_key == gpu_model), None)
+        return Pricing(gpu_model, server, None)
     try:
-        return Pricing(gpu_model, knowledge.server_for(gpu_model), None)
+        server = knowledge.reference_server()
     except MissingKnowledge:
-        pass
-    try:
-        server: Server | None = knowledge.server_for(None)
-    except MissingKnowledge:
-        server = None
-    if server is None:
-        return Pricing(
-            None, None, f"No server for {gpu_model} is priced and the knowledge base has no reference server."
-        )
+        return Pricing(None, None, f"Nothing for {gpu_model} is priced and the knowledge base has no reference server.")
     return Pricing(
         None,
         server,
-        f"Costs use the reference server's prices ({server.key}: {server.name}) because no server for "
-        f"{gpu_model} is priced; compute time uses {gpu_model}'s own throughput.",
+        f"Costs use the reference server's prices ({server.key}: {server.name}) because nothing for "
+        f"{gpu_model} is priced on {as_of}; compute time uses {gpu_model}'s own throughput.",
     )
 
 
@@ -96,7 +94,7 @@ def run_profile(
     hours: Range,
     as_of: dt.date,
     currency: str,
-    rental_plan: RentalPlan,
+    rental_plan: RentalPlan | None,
     ops_team: OpsTeam,
     gpu_model: str | None,
 ) -> Profile:
@@ -169,14 +167,28 @@ class PlanOutcome:
 
 
 def plan_all(
-    options: Iterable[str], assess: Callable[[str], Assessment], profile: Profile, hours: Range
+    options: Iterable[str],
+    assess: Callable[[str, Profile], Assessment],
+    profile: Profile,
+    hours: Range,
+    owned_years: Callable[[str], float],
 ) -> list[PlanOutcome]:
-    """Plan the run on every option, isolating failures: a plugin that raises marks only its own option."""
+    """Plan the run on every option, isolating failures: a plugin that raises marks only its own option.
+
+    An option that buys capital (an upfront cost) outlives one run: it is assessed over
+    ``owned_years(option)`` (at least the run) and the run is charged its cost per useful GPU-hour
+    there — buying a cluster for two months and reselling it is not what owning means."""
     outcomes = []
     for option in options:
         try:
-            assessment = assess(option)
-            outcomes.append(PlanOutcome(option, plan_option(assessment, profile, hours), assessment))
+            assessment = assess(option, profile)
+            run_profile = profile
+            if assessment.cost.upfront.expected > 0:
+                run_profile = dataclasses.replace(
+                    profile, horizon_years=max(profile.horizon_years, owned_years(option))
+                )
+                assessment = assess(option, run_profile)
+            outcomes.append(PlanOutcome(option, plan_option(assessment, run_profile, hours), assessment))
         except MissingKnowledge as exc:
             outcomes.append(PlanOutcome(option, None, None, str(exc)))
         except Exception as exc:  # a plugin's bug must not take the other options down

@@ -41,6 +41,12 @@ class Range(tuple[float, float, float]):
         return f"Range(low={self.low!r}, expected={self.expected!r}, high={self.high!r})"
 
     @classmethod
+    def elementwise(cls, low: Any, expected: Any, high: Any) -> Range:
+        """A range whose ends are NumPy arrays — one element per profile of a batch, or per Monte Carlo
+        draw (the array contract of ``app.hookspecs``)."""
+        return cls(low, expected, high)
+
+    @classmethod
     def point(cls, value: Number) -> Range:
         v = value if isinstance(value, np.ndarray) else float(value)
         return cls(v, v, v)

@@ -20,7 +20,7 @@ import numpy as np
 
 from app.core.knowledge import Rule
 from app.core.ranges import Range
-from app.core.types import Assessment, Profile
+from app.core.types import METRICS, Assessment, Profile
 
 OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq,
@@ -33,19 +33,7 @@ OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
     "not_in": lambda left, right: left not in right,
 }
 PROFILE_FIELDS = frozenset(f.name for f in dataclasses.fields(Profile))
-ASSESSMENT_FIGURES = frozenset(
-    {
-        "annual_cost",
-        "total_cost",
-        "upfront_cost",
-        "cost_per_useful_gpu_hour",
-        "lead_time_days",
-        "setup_minutes_per_run",
-        "execution_efficiency",
-        "goodput",
-        "infra_fte_unmet",
-    }
-)
+ASSESSMENT_FIGURES = frozenset(METRICS)
 RANGE_ENDS = ("low", "expected", "high")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+){1,2})\}")
 

@@ -65,10 +65,12 @@ def order_value(feasible: Any, raw: Any) -> Any:
     return raw if feasible else raw - INFEASIBLE_OFFSET
 
 
-def ranked(rows: Sequence[tuple[str, bool, float]]) -> list[int]:
-    """Indices of ``(option, feasible, raw total)`` rows, best first: feasible before infeasible,
-    then the higher total, then the option key."""
-    return sorted(range(len(rows)), key=lambda i: (-order_value(rows[i][1], rows[i][2]), rows[i][0]))
+def ranked(rows: Sequence[tuple[str, bool, float, float]]) -> list[int]:
+    """Indices of ``(option, feasible, raw total, sum of dimension scores and fit)`` rows, best first:
+    feasible before infeasible, then the higher total, then — on a tie — the higher unweighted sum
+    (so that an option better somewhere and worse nowhere ranks first even where that dimension
+    weighs nothing), then the option key."""
+    return sorted(range(len(rows)), key=lambda i: (-order_value(rows[i][1], rows[i][2]), -rows[i][3], rows[i][0]))
 
 
 def first(options: Sequence[str], feasible: Sequence[Any], raw: Sequence[Any]) -> Any:
@@ -81,4 +83,4 @@ def first(options: Sequence[str], feasible: Sequence[Any], raw: Sequence[Any]) -
 
 def shown(value: float) -> float:
     """A score as answers show it: clamped to 0–100, one decimal."""
-    return round(min(100.0, max(0.0, value)), 1)
+    return round(float(min(100.0, max(0.0, value))), 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.core.knowledge import SourceRef
 from app.core.ranges import Range
@@ -13,7 +14,15 @@ HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
 
 #: the numeric fields of a profile: plain numbers, or NumPy arrays in batch evaluations (one element
 #: per profile) — see ``app.hookspecs`` for the array contract
-PROFILE_NUMBERS = ("gpus", "utilization", "horizon_years", "team_size", "start_within_days", "capex_budget")
+PROFILE_NUMBERS = (
+    "gpus",
+    "utilization",
+    "horizon_years",
+    "team_size",
+    "start_within_days",
+    "capex_budget",
+    "delay_cost_per_day",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +42,16 @@ class Profile:
     ops_team: OpsTeam = "none"
     data_security: DataSecurity = "standard"
     start_within_days: int = 30
-    rental_plan: RentalPlan = "on_demand"
+    #: the plan to rent on; None: the cheapest feasible one is chosen
+    rental_plan: RentalPlan | None = None
     currency: str = "CNY"
     gpu_model: str | None = None
     capex_budget: float | None = None
+    #: what a day without the compute costs the team, in ``currency`` (prices waiting); None: unpriced
+    delay_cost_per_day: float | None = None
+    #: only offers of these providers and regions (None: any)
+    providers: tuple[str, ...] | None = None
+    regions: tuple[str, ...] | None = None
 
     @property
     def useful_gpu_hours_per_year(self) -> float:
@@ -53,18 +68,38 @@ class LineItem:
     upfront: Range
     basis: str
     sources: tuple[SourceRef, ...]
+    #: cash over the horizon (capital lines: purchases less resale); None: ``annual × horizon_years``
+    total: Range | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Cost:
+    """What an option costs the profile (docs/methodology.md "Cost" and "Capital").
+
+    ``annual`` is the accounting view (capital written off straight-line over ``depreciation_years``,
+    plus running costs); ``total`` the cash over the horizon (purchases and replacements less resale,
+    plus running costs); ``npv`` the same discounted at the cost of capital, and ``equivalent_annual``
+    the level yearly payment with that present value."""
+
     annual: Range
     total: Range
     upfront: Range
+    #: total ÷ useful GPU-hours over the horizon
     per_useful_gpu_hour: Range
+    #: useful GPU-hours a year
     useful_gpu_hours: float
     paid_gpu_hours: Range
     committed: bool
     breakdown: tuple[LineItem, ...]
+    npv: Range | None = None
+    equivalent_annual: Range | None = None
+    #: useful GPU-hours over the whole horizon (fewer than a year's × horizon while waiting for compute)
+    useful_gpu_hours_total: Any = None
+    #: (total + priced infrastructure work + priced waiting) ÷ (useful GPU-hours × execution efficiency ×
+    #: goodput): the one money scale the cost score compares; set by ``app.core.model.assessment``
+    per_effective_gpu_hour: Range | None = None
+    #: the money the effective cost adds to ``total``: unmet infrastructure work and waiting, priced
+    extras: tuple[LineItem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +117,11 @@ class Stability:
     interruptions_per_year: Range
     hours_lost_per_interruption: Range
     lost_gpu_hours_per_year: Range
-    #: useful ÷ (useful + lost) GPU-hours (the score's measure)
+    #: share of the job's time that turns into progress (the score's measure)
     goodput: Range
     sources: tuple[SourceRef, ...]
+    #: the Young–Daly checkpoint interval, hours
+    checkpoint_interval_hours: Range | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +135,49 @@ class Usability:
 
 
 @dataclass(frozen=True, slots=True)
+class Violation:
+    """A hard constraint an offer breaks: why, and where (a bool, or an array over a batch)."""
+
+    reason: str
+    violated: Any
+
+
+@dataclass(frozen=True, slots=True)
+class OfferInfo:
+    """The offer an assessment priced: what procurement compares (``app.core.offers.Offer.info``)."""
+
+    provider: str
+    region: str
+    gpu_model: str | None
+    subject: str
+    plan: str
+    variant: str | None
+    unit: str
+    gpus_per_unit: int
+    #: per ``unit`` in the profile's currency
+    price: Range
+    quoted_price: Range
+    quoted_currency: str
+    #: profile currency per quoted currency, when converted
+    exchange_rate: float | None
+    valid_from: dt.date
+    residency: str | None
+    source: str
+    source_quality: str
+    refs: tuple[SourceRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """Another offer the option could have bought, with its cost, and why it was not chosen if infeasible."""
+
+    offer: OfferInfo
+    cost: Cost
+    feasible: bool
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Assessment:
     """One option's answer for one profile, on all four dimensions."""
 
@@ -108,20 +188,47 @@ class Assessment:
     usability: Usability
     #: plain sentences with the figures behind them
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the offer priced (None for an option without offers)
+    offer: OfferInfo | None = None
+    alternatives: tuple[Alternative, ...] = ()
+    #: hard constraints the chosen offer breaks: the option is then infeasible
+    violations: tuple[Violation, ...] = ()
+
+    @property
+    def offer_label(self) -> str:
+        o = self.offer
+        return "" if o is None else f"{o.provider} {o.subject} {o.region} {o.plan} {o.variant or ''}"
 
     def metrics(self) -> dict[str, Range]:
-        """Named figures that scenario rules may test (``assessment.<name>``)."""
+        """Named figures that scenario rules may test (``assessment.<name>``; ``METRICS`` names them)."""
+        c, e = self.cost, self.efficiency
         return {
-            "annual_cost": self.cost.annual,
-            "total_cost": self.cost.total,
-            "upfront_cost": self.cost.upfront,
-            "cost_per_useful_gpu_hour": self.cost.per_useful_gpu_hour,
-            "lead_time_days": self.efficiency.lead_time_days,
-            "setup_minutes_per_run": self.efficiency.setup_minutes_per_run,
-            "execution_efficiency": self.efficiency.execution_efficiency,
+            "annual_cost": c.annual,
+            "total_cost": c.total,
+            "upfront_cost": c.upfront,
+            "cost_per_useful_gpu_hour": c.per_useful_gpu_hour,
+            "cost_per_effective_gpu_hour": c.per_effective_gpu_hour or c.per_useful_gpu_hour,
+            "lead_time_days": e.lead_time_days,
+            "setup_minutes_per_run": e.setup_minutes_per_run,
+            "execution_efficiency": e.execution_efficiency,
             "goodput": self.stability.goodput,
             "infra_fte_unmet": self.usability.infra_fte_unmet,
         }
+
+
+#: the figures ``Assessment.metrics`` names, which scenario rules may test
+METRICS = (
+    "annual_cost",
+    "total_cost",
+    "upfront_cost",
+    "cost_per_useful_gpu_hour",
+    "cost_per_effective_gpu_hour",
+    "lead_time_days",
+    "setup_minutes_per_run",
+    "execution_efficiency",
+    "goodput",
+    "infra_fte_unmet",
+)
 
 
 @dataclass(frozen=True, slots=True)

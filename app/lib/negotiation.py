@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException
 
@@ -29,3 +33,15 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
             raise HTTPException(
                 status_code=415, detail=f"the body must be application/json, not {media}: send that Content-Type"
             )
+
+
+def rows_csv(rows: Sequence[msgspec.Struct]) -> str:
+    """Flat Structs as CSV: a header of their field names, a line each."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    if rows:
+        fields = rows[0].__struct_fields__
+        w.writerow(fields)
+        for row in rows:
+            w.writerow(["" if (v := getattr(row, f)) is None else v for f in fields])
+    return out.getvalue()

@@ -23,10 +23,15 @@ _CONSTRAINTS = {
     "exclusiveMaximum": "exclusive_maximum",
     "minLength": "min_length",
     "maxLength": "max_length",
+    "minItems": "min_items",
+    "maxItems": "max_items",
 }
 _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
-ALTERNATIVE_MEDIA = {"createPriceComparison": {"text/csv": "One row per option and per breakdown line."}}
+ALTERNATIVE_MEDIA = {
+    "createPriceComparison": {"text/csv": "One row per option and per breakdown line."},
+    "listOffers": {"text/csv": "One row per offer row, the columns of the JSON items."},
+}
 
 
 def _header(kind: OpenAPIType, description: str) -> OpenAPIHeader:
@@ -101,6 +106,14 @@ def _schema(d: Any) -> Schema:
     return Schema(**kw)
 
 
+def _constrain(prop: Schema, variants: list[dict[str, Any]]) -> None:
+    """Copy the first of each constraint the variants of a property declare onto its schema."""
+    for key, attr in _CONSTRAINTS.items():
+        value = next((v[key] for v in variants if key in v), None)
+        if value is not None and getattr(prop, attr) is None:
+            setattr(prop, attr, value)
+
+
 def _document_model(target: Schema, model: type[BaseModel]) -> None:
     if model.model_config.get("extra") == "forbid":
         target.additional_properties = False
@@ -109,10 +122,11 @@ def _document_model(target: Schema, model: type[BaseModel]) -> None:
         if not isinstance(prop, Schema) or name not in declared:
             continue
         variants = [declared[name], *declared[name].get("anyOf", [])]
-        for key, attr in _CONSTRAINTS.items():
-            value = next((v[key] for v in variants if key in v), None)
-            if value is not None and getattr(prop, attr) is None:
-                setattr(prop, attr, value)
+        _constrain(prop, variants)
+        items = next((v["items"] for v in variants if isinstance(v.get("items"), dict)), None)
+        for branch in [prop, *(prop.one_of or []), *(prop.any_of or [])]:
+            if items is not None and isinstance(branch, Schema) and isinstance(branch.items, Schema):
+                _constrain(branch.items, [items])
     extra = model.model_config.get("json_schema_extra")
     if isinstance(extra, dict):
         for key, attr in _COMBINATORS.items():

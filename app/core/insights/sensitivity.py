@@ -148,19 +148,14 @@ def sensitivity(
     def effects(low: decision.Decision, high: decision.Decision) -> dict[str, Effect]:
         lo, hi = _summary(low), _summary(high)
         return {
-            o: Effect(round(lo[o][0], 4), round(hi[o][0], 4), round(lo[o][1], 2), round(hi[o][1], 2))
+            o: Effect(*(round(float(x), n) for x, n in ((lo[o][0], 4), (hi[o][0], 4), (lo[o][1], 2), (hi[o][1], 2))))
             for o in baseline
             if o in lo and o in hi
         }
 
     def swing(eff: Mapping[str, Effect]) -> float:
-        return round(
-            max(
-                (max(abs(e.score_low - baseline[o][1]), abs(e.score_high - baseline[o][1])) for o, e in eff.items()),
-                default=0.0,
-            ),
-            3,
-        )
+        gaps = (max(abs(e.score_low - baseline[o][1]), abs(e.score_high - baseline[o][1])) for o, e in eff.items())
+        return round(float(max(gaps, default=0.0)), 3)
 
     results: list[InputSensitivity] = []
     for ref, row in rows.items():

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 
 from app.domain.catalog import schemas as s
-from app.domain.catalog.service import CatalogService
+from app.domain.catalog.service import CatalogService, OfferQuery
 from app.kb.repositories import KnowledgeVersionRepository
 from app.lib.caching import conditional_get_middleware
+from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
 from app.lib.pagination import Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
 
@@ -96,6 +97,72 @@ class CatalogController(Controller):
         return catalog.prices(
             window(limit, offset), option=option, provider=provider, region=region, item=item, as_of=as_of
         )
+
+    @get(
+        "/offers",
+        operation_id="listOffers",
+        opt={"scope": "catalog:read"},
+        summary="Offers: instance-hours, platform GPU-hours, servers and reservation discounts, filtered; "
+        "CSV with Accept: text/csv",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_offers(
+        self,
+        request: Request[Any, Any, Any],
+        catalog: NamedDependency[CatalogService],
+        option: OptionFilter = None,
+        gpu_model: Annotated[str | None, Parameter(max_length=40, description="A key from /v1/gpus.")] = None,
+        provider: Annotated[str | None, Parameter(max_length=60, description="A key from /v1/providers.")] = None,
+        region: Annotated[str | None, Parameter(max_length=40)] = None,
+        plan: Annotated[str | None, Parameter(max_length=24)] = None,
+        as_of: Annotated[dt.date | None, Parameter(description="Only offers valid on this date.")] = None,
+        stale_days: Annotated[
+            int | None,
+            Parameter(ge=1, le=36_500, description="Only offers whose newest row is older than this many days."),
+        ] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> Response[s.OfferList]:
+        media = negotiate(request, [JSON, CSV])
+        query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, catalog.engine.today())
+        doc = catalog.offers(window(limit, offset), query)
+        if media == CSV:
+            return Response(rows_csv(doc.items), media_type=CSV)  # type: ignore[arg-type]
+        return Response(doc)
+
+    @get(
+        "/providers",
+        operation_id="listProviders",
+        opt={"scope": "catalog:read"},
+        summary="Providers of the offers: clouds, GPU clouds, platforms, hardware channels",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_providers(
+        self,
+        catalog: NamedDependency[CatalogService],
+        kind: Annotated[str | None, Parameter(max_length=20)] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> s.ProviderList:
+        return catalog.providers(window(limit, offset), kind=kind)
+
+    @get(
+        "/exchange-rates",
+        operation_id="listExchangeRates",
+        opt={"scope": "catalog:read"},
+        summary="Dated exchange rates to CNY; as_of gives the one in effect that day per currency",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_exchange_rates(
+        self,
+        catalog: NamedDependency[CatalogService],
+        as_of: Annotated[dt.date | None, Parameter(description="The rates in effect on this date.")] = None,
+        base: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
+        quote: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> s.ExchangeRateList:
+        return catalog.exchange_rates(window(limit, offset), as_of=as_of, base=base, quote=quote)
 
     @get(
         "/assumptions",

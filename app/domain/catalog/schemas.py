@@ -69,7 +69,10 @@ class PriceRead(msgspec.Struct):
     provider: str
     item: str
     subject: str
+    gpu_model: str
+    plan: str
     unit: str
+    gpus_per_unit: int | None
     low: float
     expected: float
     high: float
@@ -77,13 +80,54 @@ class PriceRead(msgspec.Struct):
     region: str
     valid_from: dt.date
     valid_to: dt.date | None
+    capacity_gpus: int | None
+    lead_time_days_low: float | None
+    lead_time_days_high: float | None
+    min_gpus: int | None
+    residency: str | None
     source: str
     source_quality: str
+    retrieved_on: dt.date | None
     notes: str | None
 
 
 class PriceList(Page):
     items: list[PriceRead]
+
+
+class OfferList(Page):
+    items: list[PriceRead]
+
+
+class ProviderRead(msgspec.Struct):
+    key: str
+    name: str
+    kind: str
+    country: str | None
+    website: str | None
+    notes: str | None
+
+
+class ProviderList(Page):
+    items: list[ProviderRead]
+
+
+class ExchangeRateRead(msgspec.Struct):
+    """``rate`` units of ``quote`` (CNY, the pivot of every conversion) for one ``base``, fixed on ``valid_on``."""
+
+    id: int
+    base: str
+    quote: str
+    rate: float
+    valid_on: dt.date
+    source: str
+    source_quality: str
+    retrieved_on: dt.date | None
+    notes: str | None
+
+
+class ExchangeRateList(Page):
+    items: list[ExchangeRateRead]
 
 
 class AssumptionRead(msgspec.Struct):

@@ -8,12 +8,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from advanced_alchemy.filters import LimitOffset
 
 from app.core.errors import KnowledgeUnavailable
-from app.core.knowledge import Knowledge
+from app.core.knowledge import Knowledge, Price
+from app.core.vocab import OFFER_ITEMS
 from app.domain.catalog import schemas as s
 from app.domain.shared.engine import Engine
 from app.kb.repositories import KnowledgeVersionRepository
@@ -26,10 +28,16 @@ def fields_of(row: Any) -> dict[str, Any]:
 
 
 def flat(row: Any) -> dict[str, Any]:
-    """A snapshot row with its ``value`` range spelled out as ``low``, ``expected``, ``high``."""
+    """A snapshot row with its ranges spelled out as columns: ``value`` as ``low``, ``expected``,
+    ``high``; a price's ``lead_time_days`` as ``lead_time_days_low`` and ``_high``."""
     values = fields_of(row)
     value = values.pop("value")
-    return {**values, "low": value.low, "expected": value.expected, "high": value.high}
+    out = {**values, "low": value.low, "expected": value.expected, "high": value.high}
+    if "lead_time_days" in values:
+        lead = out.pop("lead_time_days")
+        out["lead_time_days_low"] = None if lead is None else lead.low
+        out["lead_time_days_high"] = None if lead is None else lead.high
+    return out
 
 
 L = TypeVar("L", bound=s.Page)
@@ -44,6 +52,46 @@ def _listing(cls: type[L], kb: Knowledge, rows: Sequence[Any], window: LimitOffs
         offset=window.offset,
         items=page(rows, window),
     )  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferQuery:
+    """The filters of ``GET /v1/offers``."""
+
+    option: str | None = None
+    gpu_model: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    plan: str | None = None
+    as_of: dt.date | None = None
+    stale_days: int | None = None
+    today: dt.date = dt.date.min
+
+    def matches(self, p: Price) -> bool:
+        return (
+            (self.option is None or p.option == self.option)
+            and (self.gpu_model is None or p.gpu_model == self.gpu_model)
+            and (self.provider is None or p.provider == self.provider)
+            and (self.region is None or p.region == self.region)
+            and (self.plan is None or p.plan == self.plan)
+            and (self.as_of is None or p.valid_on(self.as_of))
+        )
+
+
+def offer_identity(p: Price) -> tuple[str, ...]:
+    """What one offer is over time: the natural key of its rows but for the date."""
+    return (p.option, p.provider, p.item, p.subject, p.gpu_model, p.plan, p.region, p.currency)
+
+
+def stale(rows: list[Price], days: int, today: dt.date) -> list[Price]:
+    """The rows of the offers whose newest row was read (else became valid) more than ``days`` ago."""
+    newest: dict[tuple[str, ...], Price] = {}
+    for p in rows:
+        key = offer_identity(p)
+        if key not in newest or p.valid_from > newest[key].valid_from:
+            newest[key] = p
+    cutoff = today - dt.timedelta(days=days)
+    return [p for p in newest.values() if (p.retrieved_on or p.valid_from) < cutoff]
 
 
 def _utc(value: dt.datetime) -> dt.datetime:
@@ -107,6 +155,35 @@ class CatalogService:
             and (as_of is None or p.valid_on(as_of))
         ]
         return _listing(s.PriceList, kb, rows, window)
+
+    def offers(self, window: LimitOffset, query: OfferQuery) -> s.OfferList:
+        """Offer rows (the items an option buys by itself), filtered; ``stale_days`` keeps the offers
+        whose newest row was read (or, without a retrieval date, became valid) longer ago than that."""
+        kb = self._kb()
+        rows = [p for p in kb.prices if p.item in OFFER_ITEMS and query.matches(p)]
+        if query.stale_days is not None:
+            rows = stale(rows, query.stale_days, query.today)
+        return _listing(s.OfferList, kb, [s.PriceRead(**flat(p)) for p in rows], window)
+
+    def providers(self, window: LimitOffset, *, kind: str | None) -> s.ProviderList:
+        kb = self._kb()
+        rows = [s.ProviderRead(**fields_of(p)) for p in kb.providers.values() if kind is None or p.kind == kind]
+        return _listing(s.ProviderList, kb, rows, window)
+
+    def exchange_rates(
+        self, window: LimitOffset, *, as_of: dt.date | None, base: str | None, quote: str | None
+    ) -> s.ExchangeRateList:
+        """Every rate, newest first; with ``as_of``, the one in effect that day for each currency."""
+        kb = self._kb()
+        rates = [r for r in kb.rates if (base is None or r.base == base) and (quote is None or r.quote == quote)]
+        if as_of is not None:
+            current: dict[str, Any] = {}
+            for r in sorted(rates, key=lambda r: r.valid_on):
+                if r.valid_on <= as_of:
+                    current[r.base] = r
+            rates = list(current.values())
+        rates.sort(key=lambda r: (r.base, r.valid_on), reverse=True)
+        return _listing(s.ExchangeRateList, kb, [s.ExchangeRateRead(**fields_of(r)) for r in rates], window)
 
     def assumptions(self, window: LimitOffset, *, option: str | None) -> s.AssumptionList:
         kb = self._kb()

@@ -13,6 +13,7 @@ from app.domain.shared.schemas import (
     CostRead,
     DimensionScores,
     LineItemRead,
+    OfferRead,
     ProfileCreate,
     RangeRead,
 )
@@ -31,6 +32,19 @@ class EvaluationCreate(RequestModel):
     )
 
 
+class AlternativeRead(msgspec.Struct):
+    """Another offer the option could buy, with its figures; why not, when it breaks a constraint."""
+
+    offer: OfferRead
+    annual_cost: RangeRead
+    total_cost: RangeRead
+    upfront_cost: RangeRead
+    cost_per_useful_gpu_hour: RangeRead
+    cost_per_effective_gpu_hour: RangeRead | None
+    feasible: bool
+    reasons: list[str]
+
+
 class ComparisonItem(msgspec.Struct):
     option: str
     name: str
@@ -44,6 +58,16 @@ class ComparisonItem(msgspec.Struct):
     committed: bool | None
     breakdown: list[LineItemRead]
     error: str | None = None
+    npv_cost: RangeRead | None = None
+    equivalent_annual_cost: RangeRead | None = None
+    cost_per_effective_gpu_hour: RangeRead | None = None
+    #: what the effective cost adds to the cash: infrastructure work left to the team, waiting
+    effective_extras: list[LineItemRead] = msgspec.field(default_factory=list)
+    offer: OfferRead | None = None
+    alternatives: list[AlternativeRead] = msgspec.field(default_factory=list)
+    #: False when the chosen offer breaks a hard constraint of the profile (then every offer does)
+    feasible: bool | None = None
+    infeasible_reasons: list[str] = msgspec.field(default_factory=list)
 
 
 class ComparisonRead(msgspec.Struct):
@@ -54,7 +78,7 @@ class ComparisonRead(msgspec.Struct):
     gpus: int
     utilization: float
     horizon_years: float
-    rental_plan: str
+    rental_plan: str | None
     items: list[ComparisonItem]
 
 
@@ -70,6 +94,7 @@ class StabilityRead(msgspec.Struct):
     hours_lost_per_interruption: RangeRead
     lost_gpu_hours_per_year: RangeRead
     goodput: RangeRead
+    checkpoint_interval_hours: RangeRead | None = None
 
 
 class UsabilityRead(msgspec.Struct):
@@ -101,6 +126,7 @@ class RankingEntry(msgspec.Struct):
     stability: StabilityRead | None
     usability: UsabilityRead | None
     error: str | None = None
+    offer: OfferRead | None = None
 
 
 class Evaluation(msgspec.Struct):
@@ -134,6 +160,7 @@ class ScoredEntry(msgspec.Struct):
     total_cost: float | None
     cost_per_useful_gpu_hour: float | None
     error: str | None = None
+    cost_per_effective_gpu_hour: float | None = None
 
 
 class ScoredResult(msgspec.Struct):

@@ -21,17 +21,14 @@ from app.core import batch, decision
 from app.core import insights as ins
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
-from app.core.types import Profile
+from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
-from app.domain.shared.convert import confidence_read, range_read
+from app.domain.shared.convert import confidence_read, cost_read, line_read, offer_read, optional_range, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import (
     ComparisonCreate,
-    CostRead,
     DimensionScores,
-    LineItemRead,
     ProfileCreate,
-    SourceRead,
 )
 from app.domain.shared.statements import break_even_sentence
 from app.kb.repositories import RecommendationRepository
@@ -76,7 +73,7 @@ class DecisionService:
     def compare(self, req: ComparisonCreate) -> s.ComparisonRead:
         kb = self.engine.knowledge()
         result: s.ComparisonRead = self._remembered(
-            ("compare", kb.version, self.engine.today(), req), lambda: self._compare(req, kb)
+            ("compare", kb.version, self.engine.today(), req.model_dump_json()), lambda: self._compare(req, kb)
         )
         return result
 
@@ -91,6 +88,8 @@ class DecisionService:
                 items.append(s.ComparisonItem(**head, **NO_COST, breakdown=[], error=o.error))
                 continue
             c = a.cost
+            cur, years = profile.currency, profile.horizon_years
+            reasons = decision.broken(a)
             items.append(
                 s.ComparisonItem(
                     **head,
@@ -98,23 +97,18 @@ class DecisionService:
                     total_cost=range_read(c.total),
                     upfront_cost=range_read(c.upfront),
                     cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
-                    useful_gpu_hours_per_year=round(c.useful_gpu_hours, 2),
+                    useful_gpu_hours_per_year=round(float(c.useful_gpu_hours), 2),
                     paid_gpu_hours_per_year=range_read(c.paid_gpu_hours),
                     committed=c.committed,
-                    breakdown=[
-                        LineItemRead(
-                            key=li.key,
-                            label=li.label,
-                            annual=range_read(li.annual),
-                            upfront=range_read(li.upfront),
-                            basis=li.basis,
-                            sources=[
-                                SourceRead(table=r.table, ref=r.ref, source=r.source, quality=r.quality)
-                                for r in li.sources
-                            ],
-                        )
-                        for li in c.breakdown
-                    ],
+                    breakdown=[line_read(li, years) for li in c.breakdown],
+                    npv_cost=optional_range(c.npv),
+                    equivalent_annual_cost=optional_range(c.equivalent_annual),
+                    cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
+                    effective_extras=[line_read(li, years) for li in c.extras],
+                    offer=None if a.offer is None else offer_read(a.offer, cur),
+                    alternatives=[_alternative(alt, cur) for alt in a.alternatives],
+                    feasible=not reasons,
+                    infeasible_reasons=reasons,
                 )
             )
         return s.ComparisonRead(
@@ -136,7 +130,8 @@ class DecisionService:
         own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
         kb = kb or self.engine.knowledge()
         result: s.Evaluation = self._remembered(
-            ("evaluate", kb.version, self.engine.today(), insights, req), lambda: self._evaluate(req, kb, insights)
+            ("evaluate", kb.version, self.engine.today(), insights, req.model_dump_json()),
+            lambda: self._evaluate(req, kb, insights),
         )
         return result
 
@@ -166,7 +161,7 @@ class DecisionService:
                 k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
             },
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
-            ranking=[self._entry(r) for r in result.ranking],
+            ranking=[self._entry(r, profile.currency) for r in result.ranking],
             confidence=confidence,
             break_even=sentence,
         )
@@ -204,7 +199,7 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked) -> s.RankingEntry:
+    def _entry(self, r: decision.Ranked, currency: str) -> s.RankingEntry:
         a = r.outcome.assessment
         head: dict[str, Any] = {
             "option": r.option,
@@ -225,12 +220,8 @@ class DecisionService:
         e, st, u = a.efficiency, a.stability, a.usability
         return s.RankingEntry(
             **head,
-            cost=CostRead(
-                annual_cost=range_read(a.cost.annual),
-                total_cost=range_read(a.cost.total),
-                upfront_cost=range_read(a.cost.upfront),
-                cost_per_useful_gpu_hour=range_read(a.cost.per_useful_gpu_hour, 4),
-            ),
+            cost=cost_read(a.cost),
+            offer=None if a.offer is None else offer_read(a.offer, currency),
             efficiency=s.EfficiencyRead(
                 lead_time_days=range_read(e.lead_time_days, 4),
                 setup_minutes_per_run=range_read(e.setup_minutes_per_run),
@@ -242,6 +233,7 @@ class DecisionService:
                 hours_lost_per_interruption=range_read(st.hours_lost_per_interruption),
                 lost_gpu_hours_per_year=range_read(st.lost_gpu_hours_per_year),
                 goodput=range_read(st.goodput, 4),
+                checkpoint_interval_hours=optional_range(st.checkpoint_interval_hours, 3),
             ),
             usability=s.UsabilityRead(
                 infra_fte_needed=range_read(u.infra_fte_needed),
@@ -288,6 +280,20 @@ class DecisionService:
         return row.response
 
 
+def _alternative(alt: Alternative, currency: str) -> s.AlternativeRead:
+    c = alt.cost
+    return s.AlternativeRead(
+        offer=offer_read(alt.offer, currency),
+        annual_cost=range_read(c.annual),
+        total_cost=range_read(c.total),
+        upfront_cost=range_read(c.upfront),
+        cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
+        cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
+        feasible=alt.feasible,
+        reasons=list(alt.reasons),
+    )
+
+
 def _fields(struct: Any) -> dict[str, Any]:
     return {f.name: getattr(struct, f.name) for f in dataclasses.fields(struct)}
 
@@ -307,6 +313,9 @@ def _scored(e: s.Evaluation) -> s.ScoredResult:
                 total_cost=None if r.cost is None else r.cost.total_cost.expected,
                 cost_per_useful_gpu_hour=None if r.cost is None else r.cost.cost_per_useful_gpu_hour.expected,
                 error=r.error,
+                cost_per_effective_gpu_hour=None
+                if r.cost is None or r.cost.cost_per_effective_gpu_hour is None
+                else r.cost.cost_per_effective_gpu_hour.expected,
             )
             for r in e.ranking
         ],

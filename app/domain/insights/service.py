@@ -73,7 +73,7 @@ class InsightService:
             methodology_version=METHODOLOGY_VERSION,
             recommended_option=se.recommended_option,
             baseline={
-                o: si.BaselineRead(cost_per_useful_gpu_hour=round(c, 4), score=round(v, 2))
+                o: si.BaselineRead(cost_per_useful_gpu_hour=round(float(c), 4), score=round(float(v), 2))
                 for o, (c, v) in se.baseline.items()
             },
             inputs=[

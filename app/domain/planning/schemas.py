@@ -60,7 +60,9 @@ class TrainingPlanCreate(RequestModel):
         description="Model FLOPs utilization, 0–1; default: the knowledge base's range (assumption */mfu).",
         json_schema_extra=POSITIVE,
     )
-    rental_plan: RentalPlan = "on_demand"
+    rental_plan: RentalPlan | None = Field(
+        default=None, description="The plan to rent on; absent: the cheapest feasible plan is chosen."
+    )
     currency: str = Field(default="CNY", pattern=CURRENCY, json_schema_extra={"pattern": CURRENCY})
     as_of: AsOf
     ops_team: OpsTeam = "none"
@@ -111,5 +113,5 @@ class TrainingPlanRead(msgspec.Struct):
     items: list[TrainingPlanItem]
     currency: str
     as_of: dt.date
-    rental_plan: str
+    rental_plan: str | None
     ops_team: str

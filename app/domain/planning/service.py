@@ -42,7 +42,7 @@ def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
     except (planner.PlanError, ZeroDivisionError) as exc:
         raise UnknownReference(f"the run cannot be planned: {exc}", field="mfu") from exc
 
-    pricing = planner.pricing(kb, req.gpu_model)
+    pricing = planner.pricing(kb, req.gpu_model, req.as_of or engine.today())
     profile = planner.run_profile(
         gpus=req.gpus,
         hours=hours,
@@ -52,7 +52,14 @@ def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
         ops_team=req.ops_team,
         gpu_model=pricing.profile_gpu_model,
     )
-    outcomes = planner.plan_all(engine.options, lambda o: engine.assess(o, profile, kb), profile, hours)
+
+    def owned_years(option: str) -> float:
+        try:
+            return kb.assumption(option, "depreciation_years").value.expected
+        except MissingKnowledge:
+            return profile.horizon_years
+
+    outcomes = planner.plan_all(engine.options, lambda o, p: engine.assess(o, p, kb), profile, hours, owned_years)
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
 
@@ -115,7 +122,7 @@ def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
         gpu_model=req.gpu_model,
         gpus=req.gpus,
         mfu=range_read(mfu, 4),
-        pricing_basis=pricing.server.key if pricing.server else None,
+        pricing_basis=pricing.server.key if pricing.server else pricing.profile_gpu_model,
         notes=notes,
         items=items,
         currency=profile.currency,

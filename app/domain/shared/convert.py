@@ -6,14 +6,26 @@ from collections.abc import Mapping
 
 from app.core.insights import Uncertainty
 from app.core.ranges import Range
-from app.domain.shared.schemas import ConfidenceRead, OptionUncertaintyRead, Percentiles, RangeRead
+from app.core.types import Cost, LineItem, OfferInfo
+from app.domain.shared.schemas import (
+    ConfidenceRead,
+    CostRead,
+    LineItemRead,
+    OfferRead,
+    OptionUncertaintyRead,
+    Percentiles,
+    RangeRead,
+    SourceRead,
+)
 
 DISTRIBUTION = "triangular(low, mode=expected, high) per knowledge-base range, independent draws"
 
 
 def range_read(r: Range, digits: int = 2) -> RangeRead:
     """A range as answers show it: money and hours to 2 decimals, shares and unit prices to 4."""
-    return RangeRead(low=round(r.low, digits), expected=round(r.expected, digits), high=round(r.high, digits))
+    return RangeRead(
+        low=round(float(r.low), digits), expected=round(float(r.expected), digits), high=round(float(r.high), digits)
+    )
 
 
 def _percentiles(q: Mapping[str, float]) -> Percentiles:
@@ -35,4 +47,55 @@ def confidence_read(u: Uncertainty) -> ConfidenceRead:
             for o, x in u.options.items()
         },
         errors=dict(u.errors),
+    )
+
+
+def offer_read(o: OfferInfo, currency: str) -> OfferRead:
+    """The offer an assessment priced, in the answer's currency."""
+    return OfferRead(
+        provider=o.provider,
+        region=o.region,
+        gpu_model=o.gpu_model,
+        subject=o.subject,
+        plan=o.plan,
+        variant=o.variant,
+        unit=o.unit,
+        gpus_per_unit=o.gpus_per_unit,
+        price=range_read(o.price, 4),
+        currency=currency,
+        quoted_price=range_read(o.quoted_price, 4),
+        quoted_currency=o.quoted_currency,
+        exchange_rate=None if o.exchange_rate is None else round(o.exchange_rate, 6),
+        valid_from=o.valid_from,
+        residency=o.residency,
+        source=o.source,
+        source_quality=o.source_quality,
+    )
+
+
+def line_read(li: LineItem, horizon_years: float) -> LineItemRead:
+    return LineItemRead(
+        key=li.key,
+        label=li.label,
+        annual=range_read(li.annual),
+        upfront=range_read(li.upfront),
+        basis=li.basis,
+        sources=[SourceRead(table=r.table, ref=r.ref, source=r.source, quality=r.quality) for r in li.sources],
+        total=range_read(li.total if li.total is not None else li.annual * horizon_years),
+    )
+
+
+def optional_range(r: Range | None, digits: int = 2) -> RangeRead | None:
+    return None if r is None else range_read(r, digits)
+
+
+def cost_read(c: Cost) -> CostRead:
+    return CostRead(
+        annual_cost=range_read(c.annual),
+        total_cost=range_read(c.total),
+        upfront_cost=range_read(c.upfront),
+        cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
+        npv_cost=optional_range(c.npv),
+        equivalent_annual_cost=optional_range(c.equivalent_annual),
+        cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
     )

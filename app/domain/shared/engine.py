@@ -12,7 +12,7 @@ from app.core.host import LoadedOption, OptionHost
 from app.core.insights import Variant
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
-from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
 
 
 def utc_today() -> dt.date:
@@ -55,19 +55,40 @@ class Engine:
         """The option's own plugin's assessment (exceptions propagate)."""
         return self.host.assess(option, profile, knowledge)
 
-    def check_references(self, kb: Knowledge, *, currency: str, gpu_model: str | None) -> None:
-        """422 for a currency without prices or an unknown GPU model, naming the field."""
+    def check_references(
+        self,
+        kb: Knowledge,
+        *,
+        currency: str,
+        gpu_model: str | None,
+        providers: list[str] | None = None,
+        regions: list[str] | None = None,
+    ) -> None:
+        """422 for a currency that cannot be converted to, an unknown GPU model, provider or region,
+        naming the field and where to find what exists."""
         if currency not in kb.currencies:
             raise UnknownReference(
-                f"no prices in {currency}; the knowledge base has {', '.join(sorted(kb.currencies))}",
+                f"no exchange rates for {currency}; answers can be in {', '.join(sorted(kb.currencies))} "
+                "(see /v1/exchange-rates)",
                 field="currency",
             )
         if gpu_model is not None and gpu_model not in kb.gpus:
             raise UnknownReference(f"unknown gpu_model '{gpu_model}' (see /v1/gpus)", field="gpu_model")
+        unknown = sorted(set(providers or ()) - set(kb.providers))
+        if unknown:
+            raise UnknownReference(
+                f"unknown provider(s) {', '.join(unknown)} (see /v1/providers and /v1/offers)", field="providers"
+            )
+        known_regions = {p.region for p in kb.prices}
+        unknown = sorted(set(regions or ()) - known_regions)
+        if unknown:
+            raise UnknownReference(f"unknown region(s) {', '.join(unknown)} (see /v1/offers)", field="regions")
 
     def profile(self, req: ComparisonCreate, kb: Knowledge) -> Profile:
         """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today)."""
-        self.check_references(kb, currency=req.currency, gpu_model=req.gpu_model)
+        self.check_references(
+            kb, currency=req.currency, gpu_model=req.gpu_model, providers=req.providers, regions=req.regions
+        )
         common = {
             "gpus": req.gpus,
             "utilization": req.utilization,
@@ -76,6 +97,8 @@ class Engine:
             "rental_plan": req.rental_plan,
             "currency": req.currency,
             "gpu_model": req.gpu_model,
+            "providers": None if req.providers is None else tuple(sorted(set(req.providers))),
+            "regions": None if req.regions is None else tuple(sorted(set(req.regions))),
         }
         if isinstance(req, ProfileCreate):
             return Profile(
@@ -85,8 +108,10 @@ class Engine:
                 data_security=req.data_security,
                 start_within_days=req.start_within_days,
                 capex_budget=req.capex_budget,
+                delay_cost_per_day=req.delay_cost_per_day,
             )
-        return Profile(**common)  # type: ignore[arg-type]
+        # a price comparison sets no deadline: every offer's lead time is acceptable
+        return Profile(**common, start_within_days=MAX_START_DAYS)  # type: ignore[arg-type]
 
     def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
         """Every option's assessment (or its error); 422 when no option can be assessed at all."""

@@ -4,6 +4,9 @@ msgspec Structs out."""
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Annotated
+
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
@@ -16,6 +19,8 @@ MAX_TEAM_SIZE = 100_000
 MAX_START_DAYS = 3650
 #: below this a per-useful-GPU-hour cost overflows to infinity (JSON null): 0.001 is ~9 useful hours per GPU a year
 MIN_UTILIZATION = 0.001
+Key = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,60}$")]
+Region = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_*-]+$")]
 
 
 class Weights(RequestModel):
@@ -49,14 +54,31 @@ class ComparisonCreate(RequestModel):
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
     utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
     horizon_years: float = Field(ge=0.01, le=MAX_HORIZON_YEARS, description="Years the decision covers (0.01–10).")
-    rental_plan: RentalPlan = "on_demand"
-    currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$")
+    rental_plan: RentalPlan | None = Field(
+        default=None,
+        description="The plan to rent on; absent: the cheapest feasible plan for the profile is chosen.",
+    )
+    currency: str = Field(
+        default="CNY", pattern=r"^[A-Z]{3}$", description="Currency of every amount (see /v1/exchange-rates)."
+    )
     as_of: AsOf
     gpu_model: str | None = Field(
         default=None,
         min_length=1,
         max_length=40,
-        description="A key from /v1/gpus; default: the reference server.",
+        description="A key from /v1/gpus; default: the source article's reference server.",
+    )
+    providers: list[Key] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=50,
+        description="Only offers of these providers (keys from /v1/providers).",
+    )
+    regions: list[Region] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=50,
+        description="Only offers in these regions (as /v1/offers names them).",
     )
 
 
@@ -69,6 +91,12 @@ class ProfileCreate(ComparisonCreate):
     start_within_days: int = Field(default=30, ge=0, le=MAX_START_DAYS)
     capex_budget: float | None = Field(
         default=None, ge=0, le=1e13, description="Largest upfront outlay allowed, in `currency`."
+    )
+    delay_cost_per_day: float | None = Field(
+        default=None,
+        ge=0,
+        le=1e12,
+        description="What a day without the compute costs the team, in `currency`: prices waiting for it.",
     )
     weights: Weights | None = None
 
@@ -96,6 +124,32 @@ class LineItemRead(msgspec.Struct):
     upfront: RangeRead
     basis: str
     sources: list[SourceRead]
+    #: cash over the horizon (capital: purchases and replacements less resale)
+    total: RangeRead
+
+
+class OfferRead(msgspec.Struct):
+    """The offer an option was priced with: what procurement compares."""
+
+    provider: str
+    region: str
+    gpu_model: str | None
+    subject: str
+    plan: str
+    variant: str | None
+    unit: str
+    gpus_per_unit: int
+    #: per ``unit``, in the answer's currency
+    price: RangeRead
+    currency: str
+    quoted_price: RangeRead
+    quoted_currency: str
+    #: answer currency per quoted currency, when converted (through CNY, at the rates valid on as_of)
+    exchange_rate: float | None
+    valid_from: dt.date
+    residency: str | None
+    source: str
+    source_quality: str
 
 
 class CostRead(msgspec.Struct):
@@ -103,6 +157,9 @@ class CostRead(msgspec.Struct):
     total_cost: RangeRead
     upfront_cost: RangeRead
     cost_per_useful_gpu_hour: RangeRead
+    npv_cost: RangeRead | None = None
+    equivalent_annual_cost: RangeRead | None = None
+    cost_per_effective_gpu_hour: RangeRead | None = None
 
 
 class DimensionScores(msgspec.Struct):
