@@ -53,12 +53,13 @@ RULE_EFFECTS: tuple[RuleEffect, ...] = get_args(RuleEffect)
 RULE_MATCHES: tuple[RuleMatch, ...] = get_args(RuleMatch)
 RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
 
-Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "admin"]
+Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "metrics:read", "admin"]
 #: every API key scope, and what it allows (README, "Authentication")
 SCOPES: dict[Scope, str] = {
     "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
     "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
     "recommendations:write": "POST recommendations and GET back the ones this key created",
+    "metrics:read": "GET /metrics (Prometheus)",
     "admin": "everything: every scope, every key's recommendations, the audit trail",
 }
 ADMIN: Scope = "admin"

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import rules as rule_engine
 from app.core.vocab import AssumptionUnit, Currency, PriceUnit, RuleEffect, RuleMatch, RuleOperator, SourceQuality
-from app.kb import audit
+from app.kb import audit, notify
 from app.kb import models as m
 
 SECTIONS = ("gpu_models", "servers", "prices", "assumptions", "rules")
@@ -429,6 +429,7 @@ async def apply(
     session.add(version)
     await session.flush()
     result.version = version.label
+    await notify.announce(session, version.label)  # delivered at commit
     await audit.record(
         session,
         actor=actor,
@@ -460,6 +461,7 @@ async def record_version(session: AsyncSession, note: str, *, actor: str = "migr
     )
     session.add(version)
     await session.flush()
+    await notify.announce(session, version.label)
     await audit.record(
         session,
         actor=actor,
