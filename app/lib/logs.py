@@ -17,13 +17,13 @@ command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+import msgspec
 from litestar.enums import ScopeType
 
 from app.lib.request_id import CURRENT_REQUEST_ID, request_id
@@ -39,6 +39,7 @@ REQUEST_LOGGER = "app.request"
 _IN_CONSOLE_MESSAGE = frozenset({"method", "path", "status", "duration_ms"})
 
 log = logging.getLogger(REQUEST_LOGGER)
+_JSON = msgspec.json.Encoder(enc_hook=str)  # anything it cannot encode as itself, as its str()
 
 
 def _time(created: float) -> str:
@@ -77,7 +78,7 @@ class JsonFormatter(logging.Formatter):
             doc["exception"] = self.formatException(record.exc_info)
         elif record.stack_info:
             doc["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(doc, default=str, ensure_ascii=False)
+        return _JSON.encode(doc).decode()
 
 
 class ConsoleFormatter(logging.Formatter):
@@ -183,4 +184,5 @@ class RequestLogMiddleware:
         message = (
             f"{scope['method']} {scope['path']} {status if status is not None else '-'} {fields['duration_ms']} ms"
         )
-        log.log(level, message, extra={"fields": fields})
+        # a record made here: the logger would otherwise search the stack for its caller on every request
+        log.handle(log.makeRecord(log.name, level, __file__, 0, message, (), None, extra={"fields": fields}))
