@@ -165,6 +165,11 @@ def writer_commit(seconds: float, ok: bool) -> None:
     WRITER_COMMIT.labels("ok" if ok else "error").observe(seconds)
 
 
+def worker_pool_queue(depth: int) -> None:
+    """For the worker pool, once there is one: the requests waiting for it."""
+    WORKER_POOL_QUEUE.set(depth)
+
+
 def rate_limited() -> None:
     RATE_LIMIT_REJECTIONS.inc()
 
