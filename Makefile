@@ -27,9 +27,14 @@ seeds: migrate
 devkey: seeds
 	@$(BIN)/compute-advisor keys dev --file $(DEV_API_KEY_FILE)
 
+# LOG_FORMAT=console (default) or json; metrics of every worker through prometheus-client's multiprocess
+# directory, emptied at each start (docs/operations.md, "Metrics")
+METRICS_DIR := $(CURDIR)/.run/metrics-$(PORT)
 run: devkey
 	@echo "send it as:  curl -H \"X-API-Key: $$(cat $(DEV_API_KEY_FILE))\" localhost:$(PORT)/v1/options"
-	$(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} --port $(PORT) --workers $(WORKERS) --no-access-log
+	@mkdir -p $(METRICS_DIR) && rm -f $(METRICS_DIR)/*.db
+	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
+	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json)
 
 test: venv lint typecheck
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -16,7 +16,9 @@ from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.plugins import PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
+from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
@@ -31,13 +33,16 @@ from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
 from app.domain.shared.engine import Engine
 from app.kb import keys
-from app.kb.db import database_config, migration_head
+from app.kb.db import database_config, migration_head, migration_revisions
+from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
+from app.lib import metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
 from app.lib.openapi import complete_openapi
 from app.lib.problems import EXCEPTION_HANDLERS
@@ -46,6 +51,19 @@ from app.lib.rate_limits import rate_limit_config
 from app.lib.request_id import request_id_middleware, send_request_id
 from app.plugin_manager import OptionHost, create_option_host
 from app.settings import Settings
+
+#: response headers a browser page may read (CORS_ORIGINS)
+EXPOSED_HEADERS = [
+    "ETag",
+    "Location",
+    "Retry-After",
+    "X-Request-ID",
+    "X-Knowledge-Source",
+    "RateLimit-Policy",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+]
 
 
 def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
@@ -79,15 +97,44 @@ def singleton(value: Any) -> Provide:
     return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
 
-def create_app(settings: Settings | None = None, option_host: OptionHost | None = None) -> Litestar:
+def create_app(
+    settings: Settings | None = None,
+    option_host: OptionHost | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> Litestar:
+    """The service. ``tracer_provider``: spans go there (tests hand in one with an in-memory exporter);
+    else to what the ``OTEL_*`` variables configure, or nowhere."""
     settings = settings or Settings.from_env()
+    configure_logging(settings)
     host = option_host or create_option_host()
     db = database_config(settings)
-    store = KnowledgeStore(db.create_session_maker(), settings.knowledge_refresh_seconds)
+    own_provider = None if tracer_provider else tracing.tracer_provider(settings)
+    provider = tracer_provider or own_provider
+    tracer = tracing.tracer(provider)
+    gauges = metrics.KnowledgeGauges()
+
+    def knowledge_state() -> None:  # the store's figures as metrics: after each poll, and at each scrape
+        gauges.state(store.version, store.last_read_at, store.degraded)
+
+    store = KnowledgeStore(
+        db.create_session_maker(),
+        settings.knowledge_refresh_seconds,
+        listen_dsn=listener_dsn(settings.database_url),  # PostgreSQL: a new version is announced at once
+        tracer=tracer,
+        on_state=knowledge_state,
+        on_load=lambda _version, trigger: gauges.loaded(trigger),
+    )
     key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
-    engine = Engine(host, store.get)
-    writer = RecommendationWriter(db.create_session_maker())
+    engine = Engine(host, store.get, tracer=tracer)
+    writer = RecommendationWriter(
+        db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
+    )
     limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
+    metrics_listener = (
+        metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
+        if (settings.metrics_bind)
+        else None
+    )
 
     @asynccontextmanager
     async def knowledge_lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -97,6 +144,23 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         finally:
             await store.stop()
 
+    @asynccontextmanager
+    async def observability_lifespan(app: Litestar) -> AsyncIterator[None]:
+        if metrics_listener is not None:
+            metrics_listener.start()
+        try:
+            yield
+        finally:
+            if metrics_listener is not None:
+                metrics_listener.stop()
+            if own_provider is not None:
+                own_provider.shutdown()  # sends the spans still buffered
+            metrics.process_exit(settings.prometheus_multiproc_dir)
+
+    plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
+    if provider is not None:
+        plugins.append(tracing.tracing_plugin(provider))
+
     app = Litestar(
         route_handlers=[
             HealthController,
@@ -105,9 +169,10 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
             InsightsController,
             PlanningController,
             AuditController,
+            metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
-        plugins=[SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)],
+        plugins=plugins,
         dependencies={
             "engine": singleton(engine),
             "catalog": singleton(CatalogService(engine)),
@@ -121,24 +186,28 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
         exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
         middleware=[
             request_id_middleware,
+            *([tracing.name_request_span] if provider is not None else []),
+            metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
         ],
         before_send=[send_request_id, knowledge_source_hook(store)],
         before_request=require_json_body,
-        lifespan=[knowledge_lifespan, *([limits.lifespan] if limits else [])],
+        lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(
             {
                 "knowledge_store": store,
                 "engine": engine,
                 "migration_head": migration_head(),
+                "migration_revisions": migration_revisions(),
                 "plugins_fingerprint": plugins_fingerprint(
                     (key, o.plugin_name, o.plugin_version) for key, o in host.options.items()
                 ),
             }
         ),
         request_max_body_size=settings.max_body_bytes,
-        cors_config=CORSConfig(allow_origins=[]),
+        cors_config=CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS),
+        logging_config=None,  # app.lib.logs configures logging, for the service and the CLI alike
         openapi_config=OpenAPIConfig(
             title="compute-advisor",
             version=__version__,
@@ -152,4 +221,6 @@ def create_app(settings: Settings | None = None, option_host: OptionHost | None 
     )
     complete_openapi(app.openapi_schema)
     document_security(app, app.openapi_schema)
+    # outermost, around Litestar's router and exception handling: 404s and 405s get their line too
+    app.asgi_handler = RequestLogMiddleware(app.asgi_handler, lambda: store.version)
     return app

@@ -38,6 +38,41 @@ _RATE_UNITS: dict[str, RateUnit] = {
 }
 
 
+LogFormat = Literal["console", "json"]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: trace exporters this installation provides (``OTEL_TRACES_EXPORTER``)
+TRACE_EXPORTERS = ("otlp", "console")
+
+
+def parse_bind(value: str) -> tuple[str, int]:
+    """``"127.0.0.1:9464"``, ``":9464"`` (every address) or ``"[::1]:9464"`` -> (host, port)."""
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"METRICS_BIND must be HOST:PORT (or :PORT), not {value!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def parse_trace_exporters(env: dict[str, str]) -> tuple[str, ...]:
+    """Which span exporters the standard OpenTelemetry variables ask for; none (tracing off) by default.
+
+    ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none`` turn tracing off; ``OTEL_TRACES_EXPORTER``
+    names exporters (``otlp``, ``console``); an OTLP endpoint alone (``OTEL_EXPORTER_OTLP_ENDPOINT`` or
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) means ``otlp``.
+    """
+    if (env.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
+        return ()
+    named = [x.strip().lower() for x in (env.get("OTEL_TRACES_EXPORTER") or "").split(",") if x.strip()]
+    if not named:
+        endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        return ("otlp",) if endpoint else ()
+    if named == ["none"]:
+        return ()
+    unknown = [x for x in named if x not in TRACE_EXPORTERS]
+    if unknown:
+        raise ValueError(f"OTEL_TRACES_EXPORTER: unknown exporter {unknown[0]!r}; one of {', '.join(TRACE_EXPORTERS)}")
+    return tuple(dict.fromkeys(named))
+
+
 def parse_rate_limit(value: str) -> tuple[RateUnit, int] | None:
     """``"600/minute"`` -> ``("minute", 600)``; ``"off"`` (or ``none``, ``0``) -> ``None``: no limit."""
     text = value.strip().lower()
@@ -69,6 +104,18 @@ class Settings:
     redis_url: str | None = None
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
     rate_limit_namespace: str = "compute-advisor:rate-limit"
+    #: ``console`` (for people) or ``json`` (one object a line, for log collectors)
+    log_format: LogFormat = "console"
+    #: the service's log level; the CLI logs warnings and errors only unless ``LOG_LEVEL`` says otherwise
+    log_level: str | None = None
+    #: a second listener serving only ``/metrics``, without a key, for a private network
+    metrics_bind: tuple[str, int] | None = None
+    #: prometheus-client's multiprocess directory (several workers export one set of metrics)
+    prometheus_multiproc_dir: Path | None = None
+    #: span exporters (``otlp``, ``console``); empty: tracing off
+    trace_exporters: tuple[str, ...] = ()
+    #: origins a browser page may call the API from (CORS); empty: none
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def async_database_url(self) -> str:
@@ -107,4 +154,27 @@ class Settings:
             rate_limit=parse_rate_limit(env.get("RATE_LIMIT") or DEFAULT_RATE_LIMIT),
             redis_url=env.get("REDIS_URL") or None,
             rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
+            log_format=_log_format(env.get("LOG_FORMAT") or "console"),
+            log_level=_log_level(env.get("LOG_LEVEL")),
+            metrics_bind=parse_bind(env["METRICS_BIND"]) if env.get("METRICS_BIND") else None,
+            prometheus_multiproc_dir=Path(d) if (d := env.get("PROMETHEUS_MULTIPROC_DIR")) else None,
+            trace_exporters=parse_trace_exporters(env),
+            cors_origins=tuple(o.strip() for o in (env.get("CORS_ORIGINS") or "").split(",") if o.strip()),
         )
+
+
+def _log_format(value: str) -> LogFormat:
+    text = value.strip().lower()
+    if text == "json":
+        return "json"
+    if text == "console":
+        return "console"
+    raise ValueError(f"LOG_FORMAT must be console or json, not {value!r}")
+
+
+def _log_level(value: str | None) -> str | None:
+    if not value:
+        return None
+    if value.strip().upper() not in LOG_LEVELS:
+        raise ValueError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value.strip().upper()

@@ -114,6 +114,12 @@ def assert_database_unavailable(r: Any) -> None:
     assert HEADER not in r.headers
 
 
+def degraded_gauge(client: Any) -> float:
+    r = client.get("/metrics")
+    assert r.status_code == 200, r.text
+    return next(float(line.split()[-1]) for line in r.text.splitlines() if line.startswith("compute_advisor_degraded "))
+
+
 def exercise(client: Any, block: Callable[[], None], unblock: Callable[[], None]) -> None:
     """The whole story against one app: healthy, database gone, database back."""
     c = client
@@ -140,6 +146,7 @@ def exercise(client: Any, block: Callable[[], None], unblock: Callable[[], None]
     assert checks["database"].startswith("unreachable"), checks
     assert checks["knowledge_version"] == version and checks["knowledge_source"] == "cached"
     assert c.get("/health/live").status_code == 200
+    assert degraded_gauge(c) == 1  # the metric says so too (GET /metrics needs no database)
 
     # computed from the snapshot: still answered, marked as cached
     r = c.post("/v1/price-comparisons", json=COMPARISON)
@@ -173,6 +180,7 @@ def exercise(client: Any, block: Callable[[], None], unblock: Callable[[], None]
     wait_until(lambda: c.get("/health/ready").status_code == 200, "/health/ready answers 200 again")
     wait_until(lambda: HEADER not in c.post("/v1/price-comparisons", json=COMPARISON).headers, "the header goes")
     assert c.get("/health/ready").json()["checks"]["knowledge_source"] == "database"
+    assert degraded_gauge(c) == 0
     assert c.get(location).status_code == 200
     again = c.post("/v1/recommendations", json=PROFILE)
     assert again.status_code == 201 and HEADER not in again.headers

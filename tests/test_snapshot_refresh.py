@@ -33,6 +33,8 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
     load_seeds(url)
     port = _free_port()
     env = {**os.environ, "DATABASE_URL": url, "KNOWLEDGE_REFRESH_SECONDS": "2"}
+    # a file, not a pipe nobody reads: the service logs a line per request, and a full pipe would block it
+    log = (tmp_path / "server.log").open("wb")
     server = subprocess.Popen(
         [
             sys.executable,
@@ -50,7 +52,7 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
         cwd=PROJECT_ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
     ready = f"http://127.0.0.1:{port}/health/ready"
     try:
@@ -87,3 +89,4 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+        log.close()

@@ -13,6 +13,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 import click
 
 from app.kb import audit
+from app.lib.logs import configure_logging
 from app.settings import Settings
 
 P = ParamSpec("P")
@@ -40,7 +41,8 @@ def pass_settings(f: Callable[Concatenate[Settings, P], R]) -> Callable[P, R]:
     """Hand the command the ``Settings`` it runs with, read from the environment when it starts.
 
     Read only once a command actually runs — never for ``--help`` or a usage error — and only once
-    per invocation. A caller may inject settings instead with ``cli.main(args, obj=settings)``.
+    per invocation; logging is configured then too, as the service configures it. A caller may inject
+    settings instead with ``cli.main(args, obj=settings)``.
     """
 
     @functools.wraps(f)
@@ -48,6 +50,8 @@ def pass_settings(f: Callable[Concatenate[Settings, P], R]) -> Callable[P, R]:
         root = click.get_current_context().find_root()
         if not isinstance(root.obj, Settings):
             root.obj = Settings.from_env()
+            # the service's logging configuration (LOG_FORMAT, LOG_LEVEL); warnings and errors only by default
+            configure_logging(root.obj, default_level="WARNING")
         return f(root.obj, *args, **kwargs)
 
     return wrapper

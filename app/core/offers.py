@@ -211,7 +211,11 @@ def choose(candidates: Sequence[Assessment], *, alternatives: int = 6) -> Assess
     best = candidates[order[0]]
     listed = [_alternative(candidates[i]) for i in order[1:]]
     feasible_alt = [a for a in listed if a.feasible][:alternatives]
-    return dataclasses.replace(best, alternatives=tuple(feasible_alt + [a for a in listed if not a.feasible][:3]))
+    return dataclasses.replace(
+        best,
+        alternatives=tuple(feasible_alt + [a for a in listed if not a.feasible][:3]),
+        offers_considered=len(candidates),
+    )
 
 
 def _effective(a: Assessment) -> Range:
@@ -240,7 +244,11 @@ def _choose_each(candidates: Sequence[Assessment]) -> Assessment:
     every_broken = broken.all(axis=0)
     index = np.where(every_broken, keys.argmin(axis=0), ranked.argmin(axis=0))
     best: Assessment = _select(list(candidates), index)
-    return dataclasses.replace(best, violations=(Violation("every offer breaks a constraint", every_broken),))
+    return dataclasses.replace(
+        best,
+        violations=(Violation("every offer breaks a constraint", every_broken),),
+        offers_considered=len(candidates),
+    )
 
 
 def _select(items: list[Any], index: np.ndarray) -> Any:

@@ -193,6 +193,8 @@ class Assessment:
     alternatives: tuple[Alternative, ...] = ()
     #: hard constraints the chosen offer breaks: the option is then infeasible
     violations: tuple[Violation, ...] = ()
+    #: how many offers were assessed to choose this one
+    offers_considered: int = 1
 
     @property
     def offer_label(self) -> str:

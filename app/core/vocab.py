@@ -75,12 +75,13 @@ RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
 #: price items that are offers by themselves (the rest are priced with one: network, power, a fee…)
 OFFER_ITEMS = ("instance_hour", "gpu_hour", "server_hardware", "reservation_discount")
 
-Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "admin"]
+Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "metrics:read", "admin"]
 #: every API key scope, and what it allows (README, "Authentication")
 SCOPES: dict[Scope, str] = {
     "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
     "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
     "recommendations:write": "POST recommendations and GET back the ones this key created",
+    "metrics:read": "GET /metrics (Prometheus)",
     "admin": "everything: every scope, every key's recommendations, the audit trail",
 }
 ADMIN: Scope = "admin"

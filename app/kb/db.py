@@ -79,7 +79,15 @@ def alembic_config(settings: Settings) -> Config:
     """Alembic's configuration for the database ``settings`` name."""
     cfg = Config(str(PROJECT_ROOT / "alembic.ini"))
     cfg.set_main_option("sqlalchemy.url", settings.async_database_url.replace("%", "%%"))
+    cfg.attributes["configure_logger"] = False  # keep app.lib.logs's configuration, not alembic.ini's
     return cfg
+
+
+def migration_revisions() -> frozenset[str]:
+    """Every revision this code's migrations know: a database at a revision outside them was migrated
+    by a newer release (the old code still serves during a rolling upgrade)."""
+    script = ScriptDirectory.from_config(Config(str(PROJECT_ROOT / "alembic.ini")))
+    return frozenset(r.revision for r in script.walk_revisions())
 
 
 def migration_head() -> str | None:

@@ -38,7 +38,7 @@ from app.core.vocab import (
     SourceQuality,
 )
 from app.core.vocab import Plan as PricePlan
-from app.kb import audit
+from app.kb import audit, notify
 from app.kb import models as m
 
 SECTIONS = (
@@ -524,6 +524,7 @@ async def apply(
     session.add(version)
     await session.flush()
     result.version = version.label
+    await notify.announce(session, version.label)  # delivered at commit
     await audit.record(
         session,
         actor=actor,
@@ -555,6 +556,7 @@ async def record_version(session: AsyncSession, note: str, *, actor: str = "migr
     )
     session.add(version)
     await session.flush()
+    await notify.announce(session, version.label)
     await audit.record(
         session,
         actor=actor,

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from litestar.exceptions import TooManyRequestsException
 from litestar.middleware.rate_limit import (
     DURATION_VALUES,
     CacheObject,
@@ -24,11 +25,13 @@ from litestar.middleware.rate_limit import (
 )
 from litestar.stores.memory import MemoryStore
 
+from app.lib import metrics
 from app.lib.public import PUBLIC_PATHS
 
 if TYPE_CHECKING:
     from litestar import Litestar, Request
     from litestar.stores.base import Store
+    from litestar.types import Receive, Scope, Send
 
     from app.settings import Settings
 
@@ -50,6 +53,13 @@ class FailOpenRateLimitMiddleware(RateLimitMiddleware):
     """Litestar's middleware, except that a store that does not answer lets the request through."""
 
     _store_down = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except TooManyRequestsException:
+            metrics.rate_limited()
+            raise
 
     def _store_failed(self, exc: Exception) -> None:
         if not self._store_down:

@@ -4,12 +4,15 @@ and named in every problem and log line about the request."""
 from __future__ import annotations
 
 import uuid
+from contextvars import ContextVar
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUEST_ID_HEADER = "x-request-id"
+#: the id of the request being served in this task, for log lines (``app.lib.logs``)
+CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
 def request_id(scope: Scope) -> str:

@@ -33,6 +33,7 @@ from app.domain.shared.schemas import (
 from app.domain.shared.statements import break_even_sentence
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
+from app.lib import metrics
 
 MEMO_SIZE = 256
 #: batches up to this size are evaluated one profile at a time (memoised), larger ones vectorised
@@ -58,10 +59,18 @@ class DecisionService:
         self.engine = engine
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
 
-    def _remembered(self, key: Hashable, compute: Any) -> Any:
+    def _remembered(self, key: tuple[Hashable, ...], compute: Any) -> Any:
+        """The memo's answer for ``key`` (``(kind, knowledge version, …)``), else ``compute()``'s, remembered."""
+        kind = str(key[0])
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = compute()
+            with self.engine.tracer.start_as_current_span(
+                f"decision.{kind}", attributes={"knowledge.version": str(key[1])}
+            ):
+                found = self._memo[key] = compute()
+            metrics.evaluation_computed(kind)
+        else:
+            metrics.memo_hit(kind)
         return found
 
     # ---- price comparisons -----------------------------------------------------------------
@@ -73,7 +82,7 @@ class DecisionService:
     def compare(self, req: ComparisonCreate) -> s.ComparisonRead:
         kb = self.engine.knowledge()
         result: s.ComparisonRead = self._remembered(
-            ("compare", kb.version, self.engine.today(), req.model_dump_json()), lambda: self._compare(req, kb)
+            ("comparison", kb.version, self.engine.today(), req.model_dump_json()), lambda: self._compare(req, kb)
         )
         return result
 
@@ -130,7 +139,7 @@ class DecisionService:
         own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
         kb = kb or self.engine.knowledge()
         result: s.Evaluation = self._remembered(
-            ("evaluate", kb.version, self.engine.today(), insights, req.model_dump_json()),
+            ("evaluation", kb.version, self.engine.today(), insights, req.model_dump_json()),
             lambda: self._evaluate(req, kb, insights),
         )
         return result
@@ -181,16 +190,28 @@ class DecisionService:
         if len(req.profiles) <= SMALL_BATCH:
             results = [_scored(self.evaluate(p, kb)) for p in req.profiles]
         else:
-            profiles = [self.engine.profile(p, kb) for p in req.profiles]
-            weights = [self.engine.weights(p, kb) for p in req.profiles]
-            results = [
-                s.ScoredResult(
-                    recommended_option=r.recommended_option,
-                    ranking=[s.ScoredEntry(**{**_fields(e), "scores": DimensionScores(**e.scores)}) for e in r.ranking],
-                )
-                for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.assess)
-            ]
-        full = [self._evaluate(p, kb, False) for p in req.profiles] if req.detail == "full" else None
+            with self.engine.tracer.start_as_current_span(
+                "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
+            ):
+                profiles = [self.engine.profile(p, kb) for p in req.profiles]
+                weights = [self.engine.weights(p, kb) for p in req.profiles]
+                results = [
+                    s.ScoredResult(
+                        recommended_option=r.recommended_option,
+                        ranking=[
+                            s.ScoredEntry(**{**_fields(e), "scores": DimensionScores(**e.scores)}) for e in r.ranking
+                        ],
+                    )
+                    for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.assess)
+                ]
+            metrics.evaluation_computed("batch", len(profiles))
+        full = None
+        if req.detail == "full":
+            with self.engine.tracer.start_as_current_span(
+                "decision.full", attributes={"knowledge.version": kb.version}
+            ):
+                full = [self._evaluate(p, kb, False) for p in req.profiles]
+            metrics.evaluation_computed("evaluation", len(full))
         return s.EvaluationsRead(
             knowledge_version=kb.version,
             methodology_version=METHODOLOGY_VERSION,

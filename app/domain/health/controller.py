@@ -33,5 +33,11 @@ class HealthController(Controller):
         engine: NamedDependency[Engine],
         knowledge_versions: NamedDependency[KnowledgeVersionRepository],
     ) -> Response[HealthRead]:
-        ok, checks = await readiness(knowledge_versions, state.knowledge_store, engine.loaded(), state.migration_head)
+        ok, checks = await readiness(
+            knowledge_versions,
+            state.knowledge_store,
+            engine.loaded(),
+            state.migration_head,
+            state.migration_revisions,
+        )
         return Response(HealthRead(status="ok" if ok else "unavailable", checks=checks), status_code=200 if ok else 503)

@@ -15,15 +15,27 @@ READY_TIMEOUT_SECONDS = 3.0
 
 
 async def readiness(
-    versions: KnowledgeVersionRepository, store: KnowledgeStore, kb: Knowledge | None, head: str | None
+    versions: KnowledgeVersionRepository,
+    store: KnowledgeStore,
+    kb: Knowledge | None,
+    head: str | None,
+    known: frozenset[str] = frozenset(),
 ) -> tuple[bool, dict[str, Any]]:
-    """Whether the service is ready, and each check's finding."""
+    """Whether the service is ready, and each check's finding.
+
+    The migration check passes at ``head``, and also at a revision none of this code's migrations
+    (``known``) names: a newer release migrated the database first and this one serves on beside it
+    during a rolling upgrade (``"ahead": true``). A known revision short of the head fails it.
+    """
     checks: dict[str, Any] = {}
     try:
         async with asyncio.timeout(READY_TIMEOUT_SECONDS):
             current = await migration_revision(versions)
         checks["database"] = "ok"
-        checks["migration"] = {"current": current, "head": head, "ok": current == head}
+        ahead = current is not None and current != head and bool(known) and current not in known
+        checks["migration"] = {"current": current, "head": head, "ok": current == head or ahead}
+        if ahead:
+            checks["migration"]["ahead"] = True
     except Exception as exc:
         store.mark_unreachable(exc)
         checks["database"] = f"unreachable: {type(exc).__name__}"

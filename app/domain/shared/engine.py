@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 
+from opentelemetry.trace import NoOpTracer, Tracer
+
 from app.core import decision
 from app.core.errors import KnowledgeUnavailable, NothingAssessable, UnknownReference
 from app.core.host import LoadedOption, OptionHost
@@ -13,6 +15,7 @@ from app.core.insights import Variant
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
 from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
+from app.lib import metrics
 
 
 def utc_today() -> dt.date:
@@ -20,17 +23,20 @@ def utc_today() -> dt.date:
 
 
 class Engine:
-    """Knowledge, plugins and clock, and what every decision feature does with them first."""
+    """Knowledge, plugins and clock, and what every decision feature does with them first; and the
+    tracer the features make their spans with (a no-op one while tracing is off)."""
 
     def __init__(
         self,
         host: OptionHost,
         knowledge: Callable[[], Knowledge | None],
         today: Callable[[], dt.date] = utc_today,
+        tracer: Tracer | None = None,
     ) -> None:
         self.host = host
         self._knowledge = knowledge
         self._today = today
+        self.tracer = tracer or NoOpTracer()
 
     @property
     def options(self) -> Mapping[str, LoadedOption]:
@@ -116,6 +122,7 @@ class Engine:
     def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
         """Every option's assessment (or its error); 422 when no option can be assessed at all."""
         outcomes = decision.assess_all(self.options, lambda o: self.assess(o, profile, kb))
+        metrics.offers_considered(sum(o.assessment.offers_considered for o in outcomes if o.assessment is not None))
         if all(o.assessment is None for o in outcomes):
             raise NothingAssessable(
                 "; ".join(f"{o.option}: {o.error}" for o in outcomes),

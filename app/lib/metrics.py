@@ -1,0 +1,296 @@
+"""Prometheus metrics: requests (Litestar's Prometheus integration) and the service's own figures.
+
+``GET /metrics`` answers the Prometheus text format to a key with the scope ``metrics:read`` (or
+``admin``); ``METRICS_BIND`` adds a listener of its own that serves the same metrics without a key,
+for a private network. With several worker processes, prometheus-client's multiprocess mode
+(``PROMETHEUS_MULTIPROC_DIR``, an empty directory at each start) makes every scrape — whichever
+worker answers it — report the sum over all workers (gauges: as each metric's ``multiprocess_mode``
+says). docs/operations.md lists every metric.
+
+This module knows nothing of the knowledge base: the composition root feeds the knowledge store's
+and the writer's figures through ``KnowledgeGauges`` and the ``writer_*`` functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from litestar import Response, get
+from litestar.exceptions import HTTPException
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusController, PrometheusMiddleware
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    start_http_server,
+)
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from litestar.types import Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+PREFIX = "compute_advisor"
+METRICS_SCOPE = "metrics:read"
+#: request duration buckets, in seconds: catalog reads take about a millisecond, batches seconds
+#: the request metrics' labels, in Litestar's order
+LABELS = ("method", "path", "status_code", "app_name")
+DURATION_BUCKETS: list[str | float] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+# ---- the service's own metrics (created once per process; gauges say how workers combine) ----------
+
+KNOWLEDGE_VERSION = Gauge(
+    f"{PREFIX}_knowledge_version_info",
+    "The knowledge version served (1; 0 for a version this worker served before)",
+    ["version"],
+    multiprocess_mode="livemax",
+)
+SNAPSHOT_AGE = Gauge(
+    f"{PREFIX}_knowledge_snapshot_age_seconds",
+    "Seconds since the served knowledge snapshot was last confirmed current by a database read",
+    multiprocess_mode="livemax",
+)
+KNOWLEDGE_RELOADS = Counter(
+    f"{PREFIX}_knowledge_reloads_total",
+    "Knowledge snapshots loaded, by what noticed the new version (start, poll, notify)",
+    ["trigger"],
+)
+EVALUATIONS = Counter(
+    f"{PREFIX}_evaluations_total",
+    "Comparisons and evaluations computed (not answered from the memo), by kind",
+    ["kind"],
+)
+MEMO_HITS = Counter(f"{PREFIX}_memo_hits_total", "Comparisons and evaluations answered from the memo", ["kind"])
+OFFERS_CONSIDERED = Histogram(
+    f"{PREFIX}_offers_considered",
+    "Offers assessed per computed answer, over every option",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512),
+)
+WRITER_QUEUE = Gauge(
+    f"{PREFIX}_writer_queue_depth",
+    "Stored recommendations waiting for their group commit",
+    multiprocess_mode="livesum",
+)
+WRITER_COMMIT = Histogram(
+    f"{PREFIX}_writer_commit_seconds",
+    "Duration of one group commit of stored recommendations, by outcome (ok, error)",
+    ["outcome"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+WORKER_POOL_QUEUE = Gauge(
+    f"{PREFIX}_worker_pool_queue_depth",
+    "CPU-heavy requests waiting for the worker pool (0 while the service has no pool)",
+    multiprocess_mode="livesum",
+)
+DEGRADED = Gauge(
+    f"{PREFIX}_degraded",
+    "1 while answers come from the knowledge snapshot because the database does not answer",
+    multiprocess_mode="livemax",
+)
+RATE_LIMIT_REJECTIONS = Counter(f"{PREFIX}_rate_limit_rejections_total", "Requests refused with 429 (rate limit)")
+
+
+def multiprocess_mode() -> bool:
+    """Whether prometheus-client writes this process's values to ``PROMETHEUS_MULTIPROC_DIR`` (decided
+    by prometheus-client itself when it is imported)."""
+    from prometheus_client import values
+
+    return values.ValueClass is not values.MutexValue
+
+
+def registry(multiproc_dir: Path | None) -> CollectorRegistry:
+    """What a scrape reports: every worker's values in multiprocess mode, else this process's."""
+    if multiproc_dir is None:
+        return REGISTRY
+    found = CollectorRegistry()
+    multiprocess.MultiProcessCollector(found, path=str(multiproc_dir))  # type: ignore[no-untyped-call]
+    return found
+
+
+class KnowledgeGauges:
+    """The knowledge store's state as metrics: version served, snapshot age, degraded mode, reloads."""
+
+    def __init__(self) -> None:
+        self._version: str | None = None
+
+    def state(self, version: str | None, read_at: dt.datetime | None, degraded: bool) -> None:
+        if version != self._version:
+            if self._version is not None:
+                if multiprocess_mode():  # labels cannot be removed there
+                    KNOWLEDGE_VERSION.labels(self._version).set(0)
+                else:
+                    KNOWLEDGE_VERSION.remove(self._version)
+            if version is not None:
+                KNOWLEDGE_VERSION.labels(version).set(1)
+            self._version = version
+        if read_at is not None:
+            SNAPSHOT_AGE.set(max(0.0, (dt.datetime.now(dt.UTC) - read_at).total_seconds()))
+        DEGRADED.set(1 if degraded else 0)
+
+    @staticmethod
+    def loaded(trigger: str) -> None:
+        KNOWLEDGE_RELOADS.labels(trigger).inc()
+
+
+def evaluation_computed(kind: str, count: int = 1) -> None:
+    EVALUATIONS.labels(kind).inc(count)
+
+
+def memo_hit(kind: str) -> None:
+    MEMO_HITS.labels(kind).inc()
+
+
+def offers_considered(count: int) -> None:
+    OFFERS_CONSIDERED.observe(count)
+
+
+def writer_queue(depth: int) -> None:
+    WRITER_QUEUE.set(depth)
+
+
+def writer_commit(seconds: float, ok: bool) -> None:
+    WRITER_COMMIT.labels("ok" if ok else "error").observe(seconds)
+
+
+def worker_pool_queue(depth: int) -> None:
+    """For the worker pool, once there is one: the requests waiting for it."""
+    WORKER_POOL_QUEUE.set(depth)
+
+
+def rate_limited() -> None:
+    RATE_LIMIT_REJECTIONS.inc()
+
+
+# ---- requests: Litestar's integration ----------------------------------------------------------------
+
+
+class RequestMetricsMiddleware(PrometheusMiddleware):
+    """Litestar's Prometheus middleware (its metrics, names and labels), with two changes:
+
+    - an answer raised as an exception by a middleware inside it (429 of the rate limit, 401/403 of
+      authentication) is counted with its own status and duration, not as a 200 that took no time
+      (Litestar's exception handler answers it further out);
+    - the labelled children of each metric are looked up once per label set, not on every request.
+    """
+
+    _children: ClassVar[dict[tuple[str, tuple[Any, ...]], Any]] = {}
+
+    def _child(self, factory: Callable[[dict[str, Any]], Any], values: tuple[Any, ...]) -> Any:
+        key = (factory.__name__, values)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = factory(dict(zip(LABELS, values, strict=True))).labels(*values)
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method") or scope["type"]
+        path = scope.get("path_template") or scope["path"]  # the route template, as group_path=True says
+        app_name = self._config.app_name
+        started = time.perf_counter()
+        status = 200
+        finished: float | None = None
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status, finished
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                finished = time.perf_counter()
+            await send(message)
+
+        in_progress = self._child(self.requests_in_progress, (method, path, 200, app_name))
+        in_progress.inc()
+        try:
+            await self.app(scope, receive, send_and_note)
+        except Exception as exc:
+            status = exc.status_code if isinstance(exc, HTTPException) else 500
+            raise
+        finally:
+            in_progress.dec()
+            values = (method, path, status, app_name)
+            if status >= 500:
+                self._child(self.requests_error_count, values).inc()
+            self._child(self.request_count, values).inc()
+            self._child(self.request_time, values).observe((finished or time.perf_counter()) - started)
+
+
+def prometheus_config() -> PrometheusConfig:
+    """Request count, duration histogram and in-flight requests by route template, method and status."""
+    return PrometheusConfig(
+        app_name="compute-advisor",
+        prefix=PREFIX,
+        group_path=True,  # the route template (/v1/gpus/{key}), never the raw path
+        buckets=DURATION_BUCKETS,
+        middleware_class=RequestMetricsMiddleware,
+    )
+
+
+def metrics_controller(multiproc_dir: Path | None, before_scrape: Callable[[], None]) -> type[PrometheusController]:
+    """``GET /metrics``: Litestar's Prometheus controller behind the scope ``metrics:read``;
+    ``before_scrape`` brings this worker's gauges up to date first."""
+
+    class MetricsController(PrometheusController):
+        path = "/metrics"
+
+        @get(
+            opt={"scope": METRICS_SCOPE},
+            include_in_schema=False,
+            sync_to_thread=False,
+            summary="Prometheus metrics",
+        )
+        def get(self) -> Response[bytes]:
+            before_scrape()
+            return Response(
+                generate_latest(registry(multiproc_dir)),
+                media_type=CONTENT_TYPE_LATEST,
+                headers={"Cache-Control": "no-store"},
+            )
+
+    return MetricsController
+
+
+class MetricsListener:
+    """``METRICS_BIND``: prometheus-client's own HTTP server, in a thread, serving the metrics without a key.
+
+    Every worker tries to bind the address; one succeeds and the others leave it to that one (with
+    ``PROMETHEUS_MULTIPROC_DIR`` it reports every worker's values, which is why several workers need it).
+    """
+
+    def __init__(self, host: str, port: int, multiproc_dir: Path | None) -> None:
+        self.host, self.port = host, port
+        self.multiproc_dir = multiproc_dir
+        self._server: WSGIServer | None = None
+
+    def start(self) -> bool:
+        try:
+            self._server, _thread = start_http_server(self.port, self.host, registry=registry(self.multiproc_dir))
+        except OSError as exc:
+            log.info("metrics listener %s:%s not started in worker %s: %s", self.host, self.port, os.getpid(), exc)
+            return False
+        log.info("metrics served without a key on %s:%s", self.host, self.port)
+        return True
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def process_exit(multiproc_dir: Path | None) -> None:
+    """A worker that ends takes its live gauges with it (multiprocess mode)."""
+    if multiproc_dir is not None and multiprocess_mode():
+        multiprocess.mark_process_dead(os.getpid(), str(multiproc_dir))  # type: ignore[no-untyped-call]
