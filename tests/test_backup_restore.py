@@ -336,3 +336,37 @@ def test_a_pooled_sqlite_connection_follows_a_replaced_file(tmp_path: Path) -> N
 
     assert asyncio.run(run()) == ["old", "new", "OperationalError"]
     assert not live.exists()  # and nothing was created at the path
+
+
+def test_a_file_swapped_while_a_connection_opens_it_fails_that_attempt_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.kb import db
+
+    path = tmp_path / "x.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    real = db.file_identity
+    answers = iter([(1, 1), (1, 2)])  # before and after SQLite opened it: another file
+
+    def identity(p: Path) -> tuple[int, int] | None:
+        return next(answers, None) or real(p)
+
+    monkeypatch.setattr(db, "file_identity", identity)
+
+    async def run() -> list[str]:
+        engine = database_config(Settings(database_url=f"sqlite:///{path}")).get_engine()
+        seen = []
+        try:
+            for _ in range(2):
+                try:
+                    async with engine.connect() as conn:
+                        seen.append(str(await conn.scalar(text("SELECT count(*) FROM t"))))
+                except Exception as exc:
+                    seen.append(f"{type(exc).__module__}.{type(exc).__name__}")
+        finally:
+            await engine.dispose()
+        return seen
+
+    # SQLAlchemy's OperationalError: a database outage to the service (503), and the next attempt works
+    assert asyncio.run(run()) == ["sqlalchemy.exc.OperationalError", "0"]
