@@ -15,6 +15,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -305,6 +306,14 @@ def test_neither_the_service_nor_the_cli_creates_a_missing_sqlite_database(
             time.sleep(0.1)
 
 
+async def threads_ended(before: set[threading.Thread]) -> None:
+    """Wait (on the running loop) for the threads started since ``before`` to end: the pool stops a
+    refused aiosqlite connection without waiting, and its thread answers through this loop."""
+    deadline = time.monotonic() + 30
+    while any(t.is_alive() for t in set(threading.enumerate()) - before) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+
+
 def test_a_pooled_sqlite_connection_follows_a_replaced_file(tmp_path: Path) -> None:
     """The checkout check compares the file's identity: a file replaced at the path is opened anew."""
     live, other = tmp_path / "live", tmp_path / "other"
@@ -317,6 +326,7 @@ def test_a_pooled_sqlite_connection_follows_a_replaced_file(tmp_path: Path) -> N
 
     async def run() -> list[object]:
         engine = database_config(settings).get_engine()
+        threads = set(threading.enumerate())
         seen: list[object] = []
         try:
             for step in ("before", "swap", "gone"):
@@ -332,6 +342,7 @@ def test_a_pooled_sqlite_connection_follows_a_replaced_file(tmp_path: Path) -> N
                     seen.append(type(exc).__name__)
         finally:
             await engine.dispose()
+            await threads_ended(threads)
         return seen
 
     assert asyncio.run(run()) == ["old", "new", "OperationalError"]
@@ -356,6 +367,7 @@ def test_a_file_swapped_while_a_connection_opens_it_fails_that_attempt_only(
 
     async def run() -> list[str]:
         engine = database_config(Settings(database_url=f"sqlite:///{path}")).get_engine()
+        threads = set(threading.enumerate())
         seen = []
         try:
             for _ in range(2):
@@ -366,6 +378,7 @@ def test_a_file_swapped_while_a_connection_opens_it_fails_that_attempt_only(
                     seen.append(f"{type(exc).__module__}.{type(exc).__name__}")
         finally:
             await engine.dispose()
+            await threads_ended(threads)
         return seen
 
     # SQLAlchemy's OperationalError: a database outage to the service (503), and the next attempt works
