@@ -35,6 +35,7 @@ import pytest
 from conftest import PG_HOST, PG_PORT, SEEDS, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
+from test_backup_restore import require_backup_tools
 from test_degraded_mode import BlockableProxy
 
 from app.cli import main
@@ -215,7 +216,9 @@ def compute_advisor(url: str, *argv: str) -> Done:
     return Done(code, out.getvalue(), err.getvalue())
 
 
-def prepared(databases: Databases, backend: str) -> tuple[str, str]:
+def prepared(databases: Databases, backend: str, *, backups: bool = True) -> tuple[str, str]:
+    if backups:
+        require_backup_tools(backend)
     url = databases.new(backend)
     migrate(url)
     load_seeds(url)
@@ -361,7 +364,7 @@ def test_sqlite_file_moved_away_and_replaced_while_serving(databases: Databases,
 
 
 def test_postgresql_cut_mid_load_loses_no_acknowledged_row(databases: Databases, tmp_path: Path) -> None:
-    url, key = prepared(databases, "postgresql")
+    url, key = prepared(databases, "postgresql", backups=False)
     proxy = BlockableProxy((PG_HOST, PG_PORT))
     proxy.start()
     try:
