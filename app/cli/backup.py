@@ -11,6 +11,7 @@ raises ``BackupError``, which ``app.cli.main`` reports with exit status 2 ("noth
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from app.kb.db import migration_head
 from app.settings import Settings
 
 #: errors that mean the database did not answer; reported as a refusal, not a traceback
-UNREACHABLE = (sa_exc.OperationalError, sa_exc.InterfaceError, OSError)
+UNREACHABLE = (sa_exc.OperationalError, sa_exc.InterfaceError)
 
 
 def _describe(found: Contents) -> list[str]:
@@ -46,6 +47,8 @@ def _run(work: Coroutine[Any, Any, Outcome]) -> Outcome:
         return asyncio.run(work)
     except UNREACHABLE as exc:
         raise BackupError(f"the database does not answer: {type(exc).__name__}: {exc}") from exc
+    except (sqlite3.Error, OSError) as exc:  # a locked or damaged file, a full disk: the copy was not kept
+        raise BackupError(f"{type(exc).__name__}: {exc}") from exc
 
 
 @click.command()

@@ -63,7 +63,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A finished backup or restore: the file, its kind and size, how long it took, what it holds."""
+    """A finished backup or restore: the backup file, its kind and size, how long the copy took, and what
+    the backup (or the restored database) holds."""
 
     path: Path
     kind: Kind
@@ -200,5 +201,4 @@ async def restore(settings: Settings, path: Path, *, force: bool = False, actor:
                 detail={"file": str(path.resolve()), "kind": kind, "bytes": path.stat().st_size, **found.counts},
             )
         found = await database_contents(settings)
-    size = target.stat().st_size if target is not None else path.stat().st_size
-    return Outcome(path, kind, size, seconds, found, previous, closed, audited, moved)
+    return Outcome(path, kind, path.stat().st_size, seconds, found, previous, closed, audited, moved)
