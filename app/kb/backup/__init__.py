@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.exc import DBAPIError
+
 from app.kb import audit
 from app.kb.backup.common import (
     COUNTED,
@@ -182,10 +184,17 @@ async def restore(settings: Settings, path: Path, *, force: bool = False, actor:
         moved = await asyncio.to_thread(sqlite_restore, path, target)
     else:
         if busy:
-            closed = await pg_other_connections(settings, close=True)
+            try:
+                closed = await pg_other_connections(settings, close=True)
+            except DBAPIError as exc:  # e.g. not allowed to end other roles' sessions
+                raise BackupError(
+                    f"the other connections cannot be closed ({exc.orig}): stop what uses the database, or "
+                    "restore as a role allowed to end them (a superuser, or a member of pg_signal_backend)"
+                ) from exc
         await pg_restore(settings, path)
         if busy:  # sessions opened during the restore may hold statements prepared on the old tables
-            closed += await pg_other_connections(settings, close=True)
+            with contextlib.suppress(DBAPIError):
+                closed += await pg_other_connections(settings, close=True)
     seconds = time.perf_counter() - started
     found = await database_contents(settings)
     audited = found.revision is not None and found.revision == migration_head()

@@ -87,9 +87,11 @@ async def pg_archive_tables(path: Path) -> set[str]:
     return tables
 
 
+#: the other client sessions on this database; ``backend_type`` is NULL for other roles' sessions when
+#: the role may not see their details, and background processes have no user
 OTHER_SESSIONS = (
     "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-    "AND backend_type = 'client backend'"
+    "AND usesysid IS NOT NULL AND coalesce(backend_type, 'client backend') = 'client backend'"
 )
 
 
