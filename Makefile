@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest
+.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench
 
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ fuzz: venv
 # REQUESTS=20000 CONNECTIONS=64
 loadtest: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/loadtest.py
+
+# backup and restore sizes and durations with 10,000 stored recommendations, on SQLite and on a fresh
+# PostgreSQL database that it creates and drops; RECOMMENDATIONS=10000 BACKENDS=sqlite,postgresql
+backup-bench: venv
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/backup_restore.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

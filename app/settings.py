@@ -125,9 +125,10 @@ class Settings:
     def engine_options(self) -> dict[str, Any]:
         """Engine options that let the service notice a database going away (see "Health and degraded mode").
 
-        SQLite keeps its pooled connections (opening one costs a thread); ``app.asgi`` checks at each
-        checkout that the file is still at its path, so a file moved, deleted or unmounted is noticed at
-        once. PostgreSQL: a connection attempt gives up after 5 s instead of asyncpg's 60 s.
+        SQLite keeps its pooled connections (opening one costs a thread); ``app.kb.db`` checks at each
+        checkout that the file at the path is still the one the connection opened, so a file moved,
+        deleted, unmounted or replaced is noticed at once. PostgreSQL: a connection attempt gives up
+        after 5 s instead of asyncpg's 60 s.
         """
         url = self.async_database_url
         if url.startswith("postgresql+asyncpg"):

@@ -247,3 +247,30 @@ def test_the_store_is_degraded_only_with_a_snapshot_and_a_failed_read() -> None:
     assert store.source_header() == "cached; version=kv7-abc; since=2026-12-02T10:00:00Z"
     store.database_ok = True
     assert not store.degraded and store.source_header() is None
+
+
+def test_a_connection_broken_under_a_statement_is_a_database_outage_not_an_internal_error() -> None:
+    """Generic driver errors are told apart by what they were raised from (seen when PostgreSQL closes
+    the service's connections mid-load: a restart, or ``restore --force``)."""
+    import asyncpg
+    from sqlalchemy import exc as sa_exc
+
+    from app.lib.degraded import database_went_away
+
+    def raised_from(cause: BaseException) -> sa_exc.DBAPIError:
+        try:
+            try:
+                raise cause
+            except BaseException as inner:
+                raise RuntimeError("the driver adapter's error") from inner
+        except RuntimeError as adapter:
+            return sa_exc.DBAPIError("COMMIT", None, adapter)
+
+    closed = asyncpg.exceptions.ConnectionDoesNotExistError("connection was closed in the middle of operation")
+    assert database_went_away(raised_from(closed))
+    assert database_went_away(raised_from(asyncpg.exceptions.InternalClientError("cannot switch to state 12")))
+    assert database_went_away(raised_from(asyncpg.exceptions.AdminShutdownError("terminating connection")))
+    assert not database_went_away(raised_from(asyncpg.exceptions.UniqueViolationError("duplicate key")))
+    assert not database_went_away(raised_from(ValueError("a bug")))
+    invalidated = sa_exc.DBAPIError("SELECT 1", None, ValueError("x"), connection_invalidated=True)
+    assert database_went_away(invalidated)

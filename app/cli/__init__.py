@@ -1,6 +1,7 @@
-"""``compute-advisor``: the admin's command line (migrate, seeds, knowledge version, plugins, API keys).
+"""``compute-advisor``: the admin's command line (migrate, seeds, knowledge version, plugins, API keys,
+backup and restore).
 
-One module per command group (``db``, ``seeds``, ``knowledge``, ``plugins``, ``keys``); ``COMMANDS``
+One module per command group (``db``, ``seeds``, ``knowledge``, ``plugins``, ``keys``, ``backup``); ``COMMANDS``
 below is the one place they are registered. To add a group: write ``app/cli/<group>.py`` with a
 click command or group (use ``common.Group``, ``common.pass_settings`` and ``app.kb.db.transaction``),
 add it to ``COMMANDS``, and if it refuses input with an exception of its own, add that to ``REFUSALS``.
@@ -16,9 +17,10 @@ from collections.abc import Sequence
 
 import click
 
-from app.cli import db, keys, knowledge, plugins, seeds
+from app.cli import backup, db, keys, knowledge, plugins, seeds
 from app.cli.common import Group
-from app.kb.db import alembic_config
+from app.kb.backup import BackupError
+from app.kb.db import DatabaseMissing, alembic_config
 from app.kb.keys import KeyProblem
 from app.kb.seeds import SeedError
 
@@ -27,7 +29,7 @@ __all__ = ["COMMANDS", "REFUSALS", "alembic_config", "cli", "main"]
 #: exit status of a usage error and of refused input: nothing was written
 REFUSED = 2
 #: exceptions that mean the input was refused before anything was written
-REFUSALS: tuple[type[Exception], ...] = (SeedError, KeyProblem)
+REFUSALS: tuple[type[Exception], ...] = (SeedError, KeyProblem, DatabaseMissing, BackupError)
 
 
 @click.group(name="compute-advisor", cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,7 +38,15 @@ def cli() -> None:
 
 
 #: every command and command group, in the order ``--help`` lists them
-COMMANDS: tuple[click.Command, ...] = (db.migrate, seeds.group, knowledge.group, plugins.plugins, keys.group)
+COMMANDS: tuple[click.Command, ...] = (
+    db.migrate,
+    seeds.group,
+    knowledge.group,
+    plugins.plugins,
+    keys.group,
+    backup.backup,
+    backup.restore,
+)
 for _command in COMMANDS:
     cli.add_command(_command)
 

@@ -1,4 +1,4 @@
-"""The audit trail: seed loads, data migrations and API key changes — what, when, who, versions.
+"""The audit trail: seed loads, data migrations, API key changes and restores — what, when, who, versions.
 
 Each event is written in the transaction of the change it records, so the trail and the data
 never disagree: a rolled-back load leaves no event behind.
@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.kb import models as m
 
-ACTIONS = ("seeds.load", "migration.data", "key.create", "key.revoke")
+ACTIONS = ("seeds.load", "migration.data", "key.create", "key.revoke", "database.restore")
 
 
 def os_actor() -> str:

@@ -345,7 +345,7 @@ class AuditEvent(Base):
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     #: an OS user (``--actor``), ``key:<id>`` for an API key, or ``migration``
     actor: Mapped[str] = mapped_column(String(100))
-    #: ``seeds.load``, ``migration.data``, ``key.create``, ``key.revoke``
+    #: ``seeds.load``, ``migration.data``, ``key.create``, ``key.revoke``, ``database.restore``
     action: Mapped[str] = mapped_column(String(40))
     subject: Mapped[str] = mapped_column(Text)
     knowledge_version_before: Mapped[str | None] = mapped_column(String(40))

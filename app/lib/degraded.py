@@ -39,6 +39,14 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.InterfaceError,
     OSError,  # ConnectionRefusedError, TimeoutError, ...
 )
+#: driver errors, found as the cause of a generic ``DBAPIError``, that mean a connection broke under a
+#: statement (the server restarted or closed it, a restore replaced the tables its cached statements
+#: named): the next attempt, on a new connection, works
+BROKEN_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.OperatorInterventionError,  # 57P0x: admin shutdown, crash shutdown, cannot connect now
+    asyncpg.exceptions.InternalClientError,  # "cannot switch to state …": the protocol died mid-operation
+    asyncpg.exceptions.InvalidCachedStatementError,
+)
 
 
 def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:
@@ -71,17 +79,35 @@ def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -
     )
 
 
+def database_went_away(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, means the database or the connection went away."""
+    while exc is not None:
+        if isinstance(exc, DATABASE_ERRORS + BROKEN_CONNECTION_ERRORS) or (
+            isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
+        ):
+            return True
+        # SQLAlchemy's error wraps the driver adapter's (``orig``), which is raised from the driver's own
+        exc = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc.__cause__
+    return False
+
+
+def handle_driver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Any other ``DBAPIError``: degraded mode (503) when it means the connection broke, else a 500."""
+    return handle_database_error(request, exc) if database_went_away(exc) else handle_unexpected(request, exc)
+
+
 def handle_repository_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """advanced-alchemy's repositories wrap every driver error: a wrapped "database does not
     answer" is degraded mode (503), anything else an internal error (500)."""
     cause = exc.__cause__
-    if isinstance(cause, DATABASE_ERRORS) or (isinstance(cause, sa_exc.DBAPIError) and cause.connection_invalidated):
+    if cause is not None and database_went_away(cause):
         return handle_database_error(request, cause)
     return handle_unexpected(request, exc)
 
 
 DATABASE_EXCEPTION_HANDLERS: dict[Any, Any] = {
     **dict.fromkeys(DATABASE_ERRORS, handle_database_error),
+    sa_exc.DBAPIError: handle_driver_error,
     AdvancedAlchemyError: handle_repository_error,
 }
 

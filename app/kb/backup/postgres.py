@@ -1,0 +1,118 @@
+"""PostgreSQL backups: ``pg_dump`` custom format of one exported snapshot, ``pg_restore`` in one transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from app.kb.backup.common import BackupError, Contents, contents, fsync, partial
+from app.kb.db import transaction
+from app.settings import Settings
+
+
+def pg_tool(name: str) -> str:
+    """The path of ``pg_dump`` or ``pg_restore``, or a clear refusal when it is not installed."""
+    found = shutil.which(name)
+    if found is None:
+        raise BackupError(
+            f"{name} is not on PATH: install the PostgreSQL client tools of the server's major version "
+            f"(e.g. `apt-get install postgresql-client`) and run the command again"
+        )
+    return found
+
+
+def libpq_target(settings: Settings) -> tuple[str, dict[str, str]]:
+    """The database as ``pg_dump``/``pg_restore`` take it: a URI without the password, which goes in
+    ``PGPASSWORD`` instead (never on a command line other users can read)."""
+    url = make_url(settings.database_url)
+    env = {"PGPASSWORD": url.password} if url.password else {}
+    uri = url.set(drivername="postgresql", password=None).render_as_string(hide_password=False)
+    return uri, env
+
+
+async def _run(argv: list[str], env: dict[str, str]) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        env={**os.environ, **env},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        said = (err or out).decode(errors="replace").strip()
+        raise BackupError(f"{Path(argv[0]).name} failed (exit status {proc.returncode}): {said}")
+
+
+async def pg_backup(settings: Settings, out: Path) -> Contents:
+    """``pg_dump`` of one exported snapshot into ``out``; the contents reported are read in that snapshot."""
+    tool = pg_tool("pg_dump")
+    uri, env = libpq_target(settings)
+    tmp = partial(out, "partial")
+    try:
+        async with transaction(settings) as session:
+            await session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
+            snapshot = str(await session.scalar(text("SELECT pg_export_snapshot()")))
+            found = await contents(session)
+            argv = [tool, "--format=custom", f"--snapshot={snapshot}", "--no-password", f"--file={tmp}"]
+            await _run([*argv, f"--dbname={uri}"], env)
+        fsync(tmp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return found
+
+
+async def pg_archive_tables(path: Path) -> set[str]:
+    """The tables of schema ``public`` a pg_dump archive holds (from ``pg_restore --list``)."""
+    proc = await asyncio.create_subprocess_exec(
+        pg_tool("pg_restore"), "--list", str(path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise BackupError(f"{path} cannot be read as a pg_dump archive: {err.decode(errors='replace').strip()}")
+    tables = set()
+    for line in out.decode().splitlines():
+        # "215; 1259 16390 TABLE public recommendations postgres" (not "TABLE DATA …")
+        words = line.split()
+        if not line.startswith(";") and len(words) >= 6 and words[3] == "TABLE" and words[4] == "public":
+            tables.add(words[5])
+    if "alembic_version" not in tables:
+        raise BackupError(f"{path} is not a compute-advisor backup: it has no migration revision (alembic_version)")
+    return tables
+
+
+#: the other client sessions on this database; ``backend_type`` is NULL for other roles' sessions when
+#: the role may not see their details, and background processes have no user
+OTHER_SESSIONS = (
+    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+    "AND usesysid IS NOT NULL AND coalesce(backend_type, 'client backend') = 'client backend'"
+)
+
+
+async def pg_other_connections(settings: Settings, *, close: bool = False) -> int:
+    """How many other client sessions are connected to the database (and, with ``close``, closed)."""
+    async with transaction(settings) as session:
+        if close:
+            terminate = f"SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) {OTHER_SESSIONS}"
+            return int(await session.scalar(text(terminate)) or 0)
+        return int(await session.scalar(text(f"SELECT count(*) {OTHER_SESSIONS}")) or 0)
+
+
+async def pg_tables(settings: Settings) -> set[str]:
+    async with transaction(settings) as session:
+        rows = await session.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+        return set(rows)
+
+
+async def pg_restore(settings: Settings, path: Path) -> None:
+    """``pg_restore`` of the archive ``path`` into the database, in one transaction."""
+    uri, env = libpq_target(settings)
+    argv = [pg_tool("pg_restore"), "--clean", "--if-exists", "--no-owner", "--no-privileges"]
+    argv += ["--single-transaction", "--exit-on-error", "--no-password", f"--dbname={uri}", str(path)]
+    await _run(argv, env)
