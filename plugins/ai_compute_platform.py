@@ -123,7 +123,7 @@ class AiComputePlatform(OptionPlugin):
             f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
             f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
         )
-        servers = ceil_number(profile.gpus / offer.gpus_per_unit) if offer.gpus_per_unit > 1 else profile.gpus / 8
+        machines = offers.machines(knowledge, profile, offer)
         return model.assessment(
             KEY,
             inputs,
@@ -131,7 +131,7 @@ class AiComputePlatform(OptionPlugin):
             cost=cost,
             efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
             stability=model.stability(inputs, profile),
-            infra_fte=model.software_work(inputs, servers, share=profile.utilization),
+            infra_fte=model.software_work(inputs, machines, share=profile.utilization),
             setup_steps="preset images and a graphical job console",
             notes=notes,
             offer=offer.info(),

@@ -23,7 +23,6 @@ from app.core import (
     Inputs,
     Knowledge,
     LineItem,
-    MissingKnowledge,
     Offer,
     OptionPlugin,
     OptionSpec,
@@ -128,6 +127,7 @@ class RentedGpuInstances(OptionPlugin):
         if offer.plan == "spot":
             reliable = inputs("spot_reliable_gpus").expected
             violations = (*violations, *_spot_capacity(profile.gpus, reliable))
+        machines = offers.machines(knowledge, profile, offer)
         return model.assessment(
             KEY,
             inputs,
@@ -135,7 +135,7 @@ class RentedGpuInstances(OptionPlugin):
             cost=cost,
             efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
             stability=model.stability(inputs, profile, extra_rate=spot),
-            infra_fte=model.software_work(inputs, _machines(knowledge, profile, offer), share=profile.utilization),
+            infra_fte=model.software_work(inputs, machines, share=profile.utilization),
             setup_steps="environment set-up before each run, your own scheduling and checkpoints",
             notes=(f"Rented ({offer.label}): {money_range(annual, profile.currency)} a year; {held_note}.",),
             offer=offer.info(),
@@ -164,18 +164,6 @@ def _discounts(knowledge: Knowledge, profile: Profile, base: Offer) -> list[Pric
         and d.gpu_model in (r.gpu_model, ANY)
         and d.region in (r.region, "global", ANY)
     ]
-
-
-def _machines(knowledge: Knowledge, profile: Profile, offer: Offer) -> Any:
-    """The machines the team looks after: the offer's instances, or for an offer billed per GPU as
-    many as the GPU's servers (the reference server's size where the GPU has none) hold."""
-    per_machine = offer.gpus_per_unit
-    if per_machine == 1:
-        try:
-            per_machine = knowledge.server_for(profile.gpu_model).gpus_per_server
-        except MissingKnowledge:
-            per_machine = knowledge.reference_server().gpus_per_server
-    return ceil_number(profile.gpus / per_machine)
 
 
 plugin = RentedGpuInstances()

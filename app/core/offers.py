@@ -19,7 +19,7 @@ import numpy as np
 
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
-from app.core.ranges import Range
+from app.core.ranges import Range, ceil_number
 from app.core.text import num, span
 from app.core.types import Alternative, Assessment, OfferInfo, Profile, Violation
 
@@ -159,6 +159,18 @@ def violations(offer: Offer, profile: Profile, knowledge: Knowledge, *, lead_tim
             )
         )
     return tuple(v for v in found if np.any(v.violated))
+
+
+def machines(knowledge: Knowledge, profile: Profile, offer: Offer) -> Any:
+    """The machines a team looks after for ``offer``: its instances or servers, or for an offer billed
+    per GPU as many as the GPU's servers (the reference server's size where the GPU has none) hold."""
+    per_machine = offer.gpus_per_unit
+    if per_machine == 1:
+        try:
+            per_machine = knowledge.server_for(profile.gpu_model).gpus_per_server
+        except MissingKnowledge:
+            per_machine = knowledge.reference_server().gpus_per_server
+    return ceil_number(profile.gpus / per_machine)
 
 
 def _gt(a: Any, b: Any) -> Any:
