@@ -6,7 +6,7 @@ Every function takes plain numbers or NumPy arrays (element-wise, one element pe
 draw) and gives the same figures either way.
 
 Each dimension scores 0–100, monotone in its measure:
-- cost: ``100 × cheapest ÷ own`` cost per useful GPU-hour (expected) among the assessed options;
+- cost: ``100 × cheapest ÷ own`` cost per effective GPU-hour (expected) among the assessed options;
 - efficiency: ``100 × productive_share``; stability: ``100 × goodput``;
 - usability: ``100 × model_focus_share``.
 The total is the weighted mean plus the fit points of the scenario rules that hold, clamped to
