@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from app.core.errors import MissingKnowledge
 from app.core.ranges import Range
+from app.core.vocab import PIVOT
 
 ANY = "*"
 
@@ -156,7 +157,6 @@ class Conversion:
         return not self.refs
 
 
-PIVOT = "CNY"
 SAME = Conversion(1.0, ())
 
 

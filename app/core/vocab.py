@@ -21,6 +21,8 @@ Plan = Literal[RentalPlan, PlatformPlan, "*"]
 #: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
 Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
 Currency = Literal["CNY", "USD", "EUR"]
+#: the currency every exchange rate is quoted in, and every conversion goes through
+Pivot = Literal["CNY"]
 ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
 SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
 PriceUnit = Literal[
@@ -65,6 +67,7 @@ PLANS: tuple[str, ...] = (*RENTAL_PLANS, *PLATFORM_PLANS, "*")
 RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
 PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)
+PIVOT: Pivot = get_args(Pivot)[0]
 SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
 PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
 ASSUMPTION_UNITS: tuple[AssumptionUnit, ...] = get_args(AssumptionUnit)

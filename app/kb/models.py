@@ -32,6 +32,7 @@ from app.core.vocab import (
     ASSUMPTION_UNITS,
     CURRENCIES,
     DATA_SECURITY_LEVELS,
+    PIVOT,
     PLANS,
     PRICE_UNITS,
     PROVIDER_KINDS,
@@ -221,7 +222,7 @@ class ExchangeRate(Base):
         UniqueConstraint("base", "quote", "valid_on"),
         CheckConstraint("rate > 0", name="rate_positive"),
         CheckConstraint(_in("base", CURRENCIES), name="base"),
-        CheckConstraint("quote = 'CNY'", name="quote_is_pivot"),
+        CheckConstraint(f"quote = {PIVOT!r}", name="quote_is_pivot"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
     )
 
