@@ -13,7 +13,21 @@ from typing import Any, NamedTuple
 
 from app.core.errors import MissingKnowledge
 from app.core.ranges import Range
-from app.core.vocab import PIVOT
+from app.core.vocab import (
+    PIVOT,
+    AssumptionUnit,
+    Currency,
+    DataSecurity,
+    Pivot,
+    Plan,
+    PriceUnit,
+    ProviderKind,
+    Residency,
+    RuleEffect,
+    RuleMatch,
+    RuleOperator,
+    SourceQuality,
+)
 
 ANY = "*"
 
@@ -40,7 +54,7 @@ class GpuSpec:
     interconnect_gbps: float | None
     tdp_w: int | None
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     notes: str | None
 
 
@@ -53,7 +67,7 @@ class Server:
     power_kw: float | None
     reference: bool
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     notes: str | None
 
     @property
@@ -65,7 +79,7 @@ class Server:
 class Provider:
     key: str
     name: str
-    kind: str
+    kind: ProviderKind
     country: str | None
     website: str | None
     notes: str | None
@@ -84,12 +98,12 @@ class Price:
     #: the GPU model it is for, or ``*``
     gpu_model: str
     #: the billing plan, or ``*``
-    plan: str
-    unit: str
+    plan: Plan
+    unit: PriceUnit
     #: GPUs in the priced instance or server, where the unit is per instance or server
     gpus_per_unit: int | None
     value: Range
-    currency: str
+    currency: Currency
     region: str
     valid_from: dt.date
     valid_to: dt.date | None
@@ -97,9 +111,9 @@ class Price:
     #: from the columns lead_time_days_low/_high; None where the source says nothing
     lead_time_days: Range | None
     min_gpus: int | None
-    residency: str | None
+    residency: Residency | None
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -116,12 +130,12 @@ class ExchangeRate:
     """``rate`` CNY for one ``base`` on ``valid_on`` (CNY is the pivot of every conversion)."""
 
     id: int
-    base: str
-    quote: str
+    base: Currency
+    quote: Pivot
     rate: float
     valid_on: dt.date
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -134,10 +148,10 @@ class ExchangeRate:
 class DataSecurityLevel:
     """The residencies an offer may have for a profile of this ``data_security`` level."""
 
-    key: str
-    accepted_residencies: tuple[str, ...]
+    key: DataSecurity
+    accepted_residencies: tuple[Residency, ...]
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     rationale: str
 
     @property
@@ -165,10 +179,10 @@ class Assumption:
     id: int
     option: str
     key: str
-    unit: str
+    unit: AssumptionUnit
     value: Range
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     rationale: str | None
 
     @property
@@ -179,7 +193,7 @@ class Assumption:
 @dataclass(frozen=True, slots=True)
 class Condition:
     field: str
-    op: str
+    op: RuleOperator
     value: Any
 
 
@@ -188,14 +202,14 @@ class Rule:
     key: str
     option: str
     description: str
-    match: str
+    match: RuleMatch
     conditions: tuple[Condition, ...]
-    effect: str
+    effect: RuleEffect
     points: float | None
     reason: str
     rationale: str
     source: str
-    source_quality: str
+    source_quality: SourceQuality
 
     @property
     def ref(self) -> SourceRef:
