@@ -6,21 +6,26 @@ implementation may accept fewer arguments than its specification and specificati
 (pluggy reads a hook's argument names from its positional parameters, which is why the
 specifications below carry no ``*``.)
 
-**The array contract.** To rank thousands of profiles at once (``POST /v1/evaluations``) and to
-draw thousands of Monte Carlo samples (``/v1/uncertainty``, a recommendation's confidence), the
-service calls ``compute_advisor_assess`` with arrays where numbers usually are:
+**The array contract** (docs/plugins.md, "The array contract"). To rank thousands of profiles at
+once (``POST /v1/evaluations``) and to draw thousands of Monte Carlo samples (``/v1/uncertainty``, a
+recommendation's confidence), the service calls ``compute_advisor_assess`` with NumPy arrays where
+numbers usually are:
 
-- batch evaluations: the profile's numeric fields — ``gpus``, ``utilization``, ``horizon_years``,
-  ``team_size``, ``start_within_days``, ``capex_budget`` (``app.core.types.PROFILE_NUMBERS``) — are
-  NumPy float arrays, one element per profile (an absent ``capex_budget`` is NaN); the other fields
-  are the same for the whole group;
-- Monte Carlo runs: the three ends of a knowledge row's ``Range`` are one NumPy array of draws.
+- batch evaluations (``app.core.batch``): the profile's numeric fields — ``gpus``, ``utilization``,
+  ``horizon_years``, ``team_size``, ``start_within_days``, ``capex_budget``, ``delay_cost_per_day``
+  (``app.core.types.PROFILE_NUMBERS``) — are NumPy float arrays, one element per profile (an absent
+  ``capex_budget`` or ``delay_cost_per_day`` is NaN); the other fields are the same for the whole
+  group, and the knowledge is the plain snapshot;
+- Monte Carlo runs (``app.core.insights.uncertainty``): the profile is plain; the ``value`` of every
+  price and assumption row whose low is below its high is a ``Range`` whose three ends are one NumPy
+  array of draws. Nothing else of the snapshot is sampled.
 
 A plugin that computes with ``Range`` arithmetic, ``+ - * /`` and the helpers of ``app.core``
-(``ceil_number``, ``Range.cap``/``floor_at``/``ceil``…) works unchanged: everything is element-wise.
-It must not branch on such a value (``if profile.gpus > 64``), convert it (``int(...)``, ``round``)
-or format it outside ``app.core.text``. A plugin that cannot take arrays may raise: the batch then
-calls it once per profile, only slower.
+(``ceil_number``, ``Range.cap``/``floor_at``/``ceil``, ``capital.where``…) works unchanged: everything
+is element-wise. It must not branch on such a value (``if profile.gpus > 64``), convert it
+(``int(...)``, ``round``) or format it outside ``app.core.text``. A plugin that cannot take arrays
+may raise: a batch then calls it once per profile, only slower (a ``MissingKnowledge`` is not
+retried); a Monte Carlo run reports the option's error.
 """
 
 from __future__ import annotations

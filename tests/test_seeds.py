@@ -1,4 +1,4 @@
-"""The seed loader (app/kb/seeds.py) on SQLite and PostgreSQL: validation, idempotent and atomic
+"""The seed loader (app/kb/seeds/) on SQLite and PostgreSQL: validation, idempotent and atomic
 loads, dry runs, append-only prices, price changes over time and retirements."""
 
 from __future__ import annotations

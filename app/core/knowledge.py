@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from app.core import vocab
 from app.core.errors import MissingKnowledge
 from app.core.ranges import Range
+from app.core.vocab import PIVOT
 
 ANY = "*"
 
@@ -39,7 +41,7 @@ class GpuSpec:
     interconnect_gbps: float | None
     tdp_w: int | None
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     notes: str | None
 
 
@@ -52,7 +54,7 @@ class Server:
     power_kw: float | None
     reference: bool
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     notes: str | None
 
     @property
@@ -64,7 +66,7 @@ class Server:
 class Provider:
     key: str
     name: str
-    kind: str
+    kind: vocab.ProviderKind
     country: str | None
     website: str | None
     notes: str | None
@@ -83,12 +85,12 @@ class Price:
     #: the GPU model it is for, or ``*``
     gpu_model: str
     #: the billing plan, or ``*``
-    plan: str
-    unit: str
+    plan: vocab.Plan
+    unit: vocab.PriceUnit
     #: GPUs in the priced instance or server, where the unit is per instance or server
     gpus_per_unit: int | None
     value: Range
-    currency: str
+    currency: vocab.Currency
     region: str
     valid_from: dt.date
     valid_to: dt.date | None
@@ -96,9 +98,9 @@ class Price:
     #: from the columns lead_time_days_low/_high; None where the source says nothing
     lead_time_days: Range | None
     min_gpus: int | None
-    residency: str | None
+    residency: vocab.Residency | None
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -115,12 +117,12 @@ class ExchangeRate:
     """``rate`` CNY for one ``base`` on ``valid_on`` (CNY is the pivot of every conversion)."""
 
     id: int
-    base: str
-    quote: str
+    base: vocab.Currency
+    quote: vocab.Pivot
     rate: float
     valid_on: dt.date
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -133,10 +135,10 @@ class ExchangeRate:
 class DataSecurityLevel:
     """The residencies an offer may have for a profile of this ``data_security`` level."""
 
-    key: str
-    accepted_residencies: tuple[str, ...]
+    key: vocab.DataSecurity
+    accepted_residencies: tuple[vocab.Residency, ...]
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     rationale: str
 
     @property
@@ -156,7 +158,6 @@ class Conversion:
         return not self.refs
 
 
-PIVOT = "CNY"
 SAME = Conversion(1.0, ())
 
 
@@ -165,10 +166,10 @@ class Assumption:
     id: int
     option: str
     key: str
-    unit: str
+    unit: vocab.AssumptionUnit
     value: Range
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
     rationale: str | None
 
     @property
@@ -179,7 +180,7 @@ class Assumption:
 @dataclass(frozen=True, slots=True)
 class Condition:
     field: str
-    op: str
+    op: vocab.RuleOperator
     value: Any
 
 
@@ -188,14 +189,14 @@ class Rule:
     key: str
     option: str
     description: str
-    match: str
+    match: vocab.RuleMatch
     conditions: tuple[Condition, ...]
-    effect: str
+    effect: vocab.RuleEffect
     points: float | None
     reason: str
     rationale: str
     source: str
-    source_quality: str
+    source_quality: vocab.SourceQuality
 
     @property
     def ref(self) -> SourceRef:

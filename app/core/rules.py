@@ -21,8 +21,10 @@ import numpy as np
 from app.core.knowledge import Rule
 from app.core.ranges import Range
 from app.core.types import METRICS, Assessment, Profile
+from app.core.vocab import RuleOperator
 
-OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
+#: every operator of the vocabulary (``RuleOperator``), and what it does
+OPERATORS: Mapping[RuleOperator, Callable[[Any, Any], bool]] = {
     "eq": operator.eq,
     "ne": operator.ne,
     "lt": operator.lt,
@@ -77,7 +79,7 @@ def holds(rule: Rule, ctx: Context) -> bool:
     return all(results) if rule.match == "all" else any(results)
 
 
-def _condition(field: str, op: str, value: Any, ctx: Context) -> bool:
+def _condition(field: str, op: RuleOperator, value: Any, ctx: Context) -> bool:
     left = ctx.resolve(field)
     right = ctx.resolve(value["ref"]) if isinstance(value, Mapping) else value
     if left is None or right is None:
@@ -111,7 +113,7 @@ def holds_many(rule: Rule, ctx: Context, n: int) -> np.ndarray:
     return np.asarray(combined, dtype=bool)
 
 
-def _condition_many(field: str, op: str, value: Any, ctx: Context, n: int) -> np.ndarray:
+def _condition_many(field: str, op: RuleOperator, value: Any, ctx: Context, n: int) -> np.ndarray:
     left = ctx.resolve(field)
     right = ctx.resolve(value["ref"]) if isinstance(value, Mapping) else value
     none = np.zeros(n, dtype=bool)

@@ -1,8 +1,11 @@
 """The service's closed vocabularies, each declared once as a ``Literal``.
 
 Everything else derives from these: the tuples below (``typing.get_args``), the database's CHECK
-constraints (``app.kb.models``), the seed validators (``app.kb.seeds``), the request schemas and
-the OpenAPI document. Adding a value here is the one edit that makes it valid everywhere.
+constraints (``app.kb.models``), the field types of the seed records (``app.kb.seeds``), of the
+snapshot (``app.core.knowledge``) and of the API's requests and answers, and so the OpenAPI
+document's enums. Adding a value here is the one edit that makes it valid everywhere (with a
+migration for the CHECK constraint); ``tests/test_declarations.py`` fails where a shape spells a
+vocabulary another way.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ Plan = Literal[RentalPlan, PlatformPlan, "*"]
 #: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
 Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
 Currency = Literal["CNY", "USD", "EUR"]
+#: the currency every exchange rate is quoted in, and every conversion goes through
+Pivot = Literal["CNY"]
 ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
 SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
 PriceUnit = Literal[
@@ -65,6 +70,7 @@ PLANS: tuple[str, ...] = (*RENTAL_PLANS, *PLATFORM_PLANS, "*")
 RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
 PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)
+PIVOT: Pivot = get_args(Pivot)[0]
 SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
 PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
 ASSUMPTION_UNITS: tuple[AssumptionUnit, ...] = get_args(AssumptionUnit)
@@ -85,5 +91,8 @@ SCOPES: dict[Scope, str] = {
     "admin": "everything: every scope, every key's recommendations, the audit trail",
 }
 ADMIN: Scope = "admin"
+#: what the audit trail records (``app.kb.audit``)
+AuditAction = Literal["seeds.load", "migration.data", "key.create", "key.revoke", "database.restore"]
+AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 #: longest X-API-Key value looked at (a real key has 46 characters)
 API_KEY_MAX_LENGTH = 128

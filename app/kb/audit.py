@@ -13,9 +13,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.vocab import AUDIT_ACTIONS, AuditAction
 from app.kb import models as m
 
-ACTIONS = ("seeds.load", "migration.data", "key.create", "key.revoke", "database.restore")
+ACTIONS = AUDIT_ACTIONS
 
 
 def os_actor() -> str:
@@ -36,7 +37,7 @@ async def record(
     session: AsyncSession,
     *,
     actor: str,
-    action: str,
+    action: AuditAction,
     subject: str,
     before: str | None,
     after: str | None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
+from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, Scope
 from app.kb import audit
 from app.kb import models as m
 
@@ -52,7 +52,7 @@ def matches(key: str, key_hash: str) -> bool:
     return hmac.compare_digest(hash_key(key).encode(), key_hash.encode())
 
 
-def check_scopes(scopes: Iterable[str]) -> list[str]:
+def check_scopes(scopes: Iterable[str]) -> list[Scope]:
     """The scopes, validated, de-duplicated, in the canonical order."""
     given = set(scopes)
     unknown = sorted(given - set(SCOPES))

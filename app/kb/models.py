@@ -32,6 +32,7 @@ from app.core.vocab import (
     ASSUMPTION_UNITS,
     CURRENCIES,
     DATA_SECURITY_LEVELS,
+    PIVOT,
     PLANS,
     PRICE_UNITS,
     PROVIDER_KINDS,
@@ -39,6 +40,19 @@ from app.core.vocab import (
     RULE_EFFECTS,
     RULE_MATCHES,
     SOURCE_QUALITIES,
+    AssumptionUnit,
+    AuditAction,
+    Currency,
+    DataSecurity,
+    Pivot,
+    Plan,
+    PriceUnit,
+    ProviderKind,
+    Residency,
+    RuleEffect,
+    RuleMatch,
+    Scope,
+    SourceQuality,
 )
 
 NAMING_CONVENTION = {
@@ -101,7 +115,7 @@ class GpuModel(Base):
     interconnect_gbps: Mapped[Decimal | None] = mapped_column(Numeric(10, 1))
     tdp_w: Mapped[int | None] = mapped_column(Integer)
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     notes: Mapped[str | None] = mapped_column(Text)
 
 
@@ -120,7 +134,7 @@ class ServerSku(Base):
     #: the server a profile runs on when it names no ``gpu_model``
     reference: Mapped[bool] = mapped_column(Boolean, default=False)
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     notes: Mapped[str | None] = mapped_column(Text)
 
 
@@ -133,7 +147,7 @@ class Provider(Base):
 
     key: Mapped[str] = mapped_column(String(60), primary_key=True)
     name: Mapped[str] = mapped_column(String(120))
-    kind: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[ProviderKind] = mapped_column(String(20))
     #: ISO 3166 alpha-2 code of the headquarters
     country: Mapped[str | None] = mapped_column(String(2))
     website: Mapped[str | None] = mapped_column(String(200))
@@ -186,14 +200,14 @@ class PriceItem(Base):
     #: the GPU model it is for, or ``*`` when it does not depend on one (power, staff, colocation…)
     gpu_model: Mapped[str] = mapped_column(String(40), default="*")
     #: the billing plan (``on_demand``, ``reserved_1y``, ``pay_as_you_go``…), or ``*``
-    plan: Mapped[str] = mapped_column(String(24), default="*")
-    unit: Mapped[str] = mapped_column(String(20))
+    plan: Mapped[Plan] = mapped_column(String(24), default="*")
+    unit: Mapped[PriceUnit] = mapped_column(String(20))
     #: GPUs in the priced instance or server (``per_server_hour``, ``per_server``)
     gpus_per_unit: Mapped[int | None] = mapped_column(Integer)
     low: Mapped[Decimal] = mapped_column(Numeric(20, 6))
     expected: Mapped[Decimal | None] = mapped_column(Numeric(20, 6))
     high: Mapped[Decimal] = mapped_column(Numeric(20, 6))
-    currency: Mapped[str] = mapped_column(String(3))
+    currency: Mapped[Currency] = mapped_column(String(3))
     region: Mapped[str] = mapped_column(String(40))
     valid_from: Mapped[dt.date] = mapped_column(Date)
     valid_to: Mapped[dt.date | None] = mapped_column(Date)
@@ -205,9 +219,9 @@ class PriceItem(Base):
     #: a volume tier: the row applies from this many GPUs up
     min_gpus: Mapped[int | None] = mapped_column(Integer)
     #: where the hardware runs and who shares it (``data_security`` levels accept some)
-    residency: Mapped[str | None] = mapped_column(String(24))
+    residency: Mapped[Residency | None] = mapped_column(String(24))
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     #: when the figure was read from its source
     retrieved_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
@@ -221,17 +235,17 @@ class ExchangeRate(Base):
         UniqueConstraint("base", "quote", "valid_on"),
         CheckConstraint("rate > 0", name="rate_positive"),
         CheckConstraint(_in("base", CURRENCIES), name="base"),
-        CheckConstraint("quote = 'CNY'", name="quote_is_pivot"),
+        CheckConstraint(f"quote = {PIVOT!r}", name="quote_is_pivot"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    base: Mapped[str] = mapped_column(String(3))
-    quote: Mapped[str] = mapped_column(String(3))
+    base: Mapped[Currency] = mapped_column(String(3))
+    quote: Mapped[Pivot] = mapped_column(String(3))
     rate: Mapped[Decimal] = mapped_column(Numeric(18, 8))
     valid_on: Mapped[dt.date] = mapped_column(Date)
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     retrieved_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
 
@@ -245,10 +259,10 @@ class DataSecurityLevel(Base):
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
     )
 
-    key: Mapped[str] = mapped_column(String(20), primary_key=True)
-    accepted_residencies: Mapped[list[str]] = mapped_column(JSON)
+    key: Mapped[DataSecurity] = mapped_column(String(20), primary_key=True)
+    accepted_residencies: Mapped[list[Residency]] = mapped_column(JSON)
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     rationale: Mapped[str] = mapped_column(Text)
 
 
@@ -267,12 +281,12 @@ class Assumption(Base):
     #: an option key, or ``*`` for a parameter that belongs to no single option
     option: Mapped[str] = mapped_column(String(40))
     key: Mapped[str] = mapped_column(String(60))
-    unit: Mapped[str] = mapped_column(String(20))
+    unit: Mapped[AssumptionUnit] = mapped_column(String(20))
     low: Mapped[Decimal] = mapped_column(Numeric(18, 6))
     expected: Mapped[Decimal | None] = mapped_column(Numeric(18, 6))
     high: Mapped[Decimal] = mapped_column(Numeric(18, 6))
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     rationale: Mapped[str | None] = mapped_column(Text)
 
 
@@ -294,14 +308,14 @@ class ScenarioRule(Base):
     key: Mapped[str] = mapped_column(String(60), primary_key=True)
     option: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(Text)
-    match: Mapped[str] = mapped_column(String(3))
+    match: Mapped[RuleMatch] = mapped_column(String(3))
     conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
-    effect: Mapped[str] = mapped_column(String(12))
+    effect: Mapped[RuleEffect] = mapped_column(String(12))
     points: Mapped[Decimal | None] = mapped_column(Numeric(6, 2))
     reason: Mapped[str] = mapped_column(Text)
     rationale: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(Text)
-    source_quality: Mapped[str] = mapped_column(String(12))
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
 
 
 class Recommendation(Base):
@@ -330,7 +344,7 @@ class ApiKey(Base):
     #: the key's first 8 characters, to tell keys apart in listings (not enough to use it)
     key_prefix: Mapped[str] = mapped_column(String(8))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    scopes: Mapped[list[str]] = mapped_column(JSON)
+    scopes: Mapped[list[Scope]] = mapped_column(JSON)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -346,7 +360,7 @@ class AuditEvent(Base):
     #: an OS user (``--actor``), ``key:<id>`` for an API key, or ``migration``
     actor: Mapped[str] = mapped_column(String(100))
     #: ``seeds.load``, ``migration.data``, ``key.create``, ``key.revoke``, ``database.restore``
-    action: Mapped[str] = mapped_column(String(40))
+    action: Mapped[AuditAction] = mapped_column(String(40))
     subject: Mapped[str] = mapped_column(Text)
     knowledge_version_before: Mapped[str | None] = mapped_column(String(40))
     knowledge_version_after: Mapped[str | None] = mapped_column(String(40))

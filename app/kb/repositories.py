@@ -1,6 +1,7 @@
 """One advanced-alchemy repository per table the service reads or writes at run time; services ask
-these instead of writing SQL. (The knowledge snapshot is read in bulk by ``app.kb.snapshot``, and
-the seed loader plans and applies whole sections in ``app.kb.seeds``.)"""
+these instead of writing SQL. (The knowledge snapshot is read in bulk by ``app.kb.snapshot``, the
+seed loader plans and applies whole sections in ``app.kb.seeds``, and API keys are created, found
+and revoked by ``app.kb.keys``.)"""
 
 from __future__ import annotations
 
@@ -26,10 +27,6 @@ class KnowledgeVersionRepository(SQLAlchemyAsyncRepository[m.KnowledgeVersion]):
 
 class RecommendationRepository(SQLAlchemyAsyncRepository[m.Recommendation]):
     model_type = m.Recommendation
-
-
-class ApiKeyRepository(SQLAlchemyAsyncRepository[m.ApiKey]):
-    model_type = m.ApiKey
 
 
 class AuditEventRepository(SQLAlchemyAsyncRepository[m.AuditEvent]):

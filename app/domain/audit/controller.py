@@ -12,7 +12,7 @@ from app.domain.audit.schemas import AuditList
 from app.domain.audit.service import audit_events
 from app.kb import audit
 from app.kb.repositories import AuditEventRepository
-from app.lib.pagination import Limit, Offset, window
+from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
 
 
@@ -33,7 +33,7 @@ class AuditController(Controller):
         action: Annotated[
             str | None, Parameter(max_length=40, description="Only this action: " + ", ".join(audit.ACTIONS) + ".")
         ] = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> AuditList:
         return await audit_events(audit_events_repository, window(limit, offset), action)

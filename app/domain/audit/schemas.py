@@ -7,13 +7,15 @@ from typing import Any
 
 import msgspec
 
+from app.core.vocab import AuditAction
+
 
 class AuditEventRead(msgspec.Struct):
     id: int
     at: dt.datetime
     #: an OS user (CLI ``--actor``), ``key:<id>`` for an API key, or ``migration``
     actor: str
-    action: str
+    action: AuditAction
     subject: str
     knowledge_version_before: str | None
     knowledge_version_after: str | None

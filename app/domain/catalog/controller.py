@@ -15,7 +15,7 @@ from app.domain.catalog.service import CatalogService, OfferQuery
 from app.kb.repositories import KnowledgeVersionRepository
 from app.lib.caching import conditional_get_middleware
 from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
-from app.lib.pagination import Limit, Offset, window
+from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
 
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
@@ -45,7 +45,7 @@ class CatalogController(Controller):
         responses=COMMON_PROBLEMS,
     )
     async def list_gpus(
-        self, catalog: NamedDependency[CatalogService], limit: Limit = 100, offset: Offset = 0
+        self, catalog: NamedDependency[CatalogService], limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
     ) -> s.GpuList:
         return catalog.gpus(window(limit, offset))
 
@@ -72,7 +72,7 @@ class CatalogController(Controller):
         responses=COMMON_PROBLEMS,
     )
     async def list_servers(
-        self, catalog: NamedDependency[CatalogService], limit: Limit = 100, offset: Offset = 0
+        self, catalog: NamedDependency[CatalogService], limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
     ) -> s.ServerList:
         return catalog.servers(window(limit, offset))
 
@@ -91,7 +91,7 @@ class CatalogController(Controller):
         region: Annotated[str | None, Parameter(max_length=40)] = None,
         item: Annotated[str | None, Parameter(max_length=40)] = None,
         as_of: Annotated[dt.date | None, Parameter(description="Only prices valid on this date.")] = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.PriceList:
         return catalog.prices(
@@ -120,7 +120,7 @@ class CatalogController(Controller):
             int | None,
             Parameter(ge=1, le=36_500, description="Only offers whose newest row is older than this many days."),
         ] = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Response[s.OfferList]:
         media = negotiate(request, [JSON, CSV])
@@ -141,7 +141,7 @@ class CatalogController(Controller):
         self,
         catalog: NamedDependency[CatalogService],
         kind: Annotated[str | None, Parameter(max_length=20)] = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.ProviderList:
         return catalog.providers(window(limit, offset), kind=kind)
@@ -159,7 +159,7 @@ class CatalogController(Controller):
         as_of: Annotated[dt.date | None, Parameter(description="The rates in effect on this date.")] = None,
         base: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
         quote: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.ExchangeRateList:
         return catalog.exchange_rates(window(limit, offset), as_of=as_of, base=base, quote=quote)
@@ -175,7 +175,7 @@ class CatalogController(Controller):
         self,
         catalog: NamedDependency[CatalogService],
         option: OptionFilter = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.AssumptionList:
         return catalog.assumptions(window(limit, offset), option=option)
@@ -191,7 +191,7 @@ class CatalogController(Controller):
         self,
         catalog: NamedDependency[CatalogService],
         option: OptionFilter = None,
-        limit: Limit = 100,
+        limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.RuleList:
         return catalog.rules(window(limit, offset), option=option)

@@ -7,6 +7,20 @@ from typing import Any
 
 import msgspec
 
+from app.core.vocab import (
+    AssumptionUnit,
+    Currency,
+    Pivot,
+    Plan,
+    PriceUnit,
+    ProviderKind,
+    Residency,
+    RuleEffect,
+    RuleMatch,
+    RuleOperator,
+    SourceQuality,
+)
+
 
 class OptionRead(msgspec.Struct):
     key: str
@@ -39,7 +53,7 @@ class GpuRead(msgspec.Struct):
     interconnect_gbps: float | None
     tdp_w: int | None
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     notes: str | None
 
 
@@ -55,7 +69,7 @@ class ServerRead(msgspec.Struct):
     power_kw: float | None
     reference: bool
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     notes: str | None
 
 
@@ -70,13 +84,13 @@ class PriceRead(msgspec.Struct):
     item: str
     subject: str
     gpu_model: str
-    plan: str
-    unit: str
+    plan: Plan
+    unit: PriceUnit
     gpus_per_unit: int | None
     low: float
     expected: float
     high: float
-    currency: str
+    currency: Currency
     region: str
     valid_from: dt.date
     valid_to: dt.date | None
@@ -84,9 +98,9 @@ class PriceRead(msgspec.Struct):
     lead_time_days_low: float | None
     lead_time_days_high: float | None
     min_gpus: int | None
-    residency: str | None
+    residency: Residency | None
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -102,7 +116,7 @@ class OfferList(Page):
 class ProviderRead(msgspec.Struct):
     key: str
     name: str
-    kind: str
+    kind: ProviderKind
     country: str | None
     website: str | None
     notes: str | None
@@ -116,12 +130,12 @@ class ExchangeRateRead(msgspec.Struct):
     """``rate`` units of ``quote`` (CNY, the pivot of every conversion) for one ``base``, fixed on ``valid_on``."""
 
     id: int
-    base: str
-    quote: str
+    base: Currency
+    quote: Pivot
     rate: float
     valid_on: dt.date
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
 
@@ -133,12 +147,12 @@ class ExchangeRateList(Page):
 class AssumptionRead(msgspec.Struct):
     option: str
     key: str
-    unit: str
+    unit: AssumptionUnit
     low: float
     expected: float
     high: float
     source: str
-    source_quality: str
+    source_quality: SourceQuality
     rationale: str | None
 
 
@@ -148,7 +162,7 @@ class AssumptionList(Page):
 
 class ConditionRead(msgspec.Struct):
     field: str
-    op: str
+    op: RuleOperator
     value: Any
 
 
@@ -156,14 +170,14 @@ class RuleRead(msgspec.Struct):
     key: str
     option: str
     description: str
-    match: str
+    match: RuleMatch
     conditions: list[ConditionRead]
-    effect: str
+    effect: RuleEffect
     points: float | None
     reason: str
     rationale: str
     source: str
-    source_quality: str
+    source_quality: SourceQuality
 
 
 class RuleList(Page):

@@ -1,7 +1,9 @@
 """The catalog: the loaded options and the knowledge snapshot's rows, filtered and paged.
 
-Rows are built by name from the snapshot's objects (one declaration per entity: the snapshot
-dataclasses of ``app.core.knowledge``; ``tests/test_declarations.py`` keeps the shapes in step)."""
+Rows are built by name from the snapshot's objects. One declaration per entity: the table
+(``app.kb.models``); the seed records, the snapshot objects and these rows carry its columns by name,
+their enumerated fields typed with the vocabularies of ``app.core.vocab``, and
+``tests/test_declarations.py`` fails when a shape drifts (its exceptions listed there, with reasons)."""
 
 from __future__ import annotations
 

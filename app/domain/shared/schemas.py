@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.core.vocab import DataSecurity, OpsTeam, RentalPlan
+from app.core.vocab import DIMENSIONS, DataSecurity, OpsTeam, RentalPlan
 from app.lib.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
@@ -30,8 +30,7 @@ class Weights(RequestModel):
     model_config = ConfigDict(
         json_schema_extra={
             "anyOf": [
-                {"required": [k], "properties": {k: {"type": "number", "exclusiveMinimum": 0}}}
-                for k in ("cost", "efficiency", "stability", "usability")
+                {"required": [k], "properties": {k: {"type": "number", "exclusiveMinimum": 0}}} for k in DIMENSIONS
             ]
         }
     )

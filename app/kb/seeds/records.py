@@ -1,0 +1,283 @@
+"""Seed records: one pydantic model per section of a seed file, with the checks one record can make;
+the sections' natural keys, and the validated set of every record (``SeedSet``) with its content hash."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from app.core import rules as rule_engine
+from app.core.vocab import (
+    PIVOT,
+    AssumptionUnit,
+    Currency,
+    DataSecurity,
+    Pivot,
+    PriceUnit,
+    ProviderKind,
+    Residency,
+    RuleEffect,
+    RuleMatch,
+    RuleOperator,
+    SourceQuality,
+)
+from app.core.vocab import Plan as PricePlan
+
+SECTIONS = (
+    "providers",
+    "gpu_models",
+    "servers",
+    "prices",
+    "exchange_rates",
+    "data_security_levels",
+    "assumptions",
+    "rules",
+)
+
+
+class SeedError(ValueError):
+    """A seed file is invalid; the message names the file, the record and the field."""
+
+
+class SeedRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _RangeSeed(SeedRecord):
+    low: Decimal
+    expected: Decimal | None = None
+    high: Decimal
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _RangeSeed:
+        if self.low > self.high:
+            raise ValueError(f"field 'low': low ({self.low}) is above high ({self.high})")
+        if self.expected is not None and not (self.low <= self.expected <= self.high):
+            raise ValueError(f"field 'expected': {self.expected} is outside low–high ({self.low}–{self.high})")
+        return self
+
+
+class GpuModelSeed(SeedRecord):
+    key: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    vendor: str = Field(min_length=1, max_length=40)
+    name: str = Field(min_length=1, max_length=80)
+    memory_gb: Decimal = Field(gt=0)
+    memory_bandwidth_gbps: Decimal | None = Field(default=None, gt=0)
+    bf16_dense_tflops: Decimal = Field(gt=0)
+    fp8_dense_tflops: Decimal | None = Field(default=None, gt=0)
+    interconnect: str = Field(min_length=1, max_length=120)
+    interconnect_gbps: Decimal | None = Field(default=None, gt=0)
+    tdp_w: int | None = Field(default=None, gt=0)
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    notes: str | None = None
+
+
+class ServerSeed(SeedRecord):
+    key: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    name: str = Field(min_length=1, max_length=120)
+    gpu_model_key: str | None = None
+    gpus_per_server: int = Field(gt=0, le=64)
+    power_kw: Decimal | None = Field(default=None, gt=0)
+    reference: bool = False
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    notes: str | None = None
+
+
+def _star(value: Any) -> Any:
+    """``null`` in a seed file means "not tied to one": stored as ``*``."""
+    return "*" if value is None else value
+
+
+Star = Annotated[str, BeforeValidator(_star)]
+
+
+class ProviderSeed(SeedRecord):
+    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    name: str = Field(min_length=1, max_length=120)
+    kind: ProviderKind
+    country: str | None = Field(default=None, pattern=r"^[A-Z]{2}$")
+    website: str | None = Field(default=None, max_length=200)
+    notes: str | None = None
+
+
+class PriceSeed(_RangeSeed):
+    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    provider: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    item: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    subject: Star = Field(default="*", min_length=1, max_length=120)
+    gpu_model: Star = Field(default="*", pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    plan: Annotated[PricePlan, BeforeValidator(_star)] = "*"
+    unit: PriceUnit
+    gpus_per_unit: int | None = Field(default=None, gt=0, le=1024)
+    # the columns hold six decimals: more would be rounded silently, so they are refused
+    low: Decimal = Field(ge=0, decimal_places=6)
+    expected: Decimal | None = Field(default=None, decimal_places=6)
+    high: Decimal = Field(decimal_places=6)
+    currency: Currency
+    region: str = Field(min_length=1, max_length=40)
+    valid_from: dt.date
+    valid_to: dt.date | None = None
+    capacity_gpus: int | None = Field(default=None, gt=0)
+    lead_time_days_low: Decimal | None = Field(default=None, ge=0, le=3650)
+    lead_time_days_high: Decimal | None = Field(default=None, ge=0, le=3650)
+    min_gpus: int | None = Field(default=None, gt=0)
+    residency: Residency | None = None
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    retrieved_on: dt.date | None = None
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _period(self) -> PriceSeed:
+        if self.valid_to is not None and self.valid_to <= self.valid_from:
+            raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
+        if self.unit == "fraction" and self.high > 1:
+            raise ValueError("field 'high': a fraction cannot exceed 1")
+        low, high = self.lead_time_days_low, self.lead_time_days_high
+        if (low is None) != (high is None) or (low is not None and high is not None and low > high):
+            raise ValueError("field 'lead_time_days_high': give lead_time_days_low and _high together, low ≤ high")
+        return self
+
+
+class ExchangeRateSeed(SeedRecord):
+    base: Currency
+    quote: Pivot = PIVOT
+    rate: Decimal = Field(gt=0, decimal_places=8)
+    valid_on: dt.date
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    retrieved_on: dt.date | None = None
+    notes: str | None = None
+
+
+class DataSecurityLevelSeed(SeedRecord):
+    key: DataSecurity
+    accepted_residencies: list[Residency] = Field(min_length=1)
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    rationale: str = Field(min_length=1)
+
+
+class AssumptionSeed(_RangeSeed):
+    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    unit: AssumptionUnit
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    rationale: str | None = None
+
+    @model_validator(mode="after")
+    def _assumed_needs_rationale(self) -> AssumptionSeed:
+        if self.source_quality == "assumption" and not self.rationale:
+            raise ValueError("field 'rationale': an assumption needs a rationale")
+        return self
+
+
+class ConditionSeed(SeedRecord):
+    field: str
+    op: RuleOperator
+    value: Any
+
+    @model_validator(mode="after")
+    def _paths(self) -> ConditionSeed:
+        problem = rule_engine.check_path(self.field)
+        if problem is None and isinstance(self.value, dict):
+            if set(self.value) != {"ref"} or not isinstance(self.value["ref"], str):
+                problem = "a value that is a mapping must be {ref: <field path>}"
+            else:
+                problem = rule_engine.check_path(self.value["ref"])
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+class RuleSeed(SeedRecord):
+    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    description: str = Field(min_length=1)
+    match: RuleMatch = "all"
+    conditions: list[ConditionSeed] = Field(min_length=1)
+    effect: RuleEffect
+    points: Decimal | None = Field(default=None, gt=0, le=100)
+    reason: str = Field(min_length=1)
+    rationale: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+
+    @model_validator(mode="after")
+    def _points(self) -> RuleSeed:
+        if (self.effect == "infeasible") != (self.points is None):
+            raise ValueError("field 'points': bonus and penalty rules need points; infeasible rules take none")
+        return self
+
+
+SEED_MODELS: dict[str, type[SeedRecord]] = {
+    "providers": ProviderSeed,
+    "gpu_models": GpuModelSeed,
+    "servers": ServerSeed,
+    "prices": PriceSeed,
+    "exchange_rates": ExchangeRateSeed,
+    "data_security_levels": DataSecurityLevelSeed,
+    "assumptions": AssumptionSeed,
+    "rules": RuleSeed,
+}
+NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "providers": ("key",),
+    "gpu_models": ("key",),
+    "servers": ("key",),
+    "prices": ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency", "valid_from"),
+    "exchange_rates": ("base", "quote", "valid_on"),
+    "data_security_levels": ("key",),
+    "assumptions": ("option", "key"),
+    "rules": ("key",),
+}
+
+
+@dataclass
+class SeedSet:
+    """Every record of every seed file, validated, by section."""
+
+    records: dict[str, list[SeedRecord]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
+    #: the file each record came from, by (section, natural key): error messages name it
+    files: dict[tuple[str, tuple[Any, ...]], str] = field(default_factory=dict)
+
+    def where(self, section: str, key: tuple[Any, ...]) -> str:
+        """``"<file>: "`` for a record read from a file, else nothing."""
+        file = self.files.get((section, key))
+        return f"{file}: " if file else ""
+
+    def rows(self, section: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return {natural_key(section, r := rec.model_dump()): r for rec in self.records[section]}
+
+    def content_hash(self) -> str:
+        content = {s: sorted((canonical(r) for r in self.rows(s).values()), key=json.dumps) for s in SECTIONS}
+        return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def natural_key(section: str, row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[k] for k in NATURAL_KEYS[section])
+
+
+def canonical(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as plain JSON values (decimals normalised, dates ISO): what the content hash is taken of."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, Decimal):
+            return format(v.normalize(), "f")
+        if isinstance(v, dt.date):
+            return v.isoformat()
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return {k: norm(v) for k, v in row.items()}

@@ -1,0 +1,222 @@
+"""The example plugin of docs/plugins.md (tests/plugins_example/), installed as a package with an entry
+point, and its seed file loaded with the reference seeds: it joins every answer of the API — rankings,
+price comparisons, batches (with arrays), Monte Carlo (with arrays), break-even and sensitivity.
+Also the tests of each hook of app/hookspecs.py (tests/test_hook_docs.py asks for them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import importlib.metadata
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import SEEDS, load_seeds, make_client, migrate, require_backend
+from litestar.testing import TestClient
+from seed_snapshot import knowledge_from_seeds
+
+from app.core import Assessment, OptionSpec, Profile
+from app.core.batch import vector_profile
+from app.core.insights import sample_knowledge
+from app.hookspecs import ENTRY_POINT_GROUP
+from app.plugin_manager import create_option_host
+
+EXAMPLE = Path(__file__).parent / "plugins_example"
+MODULE = EXAMPLE / "hpc_allocation.py"
+SEED_FILE = EXAMPLE / "90-hpc-allocation.yaml"
+DOCS = Path(__file__).parent.parent / "docs" / "plugins.md"
+KEY = "hpc_allocation"
+BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
+AS_OF = "2025-06-01"
+PROFILE: dict[str, Any] = {
+    "gpus": 8,
+    "utilization": 0.5,
+    "horizon_years": 1,
+    "team_size": 10,
+    "ops_team": "none",
+    "data_security": "standard",
+    "start_within_days": 30,
+    "as_of": AS_OF,
+}
+Client = TestClient  # type: ignore[type-arg]
+
+
+@pytest.fixture(scope="module")
+def example_seeds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference seed files and the example's, in one directory (what an admin loads)."""
+    path = tmp_path_factory.mktemp("seeds")
+    for file in [*SEEDS.glob("*.yaml"), SEED_FILE]:
+        shutil.copy(file, path / file.name)
+    return path
+
+
+@pytest.fixture(scope="module")
+def example_db(example_seeds: Path, databases: Any) -> str:
+    require_backend("sqlite")
+    url: str = databases.new("sqlite")
+    migrate(url)
+    load_seeds(url, example_seeds)
+    return url
+
+
+@pytest.fixture
+def example_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Install the example as the distribution ``hpc-allocation`` 0.1.0 with its entry point."""
+    root = tmp_path / "site"
+    root.mkdir()
+    shutil.copy(MODULE, root / MODULE.name)
+    dist = root / "hpc_allocation-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: hpc-allocation\nVersion: 0.1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{KEY} = hpc_allocation\n", encoding="utf-8")
+    (dist / "RECORD").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+    yield
+    sys.modules.pop("hpc_allocation", None)
+    importlib.invalidate_caches()
+
+
+@pytest.fixture
+def example_client(example_package: None, example_db: str) -> Iterator[Client]:
+    with make_client(example_db) as c:
+        yield c
+
+
+def _example() -> Any:
+    return importlib.import_module("hpc_allocation")
+
+
+def test_the_docs_show_the_tested_example() -> None:
+    """docs/plugins.md shows the example's module and seed file as they are here, whole."""
+    docs = DOCS.read_text(encoding="utf-8")
+    assert f"```python\n{MODULE.read_text(encoding='utf-8')}```" in docs
+    assert f"```yaml\n{SEED_FILE.read_text(encoding='utf-8')}```" in docs
+    assert f'[project.entry-points."{ENTRY_POINT_GROUP}"]\n{KEY} = "hpc_allocation"' in docs
+
+
+def test_the_example_joins_the_api_through_its_entry_point(example_client: Client) -> None:
+    options = {o["key"]: o for o in example_client.get("/v1/options").json()["items"]}
+    assert set(options) == BUILTINS | {KEY}
+    assert options[KEY]["plugin"] == KEY
+    assert options[KEY]["plugin_version"] == "0.1.0"  # the distribution's version
+    assert options[KEY]["name"] == "HPC centre allocation"
+
+    r = example_client.post("/v1/recommendations", json=PROFILE)
+    assert r.status_code == 201, r.text
+    ranking = {e["option"]: e for e in r.json()["ranking"]}
+    entry = ranking[KEY]
+    assert entry["error"] is None and entry["feasible"] is True
+    # 8 GPUs × 0.5 × 8,760 h = 35,040 useful GPU-hours a year at 8–12 CNY (expected 10)
+    annual = entry["cost"]["annual_cost"]
+    assert (annual["low"], annual["expected"], annual["high"]) == (280_320, 350_400, 420_480)
+    assert entry["cost"]["cost_per_useful_gpu_hour"]["expected"] == 10
+    # the one money scale: the effective cost adds unmet infrastructure work and divides by goodput
+    assert entry["cost"]["cost_per_effective_gpu_hour"]["expected"] > 10
+    assert any("HPC allocation" in reason for reason in entry["reasons"])
+    assert r.json()["confidence"]["errors"] == {}
+    assert KEY in r.json()["confidence"]["options"]
+
+    r = example_client.post(
+        "/v1/price-comparisons", json={k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years", "as_of")}
+    )
+    assert r.status_code == 200, r.text
+    item = {i["option"]: i for i in r.json()["items"]}[KEY]
+    prices = {str(p["id"]): p for p in example_client.get("/v1/prices", params={"option": KEY}).json()["items"]}
+    cited = {s["ref"] for li in item["breakdown"] for s in li["sources"] if s["table"] == "price_items"}
+    assert [prices[ref]["provider"] for ref in cited] == ["regional_hpc_centre"]
+
+
+def test_the_example_is_infeasible_above_the_centres_gpus(example_client: Client) -> None:
+    r = example_client.post("/v1/recommendations", params={"store": "false"}, json={**PROFILE, "gpus": 512})
+    assert r.status_code == 200, r.text
+    entry = {e["option"]: e for e in r.json()["ranking"]}[KEY]
+    assert entry["feasible"] is False
+    assert any("at most 256 GPUs" in reason for reason in entry["reasons"])
+
+
+def test_the_example_takes_a_batch_as_arrays(example_client: Client, example_seeds: Path) -> None:
+    """Through the API, a batch larger than a few profiles is vectorised; it ranks as one profile at a time."""
+    profiles = [{**PROFILE, "gpus": 8 * 2**i, "utilization": 0.2 + 0.05 * i} for i in range(10)]  # 8 … 4,096 GPUs
+    large = example_client.post("/v1/evaluations", json={"profiles": profiles})
+    assert large.status_code == 200, large.text
+    small = example_client.post("/v1/evaluations", json={"profiles": profiles[:8]}).json()["results"]
+    assert small == large.json()["results"][:8]
+    over = {e["option"]: e for e in large.json()["results"][-1]["ranking"]}[KEY]
+    assert over["feasible"] is False and over["error"] is None
+
+    # the plugin itself: arrays in, arrays out, no fallback to one profile at a time
+    kb = knowledge_from_seeds(example_seeds)
+    members = [Profile(gpus=g, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1)) for g in (8, 512)]
+    a = _example().plugin.assess(vector_profile(members), kb)
+    assert isinstance(a.cost.annual.expected, np.ndarray) and a.cost.annual.expected.shape == (2,)
+    assert a.violations[0].violated.tolist() == [False, True]
+
+
+def test_the_example_takes_monte_carlo_draws(example_client: Client, example_seeds: Path) -> None:
+    r = example_client.post("/v1/uncertainty", json={**PROFILE, "draws": 500, "seed": 1})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["errors"] == {}
+    spread = doc["options"][KEY]["annual_cost"]
+    assert 280_320 < spread["p10"] < spread["p50"] < spread["p90"] < 420_480
+
+    kb = knowledge_from_seeds(example_seeds)
+    sampled = sample_knowledge(kb, 200, np.random.default_rng(0))
+    profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1))
+    a = _example().plugin.assess(profile, sampled)
+    assert a.cost.annual.expected.shape == (200,)
+
+
+def test_break_even_and_sensitivity_take_the_example(example_client: Client) -> None:
+    r = example_client.post("/v1/break-even", json=PROFILE)
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["errors"] == {}
+    pairs = {(c["first"], c["second"]) for c in doc["crossings"]}
+    assert (KEY, "ai_compute_platform") in pairs  # every pair of options: the example's key comes first
+    assert any(p["alternative"] == KEY for p in doc["paybacks"])  # the owner's payback against it
+
+    r = example_client.post("/v1/sensitivity", json=PROFILE)
+    assert r.status_code == 200, r.text
+    refs = {i["ref"] for i in r.json()["inputs"]}
+    assert f"assumptions:{KEY}/lead_time_days" in refs  # every ranged row the assessment cites
+    assert any(i["label"] == f"{KEY} gpu_hour" for i in r.json()["inputs"])
+
+
+# ---- the hooks, called through pluggy ------------------------------------------------------------
+
+
+def test_hook_compute_advisor_options(example_package: None) -> None:
+    host = create_option_host()
+    answers = host.pm.hook.compute_advisor_options()
+    specs = {s.key: s for answer in answers for s in answer}
+    assert set(specs) == BUILTINS | {KEY}
+    assert specs[KEY] == OptionSpec(
+        key=KEY,
+        name="HPC centre allocation",
+        description="GPU-hours on a regional HPC centre's shared cluster: billed per GPU-hour used, after a queue.",
+        version="0.1.0",
+    )
+    assert specs["self_built_cluster"].owns_hardware and specs["rented_gpu_instances"].plans
+
+
+def test_hook_compute_advisor_assess(example_package: None, example_seeds: Path) -> None:
+    host = create_option_host()
+    kb = knowledge_from_seeds(example_seeds)
+    profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1))
+    # every plugin answers; only the one that provides the option returns an assessment
+    answers = host.pm.hook.compute_advisor_assess(option=KEY, profile=profile, knowledge=kb)
+    found = [a for a in answers if a is not None]
+    assert len(found) == 1 and isinstance(found[0], Assessment) and found[0].option == KEY
+    assert found[0].cost.annual.expected == pytest.approx(350_400)
+    # an implementation may take fewer arguments than the specification: keywords only
+    with pytest.raises(TypeError):
+        host.pm.hook.compute_advisor_assess(KEY, profile, kb)
+    # the same through the host's typed call
+    assert host.assess(KEY, profile, kb).option == KEY
