@@ -312,7 +312,9 @@ def test_import_writes_a_seed_file_and_lists_the_rows_to_close(seeds_dir: Path, 
     assert f"before `seeds load`, close these 20 rows of {seeds_dir} (valid_to: the new valid_from):" in lines
     closing = [line for line in lines if line.startswith(f"  {seeds_dir}/41-offers-hyperscalers.yaml: ")]
     assert len(closing) == 20 and all(line.endswith("valid_to: 2026-12-10") for line in closing)
-    assert lines[-1].startswith(f"seeds check of {seeds_dir} with {out.name}: {seeds_dir}/41-offers-hyperscalers.yaml")
+    assert lines[-1].startswith(
+        f"seeds check of {seeds_dir} with {out.name}: not valid yet: {seeds_dir}/41-offers-hyperscalers.yaml: "
+    )
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Written by `compute-advisor prices import --format skypilot --provider aws --valid-from")
     assert [p.name for p in seeds_dir.iterdir() if p.name.startswith(".")] == []  # no temporary file left
@@ -361,6 +363,10 @@ def test_import_usage_errors_and_an_existing_file(seeds_dir: Path, capsys, tmp_p
     assert (code, "--format skypilot needs --provider and --valid-from" in err) == (2, True)
     code, _, err = import_sample(capsys, out, "--valid-from", "2026-02-30")
     assert code == 2 and "'2026-02-30' does not match the format '%Y-%m-%d'" in err
+    code, _, err = cli(
+        capsys, "prices", "import", "--format", "csv", "--residency", "dedicated", "--out", str(out), str(SAMPLE)
+    )
+    assert (code, "--source-quality and --residency are columns of a csv sheet" in err) == (2, True)
     assert not out.exists()
 
     out.write_text("keep me\n", encoding="utf-8")

@@ -57,8 +57,8 @@ for _command in COMMANDS:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` names (default: ``sys.argv[1:]``) and return its exit status.
 
-    0 success; 1 nothing to show (``knowledge version``) or interrupted; 2 a usage error, or input
-    refused (``error: …`` then ``nothing was written`` on stderr).
+    0 success; 1 nothing to show (``knowledge version``, ``prices stale`` before any seed load) or
+    interrupted; 2 a usage error, or input refused (``error: …`` then ``nothing was written`` on stderr).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:

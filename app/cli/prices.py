@@ -155,6 +155,8 @@ def import_(
     """
     if fmt == "skypilot" and (provider is None or valid_from is None):
         raise click.UsageError("--format skypilot needs --provider and --valid-from")
+    if fmt == "csv" and (source_quality, residency) != ("verified", "public_multi_tenant"):
+        raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
     if out.suffix not in (".yaml", ".yml"):
         raise PriceImportError(f"--out: {out} does not end in .yaml, and `seeds load` reads only *.yaml files")
     if out.exists() and not force:
@@ -198,6 +200,8 @@ def import_(
             "--provider": provider,
             "--valid-from": valid_from and valid_from.date(),
             "--retrieved-on": context.retrieved_on,
+            "--source-quality": None if source_quality == "verified" else source_quality,
+            "--residency": None if residency == "public_multi_tenant" else residency,
         }
         flags = [str(x) for flag, value in given.items() if value is not None for x in (flag, value)]
         command = shlex.join(["compute-advisor", "prices", "import", "--format", fmt, *flags, sheet.name])
@@ -235,7 +239,7 @@ def _report(imported: price_import.Imported, out: Path, joined: SeedSet, problem
     if problem is None:
         click.echo(f"seeds check of {seeds} with {out.name}: valid")
     else:
-        click.echo(f"seeds check of {seeds} with {out.name}: {problem}")
+        click.echo(f"seeds check of {seeds} with {out.name}: not valid yet: {problem}")
 
 
 async def _knowledge(settings: Settings) -> Knowledge | None:
