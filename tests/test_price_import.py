@@ -278,6 +278,26 @@ def test_csv_flags_fill_blank_cells_and_refuse_contradictions() -> None:
         pi.from_csv(QUOTES, dataclasses.replace(sheet, provider="aws"))
 
 
+def test_the_documented_formats_are_the_code_s() -> None:
+    """docs/price-books.md: its CSV example imports, its mapping table is SKYPILOT_GPU_MODELS, its
+    required columns are PriceSeed's."""
+    doc = (SEEDS.parent / "docs" / "price-books.md").read_text(encoding="utf-8")
+    example = doc.split("```csv\n")[1].split("```")[0]
+    assert len(pi.from_csv(example, pi.Sheet(source="x", retrieved_on=dt.date(2027, 1, 6), **_known())).prices) == 2
+    table = doc.split("| SkyPilot name | GPU model |")[1].split("\n\n")[0]
+    documented = {
+        name.strip("` "): key.strip("` |")
+        for line in table.splitlines()[2:]
+        for names, key in [line.strip("| ").split(" | ")]
+        for name in names.split(", ")
+    }
+    assert documented == dict(pi.SKYPILOT_GPU_MODELS)
+    required = doc.split("| column | |")[1].split("| required")[0].split("\n")[-1]
+    assert {c.strip("` |") for c in required.split(",")} == {
+        n for n, f in PriceSeed.model_fields.items() if f.is_required()
+    }
+
+
 # ---- the command line -------------------------------------------------------------------------------
 
 

@@ -221,7 +221,7 @@ def _report(imported: price_import.Imported, out: Path, joined: SeedSet, problem
     plans: dict[str, int] = {}
     for p in imported.prices:
         plans[p.plan] = plans.get(p.plan, 0) + 1
-    tally = ", ".join(f"{n} {plan}" for plan, n in plans.items())
+    tally = ", ".join(f"{n} {'without a plan' if plan == '*' else plan}" for plan, n in plans.items())
     click.echo(f"wrote {out}: {len(imported.prices)} prices ({tally}) from {imported.rows_read} rows")
     for reason, lines in imported.skipped.items():
         click.echo(f"skipped ({reason}): {_lines(lines)}")
