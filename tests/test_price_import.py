@@ -144,6 +144,24 @@ def test_a_catalog_without_zone_spot_and_gpuinfo_columns_imports() -> None:
     assert (row.notes or "").startswith("Catalog line 2. valid_from 2026-12-10")
 
 
+def test_accelerators_priced_apart_from_an_instance_are_skipped() -> None:
+    """Google Cloud's catalog: a VM line without a GPU, and the GPU's own line without an instance type
+    (rows of catalogs/v8/gcp/vms.csv, the GPU price made up); neither is an instance's price."""
+    header = (
+        "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice"
+    )
+    text = catalog(
+        "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.18251,0.36117",
+        ",,,H100,1,H100,us-central1,us-central1-a,9.5,2.5",
+        header=header,
+    )
+    imported = pi.from_skypilot(text, SHEET)
+    assert imported.prices == []
+    assert imported.skipped == {"no accelerator": [2], "an accelerator priced apart from any instance": [3]}
+    with pytest.raises(pi.PriceImportError, match="line 2: column InstanceType is empty"):
+        pi.from_skypilot(catalog(",,,,,,us-central1,z,1,1", header=header), SHEET)
+
+
 def test_unknown_accelerators_are_reported_with_their_lines_never_guessed() -> None:
     text = catalog(
         "gb200.x,GB200,4.0,,,,42.0,,us-east-1,z1,arm64",

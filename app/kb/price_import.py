@@ -208,10 +208,13 @@ def from_skypilot(text: str, sheet: Sheet) -> Imported:
     for line, row in _rows(text, SKYPILOT_COLUMNS):
         result.rows_read += 1
         name, instance, region = row["AcceleratorName"], row["InstanceType"], row["Region"]
-        if not instance or not region:
-            raise PriceImportError(f"line {line}: column {'InstanceType' if not instance else 'Region'} is empty")
+        if not region or not (instance or name):
+            raise PriceImportError(f"line {line}: column {'Region' if not region else 'InstanceType'} is empty")
         if not name:
             result.skipped.setdefault("no accelerator", []).append(line)
+            continue
+        if not instance:  # Google Cloud's catalog prices a GPU apart from the VM it is attached to
+            result.skipped.setdefault("an accelerator priced apart from any instance", []).append(line)
             continue
         key = SKYPILOT_GPU_MODELS.get(name)
         said = f"{instance} {row.get('GpuInfo', '')}".lower()
