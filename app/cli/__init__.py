@@ -1,10 +1,11 @@
-"""``compute-advisor``: the admin's command line (migrate, seeds, knowledge version, plugins, API keys,
-backup and restore).
+"""``compute-advisor``: the admin's command line (migrate, seeds, price imports and stale offers, knowledge
+version, plugins, API keys, backup and restore).
 
-One module per command group (``db``, ``seeds``, ``knowledge``, ``plugins``, ``keys``, ``backup``); ``COMMANDS``
-below is the one place they are registered. To add a group: write ``app/cli/<group>.py`` with a
-click command or group (use ``common.Group``, ``common.pass_settings`` and ``app.kb.db.transaction``),
-add it to ``COMMANDS``, and if it refuses input with an exception of its own, add that to ``REFUSALS``.
+One module per command group (``db``, ``seeds``, ``prices``, ``knowledge``, ``plugins``, ``keys``,
+``backup``); ``COMMANDS`` below is the one place they are registered. To add a group: write
+``app/cli/<group>.py`` with a click command or group (use ``common.Group``, ``common.pass_settings``
+and ``app.kb.db.transaction``), add it to ``COMMANDS``, and if it refuses input with an exception of
+its own, add that to ``REFUSALS``.
 
 ``main`` runs click outside its standalone mode and turns every outcome into an exit status, so the
 console script and the tests get a number back, never ``SystemExit``.
@@ -17,11 +18,12 @@ from collections.abc import Sequence
 
 import click
 
-from app.cli import backup, db, keys, knowledge, plugins, seeds
+from app.cli import backup, db, keys, knowledge, plugins, prices, seeds
 from app.cli.common import Group
 from app.kb.backup import BackupError
 from app.kb.db import DatabaseMissing, alembic_config
 from app.kb.keys import KeyProblem
+from app.kb.price_import import PriceImportError
 from app.kb.seeds import SeedError
 
 __all__ = ["COMMANDS", "REFUSALS", "alembic_config", "cli", "main"]
@@ -29,7 +31,7 @@ __all__ = ["COMMANDS", "REFUSALS", "alembic_config", "cli", "main"]
 #: exit status of a usage error and of refused input: nothing was written
 REFUSED = 2
 #: exceptions that mean the input was refused before anything was written
-REFUSALS: tuple[type[Exception], ...] = (SeedError, KeyProblem, DatabaseMissing, BackupError)
+REFUSALS: tuple[type[Exception], ...] = (SeedError, KeyProblem, DatabaseMissing, BackupError, PriceImportError)
 
 
 @click.group(name="compute-advisor", cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,6 +43,7 @@ def cli() -> None:
 COMMANDS: tuple[click.Command, ...] = (
     db.migrate,
     seeds.group,
+    prices.group,
     knowledge.group,
     plugins.plugins,
     keys.group,
@@ -54,8 +57,8 @@ for _command in COMMANDS:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` names (default: ``sys.argv[1:]``) and return its exit status.
 
-    0 success; 1 nothing to show (``knowledge version``) or interrupted; 2 a usage error, or input
-    refused (``error: …`` then ``nothing was written`` on stderr).
+    0 success; 1 nothing to show (``knowledge version``, ``prices stale`` before any seed load) or
+    interrupted; 2 a usage error, or input refused (``error: …`` then ``nothing was written`` on stderr).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -11,6 +11,7 @@ feasible one per cost per effective GPU-hour and lists the others as alternative
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -281,3 +282,25 @@ def _select(items: list[Any], index: np.ndarray) -> Any:
 
 def describe(offers: Iterable[Offer]) -> list[str]:
     return [o.label for o in offers]
+
+
+def offer_identity(p: Price) -> tuple[str, ...]:
+    """What one offer is over time: the natural key of its rows but for the date."""
+    return (p.option, p.provider, p.item, p.subject, p.gpu_model, p.plan, p.region, p.currency)
+
+
+def stale(rows: Iterable[Price], days: int, today: dt.date) -> list[Price]:
+    """The newest row of each offer among ``rows`` whose newest row was read (else became valid) more
+    than ``days`` before ``today`` — ``GET /v1/offers?stale_days=`` and ``compute-advisor prices stale``."""
+    newest: dict[tuple[str, ...], Price] = {}
+    for p in rows:
+        key = offer_identity(p)
+        if key not in newest or p.valid_from > newest[key].valid_from:
+            newest[key] = p
+    cutoff = today - dt.timedelta(days=days)
+    return [p for p in newest.values() if last_read(p) < cutoff]
+
+
+def last_read(p: Price) -> dt.date:
+    """When a price row was last known to hold: the day it was read, else the day it became valid."""
+    return p.retrieved_on or p.valid_from

@@ -17,6 +17,7 @@ from advanced_alchemy.filters import LimitOffset
 
 from app.core.errors import KnowledgeUnavailable
 from app.core.knowledge import Knowledge, Price
+from app.core.offers import stale
 from app.core.vocab import OFFER_ITEMS
 from app.domain.catalog import schemas as s
 from app.domain.shared.engine import Engine
@@ -78,22 +79,6 @@ class OfferQuery:
             and (self.plan is None or p.plan == self.plan)
             and (self.as_of is None or p.valid_on(self.as_of))
         )
-
-
-def offer_identity(p: Price) -> tuple[str, ...]:
-    """What one offer is over time: the natural key of its rows but for the date."""
-    return (p.option, p.provider, p.item, p.subject, p.gpu_model, p.plan, p.region, p.currency)
-
-
-def stale(rows: list[Price], days: int, today: dt.date) -> list[Price]:
-    """The rows of the offers whose newest row was read (else became valid) more than ``days`` ago."""
-    newest: dict[tuple[str, ...], Price] = {}
-    for p in rows:
-        key = offer_identity(p)
-        if key not in newest or p.valid_from > newest[key].valid_from:
-            newest[key] = p
-    cutoff = today - dt.timedelta(days=days)
-    return [p for p in newest.values() if (p.retrieved_on or p.valid_from) < cutoff]
 
 
 def _utc(value: dt.datetime) -> dt.datetime:

@@ -1,0 +1,290 @@
+"""``prices import`` and ``prices stale``: refreshing the price books.
+
+``import`` turns a SkyPilot catalog or a hand-kept CSV price sheet into a seed file to review and
+commit (``app.kb.price_import`` does the conversion); it never touches the database — ``seeds load``
+does, once the file is in the seed directory. ``stale`` lists the offers whose newest row is older
+than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.core.offers.stale``).
+docs/price-books.md describes both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import shlex
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from app.cli.common import Group, pass_settings
+from app.core.knowledge import Knowledge
+from app.core.offers import last_read, offer_identity, stale
+from app.core.vocab import OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
+from app.kb import price_import, snapshot
+from app.kb.db import transaction
+from app.kb.price_import import PriceImportError
+from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
+from app.settings import Settings
+
+DATE = click.DateTime(["%Y-%m-%d"])
+#: at most this many line numbers are listed per unknown accelerator or skip reason
+SHOWN = 8
+
+
+@click.group(name="prices", cls=Group)
+def group() -> None:
+    """Price books: import a catalog or price sheet as a seed file; list stale offers."""
+
+
+def _today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+def _lines(lines: Sequence[int]) -> str:
+    shown = ", ".join(map(str, lines[:SHOWN])) + (f", … ({len(lines)} lines)" if len(lines) > SHOWN else "")
+    return f"line{'s' * (len(lines) > 1)} {shown}"
+
+
+class _SeedDir:
+    """The seed directory as it is without the file being written (a temporary directory of links),
+    to read what the new file joins and to check the directory with it."""
+
+    def __init__(self, seeds: Path, out: Path) -> None:
+        self.seeds, self.out = seeds, out.resolve()
+        self._tmp = tempfile.TemporaryDirectory(prefix="compute-advisor-import-")
+        self.path = Path(self._tmp.name)
+        for file in sorted([*seeds.glob("*.yaml"), *seeds.glob("*.yml")]):
+            if file.resolve() != self.out:
+                (self.path / file.name).symlink_to(file.resolve())
+
+    def read(self) -> SeedSet:
+        """The seeds of the directory but the file being written, each record naming its real file."""
+        try:
+            found = read_seeds(self.path)
+        except SeedError as exc:
+            raise SeedError(self._real(str(exc))) from None
+        found.files = {key: self._real(file) for key, file in found.files.items()}
+        return found
+
+    def _real(self, text: str) -> str:
+        return text.replace(str(self.path / self.out.name), str(self.out)).replace(str(self.path), str(self.seeds))
+
+    def check_with(self, written: Path) -> str | None:
+        """None when the seed directory with ``written`` in it passes ``seeds check``, else the error."""
+        link = self.path / self.out.name
+        if link.exists():  # --out lies elsewhere and a seed file has its name: check it beside that one
+            link = self.path / f"imported-{self.out.name}"
+        link.symlink_to(written.resolve())
+        try:
+            read_seeds(self.path)
+        except SeedError as exc:
+            return self._real(str(exc).replace(str(link), str(self.out)))
+        return None
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+def _write(out: Path, text: str) -> None:
+    """``text`` into ``out`` all at once: a temporary file beside it, renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@group.command(name="import")
+@click.argument("sheet", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["skypilot", "csv"]), required=True, help="What FILE is.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The seed file to write.")
+@click.option("--provider", metavar="NAME", help="A provider key of the seeds (skypilot: required; csv: fills blanks).")
+@click.option("--valid-from", type=DATE, help="First day the prices apply (skypilot: required; csv: fills blanks).")
+@click.option("--retrieved-on", type=DATE, help="When the prices were read (default: today, UTC).")
+@click.option(
+    "--source", help="Where FILE comes from, e.g. 'skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv@<commit>'."
+)
+@click.option(
+    "--source-quality",
+    type=click.Choice(SOURCE_QUALITIES),
+    default="verified",
+    show_default=True,
+    help="skypilot only.",
+)
+@click.option(
+    "--residency",
+    type=click.Choice(RESIDENCIES),
+    default="public_multi_tenant",
+    show_default=True,
+    help="skypilot only.",
+)
+@click.option(
+    "--seeds",
+    "seeds_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The seed directory the file joins (default: SEEDS_PATH, else ./seeds).",
+)
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+@pass_settings
+def import_(
+    settings: Settings,
+    sheet: Path,
+    fmt: str,
+    out: Path,
+    provider: str | None,
+    valid_from: dt.datetime | None,
+    retrieved_on: dt.datetime | None,
+    source: str | None,
+    source_quality: str,
+    residency: str,
+    seeds_dir: Path | None,
+    force: bool,
+) -> int:
+    """Turn a SkyPilot catalog (vms.csv) or a CSV price sheet into a seed file to review and commit.
+
+    Nothing reaches the database until `compute-advisor seeds load` loads the seed directory holding
+    the file. A malformed FILE is refused with its line and nothing is written (exit status 2).
+    """
+    if fmt == "skypilot" and (provider is None or valid_from is None):
+        raise click.UsageError("--format skypilot needs --provider and --valid-from")
+    if fmt == "csv" and (source_quality, residency) != ("verified", "public_multi_tenant"):
+        raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
+    if out.suffix not in (".yaml", ".yml"):
+        raise PriceImportError(f"--out: {out} does not end in .yaml, and `seeds load` reads only *.yaml files")
+    if out.exists() and not force:
+        raise PriceImportError(f"{out} exists (--force replaces it)")
+    if not out.parent.is_dir():
+        raise PriceImportError(f"{out.parent} is not a directory")
+    seeds = seeds_dir or settings.seeds_path
+    seed_dir = _SeedDir(seeds, out)
+    try:
+        joined = seed_dir.read()
+        providers = frozenset(p.key for p in joined.records["providers"])  # type: ignore[attr-defined]
+        if provider is not None and provider not in providers:
+            raise PriceImportError(
+                f"--provider: unknown provider '{provider}' (the seeds in {seeds} have {', '.join(sorted(providers))})"
+            )
+        try:
+            text = sheet.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PriceImportError(f"{sheet}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        context = price_import.Sheet(
+            source=source
+            or (f"SkyPilot catalog, file {sheet.name}" if fmt == "skypilot" else f"price sheet {sheet.name}"),
+            retrieved_on=retrieved_on.date() if retrieved_on else _today(),
+            provider=provider,
+            valid_from=valid_from.date() if valid_from else None,
+            source_quality=source_quality,
+            residency=residency,
+            providers=providers,
+            gpu_models=frozenset(g.key for g in joined.records["gpu_models"]),  # type: ignore[attr-defined]
+        )
+        convert = price_import.from_skypilot if fmt == "skypilot" else price_import.from_csv
+        try:
+            imported = convert(text, context)
+        except PriceImportError as exc:
+            raise PriceImportError(f"{sheet}: {exc}") from None
+        for name, lines in imported.unknown.items():
+            click.echo(f"unknown accelerator {name} on {_lines(lines)}: skipped, not guessed", err=True)
+        if not imported.prices:
+            raise PriceImportError(f"{sheet}: no price rows in {imported.rows_read} rows read")
+        given = {
+            "--provider": provider,
+            "--valid-from": valid_from and valid_from.date(),
+            "--retrieved-on": context.retrieved_on,
+            "--source-quality": None if source_quality == "verified" else source_quality,
+            "--residency": None if residency == "public_multi_tenant" else residency,
+        }
+        flags = [str(x) for flag, value in given.items() if value is not None for x in (flag, value)]
+        command = shlex.join(["compute-advisor", "prices", "import", "--format", fmt, *flags, sheet.name])
+        header = [
+            f"Written by `{command}` on {_today()}: {len(imported.prices)} prices from {imported.rows_read} rows.",
+            f"Source: {context.source}. Review before committing: nothing reaches the database until",
+            "`compute-advisor seeds load`. Format: docs/price-books.md.",
+        ]
+        _write(out, price_import.to_yaml(imported.prices, header))
+        _report(imported, out, joined, seed_dir.check_with(out), seeds)
+    finally:
+        seed_dir.close()
+    return 0
+
+
+def _report(imported: price_import.Imported, out: Path, joined: SeedSet, problem: str | None, seeds: Path) -> None:
+    plans: dict[str, int] = {}
+    for p in imported.prices:
+        plans[p.plan] = plans.get(p.plan, 0) + 1
+    tally = ", ".join(f"{n} {'without a plan' if plan == '*' else plan}" for plan, n in plans.items())
+    click.echo(f"wrote {out}: {len(imported.prices)} prices ({tally}) from {imported.rows_read} rows")
+    for reason, lines in imported.skipped.items():
+        click.echo(f"skipped ({reason}): {_lines(lines)}")
+    unknown = sum(len(lines) for lines in imported.unknown.values())
+    if unknown:
+        click.echo(f"skipped (unknown accelerator, listed on stderr): {unknown} rows")
+    prices = [p for p in joined.records["prices"] if isinstance(p, PriceSeed)]
+    to_close = price_import.superseded(imported.prices, prices)
+    if to_close:
+        click.echo(f"before `seeds load`, close these {len(to_close)} rows of {seeds} (valid_to: the new valid_from):")
+        for old, new in to_close:
+            where = joined.where("prices", natural_key("prices", old.model_dump()))
+            offer = "/".join(str(getattr(old, k)) for k in price_import.PERIOD_KEY)
+            click.echo(f"  {where}{offer} from {old.valid_from}: valid_to: {new.valid_from}")
+    if problem is None:
+        click.echo(f"seeds check of {seeds} with {out.name}: valid")
+    else:
+        click.echo(f"seeds check of {seeds} with {out.name}: not valid yet: {problem}")
+
+
+async def _knowledge(settings: Settings) -> Knowledge | None:
+    async with transaction(settings) as session:
+        return await snapshot.load_knowledge(session)
+
+
+@group.command(name="stale")
+@click.option("--days", type=click.IntRange(1, 36_500), required=True, help="Older than this many days.")
+@click.option("--as-of", type=DATE, help="Count ages from this day (default: today, UTC).")
+@pass_settings
+def stale_offers(settings: Settings, days: int, as_of: dt.datetime | None) -> int:
+    """List the offers whose newest row is older than --days (exit status 1 when no knowledge is loaded).
+
+    An offer's age counts from its newest row's retrieved_on (else its valid_from); the rule is the one
+    of GET /v1/offers?stale_days=.
+    """
+    today = as_of.date() if as_of else _today()
+    kb = asyncio.run(_knowledge(settings))
+    if kb is None:
+        click.echo("no knowledge version: run `compute-advisor seeds load`")
+        return 1
+    offers = [p for p in kb.prices if p.item in OFFER_ITEMS]
+    found = sorted(stale(offers, days, today), key=lambda p: (last_read(p), offer_identity(p)))
+    total = len({offer_identity(p) for p in offers})
+    if not found:
+        click.echo(f"no offer is older than {days} days on {today} ({total} offers, knowledge version {kb.version})")
+        return 0
+    header = ("age_days", "read_on", "valid_from", "provider", "region", "plan", "gpu_model", "item", "subject")
+    rows = [
+        (
+            str((today - last_read(p)).days),
+            str(last_read(p)),
+            str(p.valid_from),
+            p.provider,
+            p.region,
+            p.plan,
+            p.gpu_model,
+            p.item,
+            p.subject,
+        )
+        for p in found
+    ]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    for r in (header, *rows):
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    click.echo(f"{len(found)} of {total} offers older than {days} days on {today} (knowledge version {kb.version})")
+    return 0

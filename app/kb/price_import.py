@@ -1,0 +1,390 @@
+"""Price sheets into price seeds: a SkyPilot catalog (``catalogs/v8/<cloud>/vms.csv``) or a hand-kept CSV
+price sheet becomes ``prices`` records written exactly like ``seeds/41-offers-hyperscalers.yaml``.
+
+Pure: text in, validated ``PriceSeed`` records and YAML text out; ``compute-advisor prices import``
+reads and writes the files. A malformed sheet raises ``PriceImportError`` naming its line and nothing
+is produced; a row that is no priceable GPU offer is skipped and counted; an accelerator without a GPU
+model key is reported with its lines — never guessed. The formats: docs/price-books.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import ValidationError
+
+from app.kb.seeds import PriceSeed
+
+#: the field order of the seed files (``seeds/41-offers-hyperscalers.yaml``); a test keeps it equal to PriceSeed's
+FIELD_ORDER = (
+    "option",
+    "provider",
+    "item",
+    "subject",
+    "gpu_model",
+    "plan",
+    "unit",
+    "gpus_per_unit",
+    "low",
+    "high",
+    "expected",
+    "currency",
+    "region",
+    "valid_from",
+    "valid_to",
+    "capacity_gpus",
+    "lead_time_days_low",
+    "lead_time_days_high",
+    "min_gpus",
+    "residency",
+    "source",
+    "source_quality",
+    "retrieved_on",
+    "notes",
+)
+#: what an offer is over time: the natural key of a price row but for its date
+PERIOD_KEY = ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency")
+#: fields written as null where a row is not tied to one (stored as ``*``; the files write subject ``'*'``)
+STARRED = ("gpu_model", "plan")
+
+#: SkyPilot accelerator names → GPU model keys of the hardware catalog. Every other name is reported as
+#: unknown: A100 is the 40 GB part, which the catalog has no key for; Trainium, Gaudi, T4… are no GPU we price.
+SKYPILOT_GPU_MODELS: Mapping[str, str] = {
+    "H100": "h100_sxm",
+    "H100-SXM": "h100_sxm",
+    "H100-MEGA": "h100_sxm",  # GCP a3-megagpu: H100 SXM with more network bandwidth
+    "H200": "h200_sxm",
+    "H200-SXM": "h200_sxm",
+    "B200": "b200",
+    "A100-80GB": "a100_80gb",
+    "A100-80GB-SXM": "a100_80gb",
+    "L40S": "l40s",
+    "RTX4090": "rtx_4090",
+}
+#: a key for an SXM part is refused to a row whose instance type or GpuInfo says it is another form factor
+NOT_SXM = ("pcie", "nvl")
+SKYPILOT_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+#: what every SkyPilot row is: an instance of a rented VM, priced per instance-hour in US dollars
+SKYPILOT_ROW = {
+    "option": "rented_gpu_instances",
+    "item": "instance_hour",
+    "unit": "per_server_hour",
+    "currency": "USD",
+}
+#: the columns held to six decimals (the database's NUMERIC scale)
+SCALE = Decimal("0.000001")
+
+
+class PriceImportError(ValueError):
+    """A price sheet is malformed; the message names the line (and the column or field)."""
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """What the admin says about a price sheet, and what the seeds it joins know."""
+
+    #: where the figures come from (a catalog and its commit, a quote's reference); rows add their own detail
+    source: str
+    retrieved_on: dt.date
+    provider: str | None = None
+    valid_from: dt.date | None = None
+    source_quality: str = "verified"
+    residency: str = "public_multi_tenant"
+    #: the provider and GPU model keys of the seeds; empty: not checked
+    providers: frozenset[str] = frozenset()
+    gpu_models: frozenset[str] = frozenset()
+
+
+@dataclass
+class Imported:
+    """The price seeds made from a sheet, and what was left out, by line (first line of the file = 1)."""
+
+    prices: list[PriceSeed]
+    rows_read: int
+    #: accelerator name (and why it has no key) → lines
+    unknown: dict[str, list[int]] = field(default_factory=dict)
+    #: reason → lines
+    skipped: dict[str, list[int]] = field(default_factory=dict)
+
+
+def _rows(
+    text: str, required: Iterable[str], known: Iterable[str] | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The records of a CSV text with the line each starts on; the header must hold ``required``
+    (and, when ``known`` is given, nothing else); a record must have as many cells as the header."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise PriceImportError("line 1: the file is empty (a header line is needed)") from None
+    except csv.Error as exc:
+        raise PriceImportError(f"line 1: {exc}") from exc
+    header = [h.strip() for h in header]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise PriceImportError(f"line 1: missing column{'s' * (len(missing) > 1)} {', '.join(missing)}")
+    if known is not None and (extra := [h for h in header if h not in set(known)]):
+        raise PriceImportError(f"line 1: unknown column '{extra[0]}' (the columns are the fields of a price row)")
+    if len(set(header)) != len(header):
+        raise PriceImportError(
+            f"line 1: a column appears twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})"
+        )
+    line = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise PriceImportError(f"line {line}: {exc}") from exc
+        if cells:
+            if len(cells) != len(header):
+                raise PriceImportError(f"line {line}: {len(cells)} cells, the header has {len(header)}")
+            yield line, {h: c.strip() for h, c in zip(header, cells, strict=True)}
+        line = reader.line_num + 1
+
+
+def _number(value: str, line: int, column: str) -> Decimal:
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        raise PriceImportError(f"line {line}: column {column}: '{value}' is not a number") from None
+    if not number.is_finite() or number < 0:
+        raise PriceImportError(f"line {line}: column {column}: '{value}' is not a non-negative number")
+    return number
+
+
+def _validated(values: dict[str, Any], line: int) -> PriceSeed:
+    try:
+        return PriceSeed.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field '{'.'.join(map(str, e['loc']))}': {e['msg']}"
+            if e["loc"]
+            else str(e["msg"]).removeprefix("Value error, ")
+            for e in exc.errors()
+        )
+        raise PriceImportError(f"line {line}: {problems}") from exc
+
+
+def _lines(lines: Sequence[int]) -> str:
+    return f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+
+
+def _plain(value: Decimal) -> str:
+    return format(value.normalize(), "f")
+
+
+@dataclass
+class _Instance:
+    """One instance type in one region: every line (availability zone) of the catalog that prices it."""
+
+    instance: str
+    region: str
+    gpu_model: str
+    gpus: int
+    first_line: int
+    #: (line, availability zone, price)
+    prices: list[tuple[int, str | None, Decimal]] = field(default_factory=list)
+    #: (line, availability zone, spot price, the same line's on-demand price)
+    spots: list[tuple[int, str | None, Decimal, Decimal | None]] = field(default_factory=list)
+
+
+def from_skypilot(text: str, sheet: Sheet) -> Imported:
+    """Price seeds from a SkyPilot catalog: one on-demand and (where SpotPrice is below on demand) one
+    spot row per GPU instance type and region, availability zones collapsed (low = the cheapest zone,
+    high = the dearest). Columns may come in any order; AvailabilityZone, SpotPrice and GpuInfo are optional."""
+    if sheet.provider is None or sheet.valid_from is None:
+        raise PriceImportError("a SkyPilot catalog needs the provider and valid_from of its rows")
+    result = Imported(prices=[], rows_read=0)
+    groups: dict[tuple[str, str], _Instance] = {}
+    for line, row in _rows(text, SKYPILOT_COLUMNS):
+        result.rows_read += 1
+        name, instance, region = row["AcceleratorName"], row["InstanceType"], row["Region"]
+        if not region or not (instance or name):
+            raise PriceImportError(f"line {line}: column {'Region' if not region else 'InstanceType'} is empty")
+        if not name:
+            result.skipped.setdefault("no accelerator", []).append(line)
+            continue
+        if not instance:  # Google Cloud's catalog prices a GPU apart from the VM it is attached to
+            result.skipped.setdefault("an accelerator priced apart from any instance", []).append(line)
+            continue
+        key = SKYPILOT_GPU_MODELS.get(name)
+        said = f"{instance} {row.get('GpuInfo', '')}".lower()
+        if key is not None and key.endswith("_sxm") and any(word in said for word in NOT_SXM):
+            result.unknown.setdefault(f"{name} (not SXM, per {instance} or GpuInfo)", []).append(line)
+            continue
+        if key is None or (sheet.gpu_models and key not in sheet.gpu_models):
+            why = "no GPU model key" if key is None else f"maps to {key}, which the seeds lack"
+            result.unknown.setdefault(f"{name} ({why})", []).append(line)
+            continue
+        count = _number(row["AcceleratorCount"], line, "AcceleratorCount")
+        if count == 0:
+            raise PriceImportError(f"line {line}: column AcceleratorCount: {name} on no GPU")
+        if count != count.to_integral_value():
+            result.skipped.setdefault("a fraction of a GPU", []).append(line)
+            continue
+        price = _number(row["Price"], line, "Price") if row["Price"] else None
+        spot = _number(row["SpotPrice"], line, "SpotPrice") if row.get("SpotPrice") else None
+        if price is None and spot is None:
+            result.skipped.setdefault("no price", []).append(line)
+            continue
+        group = groups.setdefault((instance, region), _Instance(instance, region, key, int(count), line))
+        if (group.gpu_model, group.gpus) != (key, int(count)):
+            raise PriceImportError(
+                f"line {line}: {instance} in {region} has {int(count)} × {name}, line {group.first_line} another GPU"
+            )
+        zone = row.get("AvailabilityZone") or None
+        if price is not None:
+            group.prices.append((line, zone, price))
+        if spot is not None:
+            group.spots.append((line, zone, spot, price))
+    for group in sorted(groups.values(), key=lambda g: (g.instance, g.region)):
+        result.prices += _instance_rows(group, sheet, result)
+    return result
+
+
+def _instance_rows(group: _Instance, sheet: Sheet, result: Imported) -> list[PriceSeed]:
+    """The on-demand and the spot row of one instance type in one region (zones collapsed)."""
+    base = {
+        **SKYPILOT_ROW,
+        "provider": sheet.provider,
+        "subject": group.instance,
+        "gpu_model": group.gpu_model,
+        "gpus_per_unit": group.gpus,
+        "region": group.region,
+        "valid_from": sheet.valid_from,
+        "residency": sheet.residency,
+        "source_quality": sheet.source_quality,
+        "retrieved_on": sheet.retrieved_on,
+    }
+    label = f"{group.instance} {group.region}"
+    out = [_row(base, "on_demand", group.prices, f"{sheet.source}, {{rows}} {label}", "Catalog {where}.")]
+    offered = [(line, zone, spot) for line, zone, spot, price in group.spots if price is None or spot < price]
+    same = [(line, zone, spot) for line, zone, spot, price in group.spots if price is not None and spot >= price]
+    if same:
+        result.skipped.setdefault("spot price not below on demand", []).extend(line for line, _, _ in same)
+    left_out = f" Spot = on demand (no discount) {_where(same)}: left out." if same else ""
+    out.append(
+        _row(
+            base,
+            "spot",
+            offered,
+            f"{sheet.source}, {{rows}} {label} SpotPrice",
+            f"Spot price at the catalog scrape, {{where}}.{left_out} Spot is volatile.",
+        )
+    )
+    return [row for row in out if row is not None]
+
+
+def _where(quotes: Sequence[tuple[int, str | None, Decimal]]) -> str:
+    """``line 10 (zone use1-az1)``, ``lines 10, 11 (zones use1-az1, use1-az2)``."""
+    lines, zones = [q[0] for q in quotes], [q[1] for q in quotes if q[1]]
+    return _lines(lines) + (f" (zone{'s' * (len(zones) > 1)} {', '.join(zones)})" if zones else "")
+
+
+def _row(
+    base: dict[str, Any], plan: str, quotes: Sequence[tuple[int, str | None, Decimal]], source: str, notes: str
+) -> PriceSeed | None:
+    """One price row from the quotes of its zones (None without any): low the cheapest, high the dearest."""
+    if not quotes:
+        return None
+    prices = [q[2] for q in quotes]
+    low, high = min(prices), max(prices)
+    rounded = [p.quantize(SCALE).normalize() for p in (low, high)]
+    gpus = base["gpus_per_unit"]
+    per_gpu = "–".join(dict.fromkeys(_plain((p / gpus).quantize(Decimal("0.0001"))) for p in rounded))
+    notes = (
+        notes.replace("{where}", _where(quotes)) + f" valid_from {base['valid_from']} as given at import (the catalog "
+    )
+    notes += f"does not date its rows). {per_gpu} USD per GPU-hour (÷{gpus}, derived)."
+    if low != high:
+        notes += " Zones differ: low is the cheapest, high the dearest."
+    if rounded != [low, high]:  # Decimal equality: 55.040000 == 55.04
+        notes += f" Rounded to 6 decimals from {_plain(low)}–{_plain(high)}."
+    rows = "row" if len(quotes) == 1 else "rows"
+    values = {**base, "plan": plan, "low": rounded[0], "high": rounded[1], "source": source.replace("{rows}", rows)}
+    return _validated({**values, "notes": notes}, quotes[0][0])
+
+
+def from_csv(text: str, sheet: Sheet) -> Imported:
+    """Price seeds from a hand-kept CSV sheet whose columns are the fields of a price row (1:1). An empty
+    cell is null; a blank provider, valid_from or retrieved_on takes the sheet's (``--provider``,
+    ``--valid-from``, ``--retrieved-on`` or today), and a cell that contradicts a given flag is refused."""
+    given = {"provider": sheet.provider, "valid_from": sheet.valid_from}
+    required = [n for n, f in PriceSeed.model_fields.items() if f.is_required() and given.get(n) is None]
+    result = Imported(prices=[], rows_read=0)
+    seen: dict[tuple[Any, ...], int] = {}
+    for line, row in _rows(text, required, FIELD_ORDER):
+        result.rows_read += 1
+        values: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
+        for name, flag in given.items():
+            if flag is not None and values.setdefault(name, str(flag)) != str(flag):
+                option = f"--{name.replace('_', '-')}"
+                raise PriceImportError(f"line {line}: field '{name}': '{values[name]}' contradicts {option} {flag}")
+        values.setdefault("retrieved_on", sheet.retrieved_on)
+        seed = _validated(values, line)
+        if sheet.providers and seed.provider not in sheet.providers:
+            raise PriceImportError(
+                f"line {line}: field 'provider': unknown provider '{seed.provider}' (add it to providers)"
+            )
+        if sheet.gpu_models and seed.gpu_model != "*" and seed.gpu_model not in sheet.gpu_models:
+            raise PriceImportError(f"line {line}: field 'gpu_model': unknown GPU model '{seed.gpu_model}'")
+        key = (*(getattr(seed, k) for k in PERIOD_KEY), seed.valid_from)
+        if key in seen:
+            raise PriceImportError(f"line {line}: the same price row (offer and valid_from) as line {seen[key]}")
+        seen[key] = line
+        result.prices.append(seed)
+    return result
+
+
+def superseded(new: Iterable[PriceSeed], existing: Iterable[PriceSeed]) -> list[tuple[PriceSeed, PriceSeed]]:
+    """(existing row, new row) for every row of the seeds still open on the day a new row of the same
+    offer starts: it must be closed with ``valid_to`` = the new row's ``valid_from`` before they load."""
+    by_offer: dict[tuple[Any, ...], list[PriceSeed]] = {}
+    for row in existing:
+        by_offer.setdefault(tuple(getattr(row, k) for k in PERIOD_KEY), []).append(row)
+    found = []
+    for row in new:
+        for old in by_offer.get(tuple(getattr(row, k) for k in PERIOD_KEY), []):
+            if old.valid_from < row.valid_from and (old.valid_to is None or old.valid_to > row.valid_from):
+                found.append((old, row))
+    return found
+
+
+if TYPE_CHECKING:
+    _SafeDumper = yaml.SafeDumper
+else:  # libyaml's emitter where PyYAML has it: the same bytes, several times faster on a large catalog
+    _SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):
+    """PyYAML's safe dumper, with money written as the decimal it is (``55.04``, never a binary float)
+    and every value written out in full (no ``&id001`` anchors for repeated dates)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _decimal(dumper: yaml.SafeDumper, value: Decimal) -> yaml.ScalarNode:
+    text = format(value, "f")  # as quoted: 80 stays 80, 8.0 stays 8.0
+    return dumper.represent_scalar("tag:yaml.org,2002:float" if "." in text else "tag:yaml.org,2002:int", text)
+
+
+_Dumper.add_representer(Decimal, _decimal)
+
+
+def to_yaml(prices: Sequence[PriceSeed], header: Sequence[str] = ()) -> str:
+    """A seed file of ``prices``: comment lines, then ``prices:`` with every field in the seed files' order
+    (a ``*`` GPU model or plan written as null), as ``yaml.safe_dump(…, sort_keys=False, allow_unicode=True,
+    width=160)`` wrote the seed files — the price sections of ``seeds/4*.yaml`` come out byte for byte."""
+    rows = [{f: None if f in STARRED and getattr(p, f) == "*" else getattr(p, f) for f in FIELD_ORDER} for p in prices]
+    body = yaml.dump({"prices": rows}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=160)
+    return "".join(f"# {line}\n" for line in header) + body
