@@ -214,6 +214,18 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, path: str, log: Path, t
     raise RuntimeError(f"server not ready on :{port}{path} after {timeout:.0f}s:\n{log.read_text()[-3000:]}")
 
 
+#: the ASGI servers the bench can serve with (``SERVER``): both apps of one run get the same one
+SERVERS = ("uvicorn", "granian")
+
+
+def server_name() -> str:
+    """``SERVER`` from the environment: ``uvicorn`` (the default, as ``make run``) or ``granian``."""
+    name = (os.environ.get("SERVER") or "uvicorn").lower()
+    if name not in SERVERS:
+        raise SystemExit(f"SERVER={name!r}: one of {', '.join(SERVERS)}")
+    return name
+
+
 def uvicorn_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
     """The same server and settings as ``make run`` (no access log), loop and parser named explicitly."""
     return [
@@ -235,17 +247,66 @@ def uvicorn_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
     ]
 
 
+def granian_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
+    """Granian serving the same target (uvicorn's ``--app-dir`` becomes ``--working-dir``): ASGI, HTTP/1,
+    uvloop, no access log, its own default runtime threads."""
+    argv = [str(BIN / "granian"), "--interface", "asgi", "--http", "1", "--loop", "uvloop", "--no-ws"]
+    argv += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    rest = list(target)
+    if "--app-dir" in rest:
+        i = rest.index("--app-dir")
+        argv += ["--working-dir", rest[i + 1]]
+        del rest[i : i + 2]
+    if "--factory" in rest:
+        rest.remove("--factory")
+        argv.append("--factory")
+    return argv + rest
+
+
+def server_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
+    return (granian_argv if server_name() == "granian" else uvicorn_argv)(port, target, workers)
+
+
+def server_settings() -> str:
+    """What the report says about the server both apps run on."""
+    if server_name() == "granian":
+        return (
+            f"granian {_version('granian')}, ASGI interface, HTTP/1, uvloop, one worker, no access log, "
+            "default runtime threads"
+        )
+    return (
+        f"uvicorn {_version('uvicorn')}, one worker, uvloop {_version('uvloop')} + httptools "
+        f"{_version('httptools')}, no access log"
+    )
+
+
+def _version(pkg: str) -> str:
+    try:
+        return importlib.metadata.version(pkg)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
 @dataclass
 class Server:
     proc: subprocess.Popen[bytes]
     port: int
     log: Path
 
+    @property
+    def worker_pid(self) -> int:
+        """The process that runs the app: uvicorn with one worker runs it itself, granian in a child."""
+        kids: list[int] = []
+        with contextlib.suppress(OSError):
+            kids = [int(k) for k in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+        return kids[0] if server_name() == "granian" and kids else self.proc.pid
+
 
 def start_server(target: list[str], log: Path, env: dict[str, str], ready_path: str, workers: int = 1) -> Server:
-    """uvicorn serving ``target`` on a free port, once ``ready_path`` answers 200 (stopped if it never does)."""
+    """The bench's server (``SERVER``) serving ``target`` on a free port, once ``ready_path`` answers 200
+    (stopped if it never does)."""
     port = free_port()
-    proc = spawn(uvicorn_argv(port, target, workers), log, env)
+    proc = spawn(server_argv(port, target, workers), log, env)
     try:
         wait_ready(proc, port, ready_path, log)
     except BaseException:
@@ -396,16 +457,12 @@ def machine() -> list[str]:
         kb = int(Path("/proc/meminfo").read_text().split("MemTotal:")[1].split()[0])
         mem = f"{kb / 1024 / 1024:.1f} GiB"
 
-    def version(pkg: str) -> str:
-        try:
-            return importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
-
+    version = _version
     return [
         f"- CPUs: {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))}), model: {cpu}",
         f"- memory: {mem}; kernel {platform.release()}",
         f"- Python {platform.python_version()}; litestar {version('litestar')}, uvicorn {version('uvicorn')}, "
+        f"granian {version('granian')}, "
         f"uvloop {version('uvloop')}, httptools {version('httptools')}, msgspec {version('msgspec')}, "
         f"pydantic {version('pydantic')}, SQLAlchemy {version('sqlalchemy')}, aiosqlite {version('aiosqlite')}",
     ]
