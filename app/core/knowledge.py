@@ -6,6 +6,7 @@ Plain frozen values: the decision core and the plugins never touch the database.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from app.core.ranges import Range
 from app.core.vocab import PIVOT
 
 ANY = "*"
+#: lookups a snapshot remembers before it starts over (``Knowledge._memo_put``)
+MEMO_LIMIT = 20_000
 
 
 class SourceRef(NamedTuple):
@@ -219,6 +222,10 @@ class Knowledge:
     security_levels: Mapping[str, DataSecurityLevel] = field(default_factory=dict)
     _by_item: Mapping[tuple[str, str], tuple[Price, ...]] = field(init=False, repr=False)
     _rates: Mapping[str, tuple[ExchangeRate, ...]] = field(init=False, repr=False)
+    #: per (option, item): the days on which some row starts or stops being valid, sorted (``rows``)
+    _edges: Mapping[tuple[str, str], tuple[dt.date, ...]] = field(init=False, repr=False)
+    #: lookups memoised for this snapshot (pure functions of it and their arguments; see ``_memo_put``)
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: values derived from this snapshot alone (e.g. Monte Carlo samples), kept while it is served
     derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -227,6 +234,11 @@ class Knowledge:
         for p in self.prices:
             by_item.setdefault((p.option, p.item), []).append(p)
         object.__setattr__(self, "_by_item", {k: tuple(v) for k, v in by_item.items()})
+        edges = {
+            k: tuple(sorted({p.valid_from for p in v} | {p.valid_to for p in v if p.valid_to is not None}))
+            for k, v in by_item.items()
+        }
+        object.__setattr__(self, "_edges", edges)
         rates: dict[str, list[ExchangeRate]] = {}
         for r in sorted(self.rates, key=lambda r: r.valid_on):
             rates.setdefault(r.base, []).append(r)
@@ -258,6 +270,14 @@ class Knowledge:
         amount is multiplied by the same factor for one target, so converting never reorders offers."""
         if source == target:
             return SAME
+        key = ("conversion", source, target, as_of)
+        found: Conversion | None = self._memo.get(key)
+        if found is None:
+            found = self._conversion(source, target, as_of)
+            self._memo_put(key, found)
+        return found
+
+    def _conversion(self, source: str, target: str, as_of: dt.date) -> Conversion:
         into, out = self.rate(source, as_of), self.rate(target, as_of)
         factor = (into.rate if into else 1.0) / (out.rate if out else 1.0)
         return Conversion(factor, tuple(r.ref for r in (into, out) if r is not None))
@@ -278,8 +298,27 @@ class Knowledge:
         return found
 
     def rows(self, option: str, item: str, as_of: dt.date) -> tuple[Price, ...]:
-        """Every price row of ``option``'s ``item`` valid on ``as_of``."""
-        return tuple(p for p in self._by_item.get((option, item), ()) if p.valid_on(as_of))
+        """Every price row of ``option``'s ``item`` valid on ``as_of``.
+
+        Which rows are valid changes only on the days some row starts or stops being valid, so the
+        answer is memoised per interval between those days (a bounded number per snapshot)."""
+        key = ("rows", option, item, self._period(option, item, as_of))
+        found: tuple[Price, ...] | None = self._memo.get(key)
+        if found is None:
+            found = tuple(p for p in self._by_item.get((option, item), ()) if p.valid_on(as_of))
+            self._memo_put(key, found)
+        return found
+
+    def _period(self, option: str, item: str, as_of: dt.date) -> int:
+        """Which interval between the validity edges of ``(option, item)`` ``as_of`` falls in."""
+        return bisect.bisect_right(self._edges.get((option, item), ()), as_of)
+
+    def _memo_put(self, key: Any, value: Any) -> None:
+        """Remember a lookup; the memo is emptied when it grows past ``MEMO_LIMIT`` entries (arguments
+        such as ``as_of`` come from requests, so it must not grow without bound)."""
+        if len(self._memo) >= MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = value
 
     def component(
         self,
@@ -297,6 +336,24 @@ class Knowledge:
         plan and region before a general (``*``) one; a region falls back to its country
         (``US-TX`` → ``US``), then ``global``; ``None`` takes any region (and any plan for ``plan=None``).
         Volume tiers (``min_gpus``) are all returned, in order."""
+        key = ("component", option, item, self._period(option, item, as_of), provider, region, subject, gpu_model, plan)
+        found: list[Price] | None = self._memo.get(key)
+        if found is None:
+            found = self._component(option, item, as_of, provider, region, subject, gpu_model, plan)
+            self._memo_put(key, found)
+        return list(found)
+
+    def _component(
+        self,
+        option: str,
+        item: str,
+        as_of: dt.date,
+        provider: str | None,
+        region: str | None,
+        subject: str,
+        gpu_model: str,
+        plan: str | None,
+    ) -> list[Price]:
         regions = _regions(region) if region is not None else sorted({p.region for p in self.rows(option, item, as_of)})
         found = [
             p
@@ -359,6 +416,13 @@ class Knowledge:
     # ---- hardware -------------------------------------------------------------------------------
 
     def reference_server(self) -> Server:
+        found: Server | None = self._memo.get("reference_server")
+        if found is None:
+            found = self._reference_server()
+            self._memo_put("reference_server", found)
+        return found
+
+    def _reference_server(self) -> Server:
         refs = sorted((s for s in self.servers.values() if s.reference), key=lambda s: s.key)
         if not refs:
             raise MissingKnowledge("no reference server in the knowledge base")
@@ -368,6 +432,14 @@ class Knowledge:
         """The server SKU a profile runs on: the reference server, or the first of ``gpu_model``."""
         if gpu_model is None:
             return self.reference_server()
+        key = ("server_for", gpu_model)
+        found: Server | None = self._memo.get(key)
+        if found is None:
+            found = self._server_for(gpu_model)
+            self._memo_put(key, found)
+        return found
+
+    def _server_for(self, gpu_model: str) -> Server:
         if gpu_model not in self.gpus:
             raise MissingKnowledge(f"unknown gpu_model '{gpu_model}'")
         matching = sorted((s for s in self.servers.values() if s.gpu_model_key == gpu_model), key=lambda s: s.key)
