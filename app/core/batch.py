@@ -123,7 +123,44 @@ def _group(
             focus=f.measures["usability"],
         )
         totals[o] = scoring.total(weights, scores[o], f.fit)
-    return [_result(i, figures, scores, totals) for i in range(n)]
+    listed = {o: _Lists.of(f, n) for o, f in figures.items()}
+    score_lists = {o: {d: _floats(v, n) for d, v in sc.items()} for o, sc in scores.items()}
+    total_lists = {o: _floats(t, n) for o, t in totals.items()}
+    return [_result(i, listed, score_lists, total_lists) for i in range(n)]
+
+
+def _floats(value: Any, n: int) -> list[float]:
+    """An array over the group as Python floats: ``float(value[i])`` for every ``i``, at once."""
+    floats: list[float] = np.broadcast_to(np.asarray(value, dtype=float), (n,)).tolist()
+    return floats
+
+
+@dataclass(frozen=True, slots=True)
+class _Lists:
+    """``_Figures`` as Python lists (``None``: the option could not be assessed, ``error`` says why)."""
+
+    per_hour: list[float] | None
+    annual: list[float] | None
+    total: list[float] | None
+    fit: list[float] | None
+    feasible: list[bool] | None
+    useful: list[float] | None
+    error: str | None
+
+    @classmethod
+    def of(cls, f: _Figures, n: int) -> _Lists:
+        if f.per_hour is None:
+            return cls(None, None, None, None, None, None, f.error)
+        assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
+        return cls(
+            per_hour=_floats(f.per_hour, n),
+            annual=_floats(f.annual, n),
+            total=_floats(f.total, n),
+            fit=_floats(f.fit, n),
+            feasible=np.broadcast_to(np.asarray(f.feasible, dtype=bool), (n,)).tolist(),
+            useful=None if f.useful is None else _floats(f.useful, n),
+            error=f.error,
+        )
 
 
 def _assess_option(
@@ -189,10 +226,12 @@ def _array(value: Any, n: int) -> np.ndarray:
 
 def _result(
     i: int,
-    figures: Mapping[str, _Figures],
-    scores: Mapping[str, Mapping[str, np.ndarray]],
-    totals: Mapping[str, np.ndarray],
+    figures: Mapping[str, _Lists],
+    scores: Mapping[str, Mapping[str, list[float]]],
+    totals: Mapping[str, list[float]],
 ) -> Result:
+    """Profile ``i``'s ranking; ``figures``' arrays, ``scores`` and ``totals`` as Python lists
+    (``_lists``: indexing a list of floats is far cheaper than converting NumPy scalars one by one)."""
     rows: list[tuple[Any, ...]] = []
     for o, f in figures.items():
         if f.per_hour is None:
@@ -201,15 +240,15 @@ def _result(
         assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
         rows.append(
             (
-                bool(f.feasible[i]),
-                float(totals[o][i]),
+                f.feasible[i],
+                totals[o][i],
                 o,
-                {d: float(scores[o][d][i]) for d in DIMENSIONS},
-                float(f.fit[i]),
-                float(f.annual[i]),
-                float(f.total[i]),
-                float(f.useful[i]) if f.useful is not None else None,
-                float(f.per_hour[i]),
+                {d: scores[o][d][i] for d in DIMENSIONS},
+                f.fit[i],
+                f.annual[i],
+                f.total[i],
+                f.useful[i] if f.useful is not None else None,
+                f.per_hour[i],
                 None,
             )
         )

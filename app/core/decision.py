@@ -71,8 +71,12 @@ def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> l
 
 
 def default_weights(knowledge: Knowledge) -> dict[str, float]:
-    """The knowledge base's ``weight_<dimension>`` assumptions."""
-    return {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
+    """The knowledge base's ``weight_<dimension>`` assumptions (read once per snapshot; a copy each time)."""
+    found: dict[str, float] | None = knowledge.derived.get(("default_weights",))
+    if found is None:
+        found = {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
+        knowledge.derived[("default_weights",)] = found
+    return dict(found)
 
 
 def effective_cost(assessment: Assessment) -> Any:

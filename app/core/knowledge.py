@@ -282,6 +282,15 @@ class Knowledge:
         factor = (into.rate if into else 1.0) / (out.rate if out else 1.0)
         return Conversion(factor, tuple(r.ref for r in (into, out) if r is not None))
 
+    @property
+    def regions(self) -> frozenset[str]:
+        """Every region a price row names (memoised: a request checks its ``regions`` against it)."""
+        found: frozenset[str] | None = self._memo.get("regions")
+        if found is None:
+            found = frozenset(p.region for p in self.prices)
+            self._memo_put("regions", found)
+        return found
+
     def accepts(self, data_security: str, residency: str | None) -> bool:
         """Whether a profile of this ``data_security`` level may use an offer of this residency
         (a level the knowledge base does not define accepts everything)."""

@@ -32,6 +32,10 @@ AsOf = Annotated[
 ]
 
 
+#: per request model, its integer fields (``RequestModel._integral_numbers``), found once per class
+_INT_FIELDS: dict[type, frozenset[str]] = {}
+
+
 class RequestModel(BaseModel):
     """Strict request model: no coercion (``false`` is not a number, ``"8"`` not an int) and no unknown fields.
 
@@ -46,5 +50,9 @@ class RequestModel(BaseModel):
     def _integral_numbers(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        ints = {name for name, f in cls.model_fields.items() if f.annotation in (int, int | None)}
+        ints = _INT_FIELDS.get(cls)
+        if ints is None:
+            ints = _INT_FIELDS[cls] = frozenset(
+                name for name, f in cls.model_fields.items() if f.annotation in (int, int | None)
+            )
         return {k: _integral(v) if k in ints else v for k, v in data.items()}

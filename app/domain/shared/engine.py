@@ -85,8 +85,7 @@ class Engine:
             raise UnknownReference(
                 f"unknown provider(s) {', '.join(unknown)} (see /v1/providers and /v1/offers)", field="providers"
             )
-        known_regions = {p.region for p in kb.prices}
-        unknown = sorted(set(regions or ()) - known_regions)
+        unknown = sorted(set(regions or ()) - kb.regions)
         if unknown:
             raise UnknownReference(f"unknown region(s) {', '.join(unknown)} (see /v1/offers)", field="regions")
 
