@@ -8,12 +8,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from app.core import rules as rule_engine
 from app.core import scoring
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import Knowledge
+from app.core.ranges import holds_anywhere
 from app.core.text import num, pct, span
 from app.core.types import Assessment, Profile
 from app.core.vocab import DIMENSIONS
@@ -87,7 +86,7 @@ def effective_cost(assessment: Assessment) -> Any:
 
 def broken(assessment: Assessment) -> list[str]:
     """The reasons of the hard constraints the option's offer breaks."""
-    return [v.reason for v in assessment.violations if bool(np.any(v.violated))]
+    return [v.reason for v in assessment.violations if holds_anywhere(v.violated)]
 
 
 def dimension_scores(assessment: Assessment, cheapest: float) -> dict[str, float]:

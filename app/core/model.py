@@ -16,7 +16,7 @@ from app.core import reliability
 from app.core.capital import where
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import ANY, Knowledge, Price, Server, SourceRef
-from app.core.ranges import Range, ceil_number
+from app.core.ranges import Range, ceil_number, holds_anywhere
 from app.core.types import (
     HOURS_PER_YEAR,
     Assessment,
@@ -303,7 +303,7 @@ def _with(c: Cost, **changes: Any) -> Cost:
 def _stalls(stability: Stability) -> tuple[Violation, ...]:
     """A job whose failures come faster than it recovers makes no progress: that is infeasible."""
     stalled = stability.goodput.expected <= MIN_GOODPUT
-    if not np.any(stalled):
+    if not holds_anywhere(stalled):
         return ()
     return (Violation("at this scale failures come faster than the job recovers: no progress", stalled),)
 

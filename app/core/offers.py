@@ -20,7 +20,7 @@ import numpy as np
 
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
-from app.core.ranges import Range, ceil_number
+from app.core.ranges import Range, ceil_number, holds_anywhere
 from app.core.text import num, span
 from app.core.types import Alternative, Assessment, OfferInfo, Profile, Violation
 
@@ -159,7 +159,7 @@ def violations(offer: Offer, profile: Profile, knowledge: Knowledge, *, lead_tim
                 True,
             )
         )
-    return tuple(v for v in found if np.any(v.violated))
+    return tuple(v for v in found if holds_anywhere(v.violated))
 
 
 def machines(knowledge: Knowledge, profile: Profile, offer: Offer) -> Any:
@@ -182,7 +182,7 @@ def _gt(a: Any, b: Any) -> Any:
 
 def level(value: Any) -> float:
     """A figure as one number to sort by: its mean over Monte Carlo draws."""
-    return float(np.mean(value))
+    return float(np.mean(value)) if isinstance(value, np.ndarray) else float(value)
 
 
 def shortlist(offers: Sequence[Offer], keep: Callable[[Offer], bool], per_plan: int = 2, extra: int = 4) -> list[Offer]:
@@ -219,7 +219,7 @@ def choose(candidates: Sequence[Assessment], *, alternatives: int = 6) -> Assess
     keys = [_effective(c).expected for c in candidates]
     if any(isinstance(k, np.ndarray) for k in keys):
         return _choose_each(candidates)
-    infeasible = [any(bool(np.any(v.violated)) for v in c.violations) for c in candidates]
+    infeasible = [any(holds_anywhere(v.violated) for v in c.violations) for c in candidates]
     order = sorted(range(len(candidates)), key=lambda i: (infeasible[i], keys[i], candidates[i].offer_label))
     best = candidates[order[0]]
     listed = [_alternative(candidates[i]) for i in order[1:]]
@@ -236,7 +236,7 @@ def _effective(a: Assessment) -> Range:
 
 
 def _alternative(a: Assessment) -> Alternative:
-    reasons = tuple(v.reason for v in a.violations if bool(np.any(v.violated)))
+    reasons = tuple(v.reason for v in a.violations if holds_anywhere(v.violated))
     assert a.offer is not None
     return Alternative(offer=a.offer, cost=a.cost, feasible=not reasons, reasons=reasons)
 

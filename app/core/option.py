@@ -20,13 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-import numpy as np
-
 from app.core import offers as offer_choice
 from app.core.errors import MissingKnowledge
 from app.core.hooks import hookimpl
 from app.core.knowledge import Knowledge
 from app.core.offers import Offer
+from app.core.ranges import holds_anywhere
 from app.core.types import Assessment, OptionSpec, Profile
 
 
@@ -74,5 +73,5 @@ class OptionPlugin:
         """Whether ``offer`` breaks none of the profile's hard constraints (for every profile of a batch)."""
         lead = offer.row.lead_time_days or knowledge.assumption(self.spec.key, "lead_time_days").value
         return not any(
-            np.any(v.violated) for v in offer_choice.violations(offer, profile, knowledge, lead_time_days=lead)
+            holds_anywhere(v.violated) for v in offer_choice.violations(offer, profile, knowledge, lead_time_days=lead)
         )

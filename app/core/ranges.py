@@ -63,23 +63,29 @@ class Range(tuple[float, float, float]):
     def is_point(self) -> bool:
         return self.low == self.high
 
+    # The operators unpack ends directly instead of going through ``_as_range`` and the properties: the
+    # same float operations in the same order, without a Range per scalar operand.
+
     def __add__(self, other: Range | Number) -> Range:  # type: ignore[override]
-        o = _as_range(other)
-        return Range(self.low + o.low, self.expected + o.expected, self.high + o.high)
+        a, b, c = _ends(other)
+        lo, ex, hi = self
+        return tuple.__new__(Range, (lo + a, ex + b, hi + c))
 
     __radd__ = __add__
 
     def __mul__(self, other: Range | Number) -> Range:  # type: ignore[override]
-        o = _as_range(other)
-        return Range(self.low * o.low, self.expected * o.expected, self.high * o.high)
+        a, b, c = _ends(other)
+        lo, ex, hi = self
+        return tuple.__new__(Range, (lo * a, ex * b, hi * c))
 
     __rmul__ = __mul__  # type: ignore[assignment]
 
     def __truediv__(self, other: Range | Number) -> Range:
-        o = _as_range(other)
-        if np.any(o.low <= 0) if isinstance(o.low, np.ndarray) else o.low <= 0:
+        a, b, c = _ends(other)
+        if np.any(a <= 0) if isinstance(a, np.ndarray) else a <= 0:
             raise ZeroDivisionError("division by a range that reaches zero")
-        return Range(self.low / o.high, self.expected / o.expected, self.high / o.low)
+        lo, ex, hi = self
+        return tuple.__new__(Range, (lo / c, ex / b, hi / a))
 
     def __rtruediv__(self, other: Number) -> Range:
         return _as_range(other) / self
@@ -115,6 +121,20 @@ def _ceil(a: Any) -> Any:
 def ceil_number(value: Any) -> Any:
     """``math.ceil`` for a number, element-wise for an array of profiles (batch evaluation)."""
     return _ceil(value)
+
+
+def _ends(value: Range | Number) -> tuple[Any, Any, Any]:
+    """The three ends of a Range, or a number's (as ``Range.point`` makes them) three times."""
+    if isinstance(value, Range):
+        return value
+    v = value if isinstance(value, np.ndarray) else float(value)
+    return v, v, v
+
+
+def holds_anywhere(value: Any) -> bool:
+    """``bool(np.any(value))``: for a plain bool without NumPy's dispatch, for an array of a batch's
+    profiles or of Monte Carlo draws whether any element holds."""
+    return bool(value.any()) if isinstance(value, np.ndarray) else bool(value)
 
 
 def _as_range(value: Range | Number) -> Range:
