@@ -51,7 +51,8 @@ check: lint typecheck
 openapi: venv
 	$(BIN)/python -m app.openapi_export openapi/v1.json
 
-# throughput, latency and memory against a bare Litestar app (a tool, not a test); DURATION=8 CONNECTIONS=32
+# throughput, latency and memory against a bare Litestar app on the same server, with the issue's targets
+# checked (a tool, not a test); DURATION=8 CONNECTIONS=32 SERVER=uvicorn|granian ONLY=row,row
 bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py
 

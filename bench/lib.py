@@ -223,6 +223,8 @@ def server_name() -> str:
     name = (os.environ.get("SERVER") or "uvicorn").lower()
     if name not in SERVERS:
         raise SystemExit(f"SERVER={name!r}: one of {', '.join(SERVERS)}")
+    if not (BIN / name).exists():
+        raise SystemExit(f"SERVER={name}: not installed in the venv (`{BIN / 'pip'} install {name}`)")
     return name
 
 

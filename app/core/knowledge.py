@@ -306,6 +306,17 @@ class Knowledge:
             raise MissingKnowledge(f"no assumption '{key}' for option '{option}' (nor a general one)")
         return found
 
+    def assumption_value(self, option: str, key: str) -> tuple[Range, SourceRef]:
+        """``assumption(option, key)``'s value and source reference (memoised: the model reads dozens
+        of assumptions per assessment)."""
+        memo_key = ("assumption", option, key)
+        found: tuple[Range, SourceRef] | None = self._memo.get(memo_key)
+        if found is None:
+            row = self.assumption(option, key)
+            found = (row.value, row.ref)
+            self._memo_put(memo_key, found)
+        return found
+
     def rows(self, option: str, item: str, as_of: dt.date) -> tuple[Price, ...]:
         """Every price row of ``option``'s ``item`` valid on ``as_of``.
 

@@ -51,9 +51,9 @@ class Inputs:
         self.refs: list[SourceRef] = []
 
     def __call__(self, key: str) -> Range:
-        row = self.knowledge.assumption(self.option, key)
-        self.refs.append(row.ref)
-        return row.value
+        value, ref = self.knowledge.assumption_value(self.option, key)
+        self.refs.append(ref)
+        return value
 
     def take_refs(self) -> tuple[SourceRef, ...]:
         refs, self.refs = tuple(dict.fromkeys(self.refs)), []
