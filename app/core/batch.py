@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,8 +29,10 @@ CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_mode
 Assess = Callable[[str, Profile, Knowledge], Assessment]
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
+    """One option's place in one profile's ranking (a NamedTuple: a batch makes one per option and
+    profile, and a frozen dataclass costs several times as much to build)."""
+
     option: str
     rank: int
     score: float
@@ -123,10 +126,53 @@ def _group(
             focus=f.measures["usability"],
         )
         totals[o] = scoring.total(weights, scores[o], f.fit)
-    listed = {o: _Lists.of(f, n) for o, f in figures.items()}
-    score_lists = {o: {d: _floats(v, n) for d, v in sc.items()} for o, sc in scores.items()}
-    total_lists = {o: _floats(t, n) for o, t in totals.items()}
-    return [_result(i, listed, score_lists, total_lists) for i in range(n)]
+    columns = [_column(o, _Lists.of(f, n), scores.get(o), totals.get(o), n) for o, f in figures.items()]
+    results = []
+    for row in zip(*columns, strict=True):
+        ranking = tuple(Entry(e[1], rank, *e[2:]) for rank, e in enumerate(sorted(row, key=itemgetter(0)), start=1))
+        results.append(Result(next((e.option for e in ranking if e.feasible), None), ranking))
+    return results
+
+
+def _column(option: str, f: _Lists, scores: Mapping[str, Any] | None, total: Any, n: int) -> list[tuple[Any, ...]]:
+    """One option's entries over the group, column-wise: ``(sort key, option, score, scores, fit,
+    feasible, annual_cost, total_cost, cost_per_useful_gpu_hour, cost_per_effective_gpu_hour, error)``
+    per profile. The sort key is ``scoring.ranked``'s — feasible first, higher total, higher sum of
+    dimension scores and fit, option key — computed from the same floats in the same order; the
+    shown figures are rounded as ``scoring.shown`` and ``round`` round one profile's."""
+    if f.per_hour is None or scores is None:
+        key = (-scoring.order_value(False, 0.0), -(sum(dict.fromkeys(DIMENSIONS, 0.0).values()) + 0.0), option)
+        return [
+            (key, option, _shown(0.0), dict.fromkeys(DIMENSIONS, 0.0), 0.0, False, None, None, None, None, f.error)
+            for _ in range(n)
+        ]
+    assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
+    raw = _floats(total, n)
+    dims = [_floats(scores[d], n) for d in DIMENSIONS]
+    useful = f.useful if f.useful is not None else [None] * n
+    return [
+        (
+            (-(t if ok else t - scoring.INFEASIBLE_OFFSET), -(sum(ds) + ft), option),
+            option,
+            _shown(t),
+            {d: _shown(v) for d, v in zip(DIMENSIONS, ds, strict=True)},
+            round(ft, 1),
+            ok,
+            round(a, 2),
+            round(tot, 2),
+            None if u is None else round(u, 4),
+            round(ph, 4),
+            None,
+        )
+        for ok, t, ds, ft, a, tot, u, ph in zip(
+            f.feasible, raw, zip(*dims, strict=True), f.fit, f.annual, f.total, useful, f.per_hour, strict=True
+        )
+    ]
+
+
+def _shown(value: float) -> float:
+    """``scoring.shown`` for a Python float (what ``_floats`` gives): clamped to 0–100, one decimal."""
+    return round(min(100.0, max(0.0, value)), 1)
 
 
 def _floats(value: Any, n: int) -> list[float]:
@@ -222,51 +268,3 @@ def _rules(option: str, profile: Profile, a: Assessment, knowledge: Knowledge, n
 
 def _array(value: Any, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(value, dtype=float), (n,))
-
-
-def _result(
-    i: int,
-    figures: Mapping[str, _Lists],
-    scores: Mapping[str, Mapping[str, list[float]]],
-    totals: Mapping[str, list[float]],
-) -> Result:
-    """Profile ``i``'s ranking; ``figures``' arrays, ``scores`` and ``totals`` as Python lists
-    (``_lists``: indexing a list of floats is far cheaper than converting NumPy scalars one by one)."""
-    rows: list[tuple[Any, ...]] = []
-    for o, f in figures.items():
-        if f.per_hour is None:
-            rows.append((False, 0.0, o, dict.fromkeys(DIMENSIONS, 0.0), 0.0, None, None, None, None, f.error))
-            continue
-        assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
-        rows.append(
-            (
-                f.feasible[i],
-                totals[o][i],
-                o,
-                {d: scores[o][d][i] for d in DIMENSIONS},
-                f.fit[i],
-                f.annual[i],
-                f.total[i],
-                f.useful[i] if f.useful is not None else None,
-                f.per_hour[i],
-                None,
-            )
-        )
-    rows = [rows[i] for i in scoring.ranked([(r[2], r[0], r[1], sum(r[3].values()) + r[4]) for r in rows])]
-    ranking = tuple(
-        Entry(
-            option=o,
-            rank=rank,
-            score=scoring.shown(raw),
-            scores={d: scoring.shown(v) for d, v in dims.items()},
-            fit=round(fit, 1),
-            feasible=feasible,
-            annual_cost=None if annual is None else round(annual, 2),
-            total_cost=None if total is None else round(total, 2),
-            cost_per_useful_gpu_hour=None if useful is None else round(useful, 4),
-            cost_per_effective_gpu_hour=None if per_hour is None else round(per_hour, 4),
-            error=error,
-        )
-        for rank, (feasible, raw, o, dims, fit, annual, total, useful, per_hour, error) in enumerate(rows, start=1)
-    )
-    return Result(next((e.option for e in ranking if e.feasible), None), ranking)

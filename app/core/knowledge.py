@@ -248,8 +248,12 @@ class Knowledge:
 
     @property
     def currencies(self) -> frozenset[str]:
-        """The currencies an answer can be given in: the pivot and every one with a rate to it."""
-        return frozenset({PIVOT, *self._rates})
+        """The currencies an answer can be given in: the pivot and every one with a rate to it (memoised)."""
+        found: frozenset[str] | None = self._memo.get("currencies")
+        if found is None:
+            found = frozenset({PIVOT, *self._rates})
+            self._memo_put("currencies", found)
+        return found
 
     def rate(self, currency: str, as_of: dt.date) -> ExchangeRate | None:
         """The newest rate of ``currency`` to CNY fixed on or before ``as_of`` (None for CNY itself).
