@@ -556,7 +556,7 @@ def bench(tmp: Path) -> int:
         f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
         f'{json.dumps(COMPARISON)} (unknown fields are refused); evaluations get `{{"profiles": [profile]}}`. '
         "Repeated body: that one body on every request (the worker answers price comparisons and the evaluation "
-        "behind a recommendation from its memo of 256 answers; POST /v1/evaluations is not memoised). "
+        "behind a recommendation, and evaluations of up to 8 profiles, from its memo of 256 answers). "
         f"Distinct bodies: {DISTINCT:,} variants of it (gpus 1–512, utilization 0.05–0.95), cycled through one "
         "per request, so every request is computed. "
         f"Service answer sizes: recommendation {len(sample.body)} B, GET /v1/gpus {len(gpus.body)} B. "
