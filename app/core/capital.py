@@ -8,6 +8,7 @@ Time is in years from the decision; ``start`` is when the asset is delivered and
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,11 @@ def residual_curve(decline_per_year: Any, points: Sequence[tuple[float, float]] 
         yearly = 1.0 - decline_per_year
 
     def residual(age: Any) -> Any:
+        if isinstance(age, float | int) and not isinstance(age, bool):  # one profile: no NumPy per call
+            x = float(age)
+            if x <= last_age:
+                return _interp(x, ages, shares)
+            return float(last_share * yearly ** np.float64(max(x - last_age, 0.0)))
         a = np.asarray(age, dtype=float)
         inside = np.interp(np.minimum(a, last_age), ages, shares)
         beyond = last_share * yearly ** np.maximum(a - last_age, 0.0)
@@ -77,6 +83,8 @@ def asset_flows(
         cash      = cost × purchases − cost × residual(life) × (purchases − 1) − cost × residual(age at horizon)
         npv       = the same flows discounted to today at ``rate``
     """
+    if all(isinstance(x, float | int) and not isinstance(x, bool) for x in (cost, life, start, horizon, rate)):
+        return _asset_flows_one(float(cost), float(life), residual, float(start), float(horizon), float(rate))
     in_service = np.maximum(np.asarray(horizon, dtype=float) - start, 0.0)
     purchases = np.maximum(1.0, np.ceil(in_service / life - 1e-9))
     replacements = purchases - 1.0
@@ -95,6 +103,44 @@ def asset_flows(
     if not any(isinstance(x, np.ndarray) for x in (horizon, rate, cost, life, start, npv)):
         return float(cash), float(npv), int(purchases)
     return cash, npv, purchases
+
+
+def _asset_flows_one(
+    cost: float, life: float, residual: Residual, start: float, horizon: float, rate: float
+) -> tuple[float, float, int]:
+    """``asset_flows`` for plain numbers: the same operations in the same order, on Python floats
+    (``max`` as ``np.maximum`` for numbers that are not NaN, powers of NumPy scalars kept where the
+    array path takes them)."""
+    in_service = max(horizon - start, 0.0)
+    purchases = max(1.0, float(math.ceil(in_service / life - 1e-9)))
+    replacements = purchases - 1.0
+    age_at_end = in_service - replacements * life
+    at_life = residual(life)
+    at_end = residual(age_at_end)
+    cash = cost * purchases - cost * at_life * replacements - cost * at_end
+    if rate > 0:
+        v_life = (1.0 + rate) ** (-life)
+        series = (1.0 + rate) ** (-start) * v_life * (1.0 - v_life ** np.float64(replacements)) / (1.0 - v_life)
+    else:
+        series = replacements
+    npv = cost + cost * (1.0 - at_life) * series - cost * at_end * (1.0 + rate) ** np.float64(-horizon)
+    return float(cash), float(npv), int(purchases)
+
+
+def _interp(x: float, xp: Sequence[float], fp: Sequence[float]) -> float:
+    """``float(np.interp(x, xp, fp))`` for one number (NumPy's algorithm: the left or right value
+    outside, the point's value on a point, else ``slope × (x − xp[j]) + fp[j]``)."""
+    if x < xp[0]:
+        return float(fp[0])
+    if x > xp[-1]:
+        return float(fp[-1])
+    if len(xp) == 1:
+        return float(fp[0])
+    j = bisect.bisect_right(xp, x) - 1
+    if j == len(xp) - 1 or xp[j] == x:
+        return float(fp[j])
+    slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+    return float(slope * (x - xp[j]) + fp[j])
 
 
 def where(condition: Any, yes: Any, no: Any) -> Any:
