@@ -2,7 +2,7 @@
 
 An entity lives in up to four shapes: the ORM model (``app/kb/models.py``, the declaration: the table),
 the seed record that validates it (``app/kb/seeds/records.py``), the snapshot object the core and
-the plugins compute from (``app/core/knowledge.py``, built field by field by name in
+the plugins compute from (``app/core/records.py``, built field by field by name in
 ``app/kb/snapshot.py``) and the API struct that shows it (``app/domain/*/schemas.py``). Each shape
 has the table's columns, but for the differences listed here, each with its reason. Every closed
 vocabulary is a ``Literal`` of ``app/core/vocab.py``: each shape types an enumerated field with that
