@@ -127,7 +127,11 @@ def create_app(
     key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
     engine = Engine(host, store.get, tracer=tracer)
     writer = RecommendationWriter(
-        db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
+        db.create_session_maker(),
+        tracer=tracer,
+        on_queue=metrics.writer_queue,
+        on_commit=metrics.writer_commit,
+        queue_limit=settings.writer_queue_limit,
     )
     limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
     metrics_listener = (
@@ -176,7 +180,7 @@ def create_app(
         dependencies={
             "engine": singleton(engine),
             "catalog": singleton(CatalogService(engine)),
-            "decisions": singleton(DecisionService(engine)),
+            "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
             "recommendation_writer": singleton(writer),
             "knowledge_versions": Provide(provide_knowledge_versions),

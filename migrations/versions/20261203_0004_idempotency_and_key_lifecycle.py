@@ -25,9 +25,7 @@ def upgrade() -> None:
         sa.Column("recommendation_id", sa.String(length=36), nullable=False),
         sa.Column("status", sa.Integer(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["api_key_id"], ["api_keys.id"], name=op.f("fk_idempotency_keys_api_key_id_api_keys")
-        ),
+        sa.ForeignKeyConstraint(["api_key_id"], ["api_keys.id"], name=op.f("fk_idempotency_keys_api_key_id_api_keys")),
         sa.ForeignKeyConstraint(
             ["recommendation_id"],
             ["recommendations.id"],
