@@ -319,6 +319,10 @@ class DecisionService:
                     f"the quota resets at {tomorrow.isoformat()} (use ?store=false to evaluate without storing)",
                     headers={"Retry-After": str(max(1, int((tomorrow - now).total_seconds())))},
                 )
+        if session.in_transaction():
+            # give the connection back before waiting for the writer: a request holding one while the
+            # writer waits for one from the same pool would deadlock under load (nothing was written)
+            await session.rollback()
         evaluation = self.evaluate(req, insights=True)
         doc = s.RecommendationRead(
             id=str(uuid.uuid4()),
