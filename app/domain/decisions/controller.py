@@ -16,6 +16,7 @@ from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
@@ -101,6 +102,8 @@ class DecisionController(Controller):
             str | None,
             HeaderParameter(
                 name=IDEMPOTENCY_KEY_HEADER,
+                # documented, checked by the service (a 400 naming the header, not the argument)
+                schema_extra={"min_length": 1, "max_length": IDEMPOTENCY_KEY_MAX_LENGTH, "pattern": "^[!-~]+$"},
                 description="A client-chosen key (1–255 visible ASCII characters, e.g. a UUID). The same key "
                 "(of the same API key) and the same body within 24 h answer the stored recommendation again, "
                 "with its original status and `Location` (and `Idempotent-Replayed: true`); the same key with "
