@@ -4,7 +4,8 @@ here only. Serve with ``uvicorn --factory app.asgi:create_app``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import datetime as dt
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -39,7 +40,7 @@ from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.lib import metrics, tracing
-from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
+from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.logs import RequestLogMiddleware, configure_logging
@@ -75,9 +76,24 @@ def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
             row = await keys.find(session, key)
         if row is None or row.revoked_at is not None:
             return None
-        return Principal(id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes))
+        expires_at = row.expires_at
+        if expires_at is not None and expires_at.tzinfo is None:  # SQLite: naive, UTC
+            expires_at = expires_at.replace(tzinfo=dt.UTC)
+        return Principal(
+            id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes), expires_at=expires_at
+        )
 
     return lookup
+
+
+def key_usage_writer(session_maker: Callable[[], AsyncSession]) -> Callable[[dict[int, dt.datetime]], Awaitable[None]]:
+    """How ``KeyUsage`` writes ``last_used_at``: one short transaction per batch."""
+
+    async def write(used: dict[int, dt.datetime]) -> None:
+        async with session_maker() as session, session.begin():
+            await keys.mark_used(session, used)
+
+    return write
 
 
 async def provide_knowledge_versions(db_session: NamedDependency[AsyncSession]) -> KnowledgeVersionRepository:
@@ -125,9 +141,14 @@ def create_app(
         on_load=lambda _version, trigger: gauges.loaded(trigger),
     )
     key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
+    key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
     engine = Engine(host, store.get, tracer=tracer)
     writer = RecommendationWriter(
-        db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
+        db.create_session_maker(),
+        tracer=tracer,
+        on_queue=metrics.writer_queue,
+        on_commit=metrics.writer_commit,
+        queue_limit=settings.writer_queue_limit,
     )
     limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
     metrics_listener = (
@@ -176,7 +197,7 @@ def create_app(
         dependencies={
             "engine": singleton(engine),
             "catalog": singleton(CatalogService(engine)),
-            "decisions": singleton(DecisionService(engine)),
+            "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
             "recommendation_writer": singleton(writer),
             "knowledge_versions": Provide(provide_knowledge_versions),
@@ -189,7 +210,7 @@ def create_app(
             *([tracing.name_request_span] if provider is not None else []),
             metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
-            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
+            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
         ],
         before_send=[send_request_id, knowledge_source_hook(store)],
         before_request=require_json_body,
@@ -198,6 +219,7 @@ def create_app(
             {
                 "knowledge_store": store,
                 "engine": engine,
+                "key_usage": key_usage,
                 "migration_head": migration_head(),
                 "migration_revisions": migration_revisions(),
                 "plugins_fingerprint": plugins_fingerprint(

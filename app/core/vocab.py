@@ -92,7 +92,15 @@ SCOPES: dict[Scope, str] = {
 }
 ADMIN: Scope = "admin"
 #: what the audit trail records (``app.kb.audit``)
-AuditAction = Literal["seeds.load", "migration.data", "key.create", "key.revoke", "database.restore"]
+AuditAction = Literal[
+    "seeds.load",
+    "migration.data",
+    "key.create",
+    "key.revoke",
+    "key.rotate",
+    "database.restore",
+    "recommendations.prune",
+]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 #: longest X-API-Key value looked at (a real key has 46 characters)
 API_KEY_MAX_LENGTH = 128

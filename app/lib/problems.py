@@ -79,6 +79,26 @@ _TITLES = {
 }
 
 
+class ProblemException(HTTPException):
+    """An HTTP error with a problem type of its own (``TYPE_BASE + slug``) and title, for the cases a
+    client should tell apart from the generic one of its status (an idempotency conflict, a daily quota,
+    a full writer queue, an expired key)."""
+
+    def __init__(
+        self,
+        status_code: int,
+        slug: str,
+        title: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(detail=detail, status_code=status_code, headers=headers)
+        self.slug = slug
+        self.title = title
+        self.field = field
+
+
 def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
     return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
 
@@ -120,14 +140,18 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     if status == 429 and "Retry-After" not in headers and (wait := retry_after(headers)):
         headers["Retry-After"] = wait
         detail = f"rate limit exceeded: retry after {wait} s"
+    slug, title = _SLUGS.get(status, "error"), _TITLES.get(status, "Error")
+    field = errors[0].field if errors else None
+    if isinstance(exc, ProblemException):
+        slug, title, field = exc.slug, exc.title, exc.field
     return problem_response(
         Problem(
-            type=TYPE_BASE + _SLUGS.get(status, "error"),
-            title=_TITLES.get(status, "Error"),
+            type=TYPE_BASE + slug,
+            title=title,
             status=status,
             detail=detail,
             instance=request.url.path,
-            field=errors[0].field if errors else None,
+            field=field,
             errors=errors or None,
             request_id=request_id(request.scope),
         ),

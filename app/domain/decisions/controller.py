@@ -8,19 +8,23 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi import ResponseSpec
-from litestar.params import Body, Parameter
+from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.negotiation import CSV, JSON, negotiate
-from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS
+from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 
 class DecisionController(Controller):
@@ -59,6 +63,20 @@ class DecisionController(Controller):
         status_code=HTTP_201_CREATED,
         responses={
             **BODY_PROBLEMS,
+            409: problem(
+                409,
+                "`…:idempotency-key-conflict`: the `Idempotency-Key` was used within 24 h with another body.",
+            ),
+            429: problem(
+                429,
+                "Rate limit exceeded, or (`…:recommendation-quota-exceeded`) the key's daily quota of stored "
+                "recommendations is reached; retry after the Retry-After header's seconds.",
+            ),
+            503: problem(
+                503,
+                "The knowledge base or the database is unavailable, or (`…:writer-busy`) too many "
+                "recommendations are waiting to be stored; retry after the Retry-After header's seconds.",
+            ),
             200: ResponseSpec(
                 data_container=s.Evaluation,
                 description="With `store=false`: the evaluation, not stored (no `id`, no `Location`); "
@@ -72,6 +90,7 @@ class DecisionController(Controller):
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
         recommendation_writer: NamedDependency[RecommendationWriter],
+        db_session: NamedDependency[AsyncSession],
         data: Annotated[ProfileCreate, Body()],
         store: Annotated[
             bool,
@@ -79,12 +98,33 @@ class DecisionController(Controller):
                 description="`false`: answer the evaluation with 200 without storing it (no database needed)",
             ),
         ] = True,
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(
+                name=IDEMPOTENCY_KEY_HEADER,
+                # documented, checked by the service (a 400 naming the header, not the argument)
+                schema_extra={"min_length": 1, "max_length": IDEMPOTENCY_KEY_MAX_LENGTH, "pattern": "^[!-~]+$"},
+                description="A client-chosen key (1–255 visible ASCII characters, e.g. a UUID). The same key "
+                "(of the same API key) and the same body within 24 h answer the stored recommendation again, "
+                "with its original status and `Location` (and `Idempotent-Replayed: true`); the same key with "
+                "another body answers 409. Ignored with `store=false`.",
+            ),
+        ] = None,
     ) -> Response[s.RecommendationRead]:
         if not store:
             evaluation = decisions.evaluate(data, insights=True)
             return cast("Response[s.RecommendationRead]", Response(evaluation, status_code=HTTP_200_OK))
-        doc = await decisions.recommend(data, api_key_id=principal_of(request).id, writer=recommendation_writer)
-        return Response(doc, status_code=HTTP_201_CREATED, headers={"Location": f"/v1/recommendations/{doc.id}"})
+        answer = await decisions.recommend(
+            data,
+            api_key_id=principal_of(request).id,
+            writer=recommendation_writer,
+            session=db_session,
+            idempotency_key=idempotency_key,
+        )
+        headers = {"Location": answer.location}
+        if answer.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(answer.doc, status_code=answer.status, headers=headers)
 
     @get(
         "/recommendations/{rec_id:str}",

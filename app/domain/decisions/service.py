@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import uuid
 from collections.abc import Hashable
 from typing import Any
 
-import msgspec
 from cachetools import LRUCache
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import batch, decision
 from app.core import insights as ins
@@ -23,6 +22,8 @@ from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
+from app.domain.decisions import storing
+from app.domain.decisions.storing import StoredAnswer
 from app.domain.shared.convert import confidence_read, cost_read, line_read, offer_read, optional_range, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import (
@@ -55,8 +56,10 @@ NO_COST: dict[str, Any] = dict.fromkeys(
 
 
 class DecisionService:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, daily_quota: int | None = None) -> None:
         self.engine = engine
+        #: stored recommendations per API key and UTC day (``RECOMMENDATION_DAILY_QUOTA``)
+        self.daily_quota = daily_quota
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
 
     def _remembered(self, key: tuple[Hashable, ...], compute: Any) -> Any:
@@ -267,27 +270,18 @@ class DecisionService:
     # ---- stored recommendations --------------------------------------------------------------
 
     async def recommend(
-        self, req: ProfileCreate, *, api_key_id: int, writer: RecommendationWriter
-    ) -> s.RecommendationRead:
-        """Evaluate (with insights), store, and answer the stored document; returns once it is committed."""
-        evaluation = self.evaluate(req, insights=True)
-        doc = s.RecommendationRead(
-            id=str(uuid.uuid4()),
-            created_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
-            **msgspec.structs.asdict(evaluation),
+        self,
+        req: ProfileCreate,
+        *,
+        api_key_id: int,
+        writer: RecommendationWriter,
+        session: AsyncSession,
+        idempotency_key: str | None = None,
+    ) -> StoredAnswer:
+        """Evaluate (with insights), store, and answer the stored document (``storing.recommend``)."""
+        return await storing.recommend(
+            self, req, api_key_id=api_key_id, writer=writer, session=session, idempotency_key=idempotency_key
         )
-        await writer.store(
-            {
-                "id": doc.id,
-                "created_at": doc.created_at,
-                "knowledge_version": evaluation.knowledge_version,
-                "methodology_version": evaluation.methodology_version,
-                "request": req.model_dump(mode="json"),
-                "response": msgspec.to_builtins(doc),
-                "api_key_id": api_key_id,
-            }
-        )
-        return doc
 
     @staticmethod
     async def stored(
