@@ -15,7 +15,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins import PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
 from opentelemetry.sdk.trace import TracerProvider
@@ -38,7 +37,7 @@ from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
-from app.lib import metrics, tracing
+from app.lib import docs_ui, metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
@@ -170,6 +169,7 @@ def create_app(
             PlanningController,
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
+            docs_ui.assets_router(),
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=plugins,
@@ -215,7 +215,7 @@ def create_app(
             "AI compute platform — compared on cost, efficiency, stability and usability, with every figure "
             "traceable to the knowledge base.",
             path="/docs",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            render_plugins=docs_ui.render_plugins(),
         ),
         debug=settings.debug,
     )
