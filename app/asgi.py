@@ -26,6 +26,7 @@ from app.domain.catalog.controller import CatalogController
 from app.domain.catalog.service import CatalogService
 from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
+from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
@@ -170,6 +171,8 @@ def create_app(
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
             docs_ui.assets_router(),
+            explorer.ExplorerController,
+            explorer.assets_router(),
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=plugins,
