@@ -44,6 +44,13 @@ function range(r, digits = 2) {
   if (!r) return "–";
   return `${number(r.expected, digits)} (${number(r.low, digits)}–${number(r.high, digits)})`;
 }
+// an amount's cell: the expected figure, its low–high range beneath
+function amountCell(r) {
+  if (!r) return el("td", { className: "num" }, "–");
+  const same = r.low === r.high;
+  return el("td", { className: "num" }, number(r.expected, 0),
+    ...(same ? [] : [el("br"), el("small", {}, `${number(r.low, 0)}–${number(r.high, 0)}`)]));
+}
 const optionName = (key, fallback) => (BOOT.messages.en[`option.${key}`] ? t(`option.${key}`) : fallback || key);
 
 function setStatus(id, text, error = false) {
@@ -233,8 +240,7 @@ function render({ body, evaluation, comparison, uncertainty }) {
       el("th", { className: "num" }, t("column.upfront", { currency })),
       el("th", { className: "num" }, t("column.total", { currency })), el("th", {}, t("column.basis")));
     const lines = (item.breakdown || []).map((li) => el("tr", {}, el("td", {}, li.label),
-      el("td", { className: "num" }, range(li.annual)), el("td", { className: "num" }, range(li.upfront)),
-      el("td", { className: "num" }, range(li.total)), el("td", { className: "hint" }, li.basis)));
+      amountCell(li.annual), amountCell(li.upfront), amountCell(li.total), el("td", { className: "hint" }, li.basis)));
     return el("div", { className: "option-block" }, el("h3", {}, optionName(item.option, item.name)),
       item.error ? el("p", { className: "infeasible" }, item.error) : el("table", {}, el("thead", {}, headRow), el("tbody", {}, ...lines)));
   }));
