@@ -1,4 +1,5 @@
-"""Decision insights: break-even points, sensitivity and uncertainty for a profile (thin handlers)."""
+"""Decision insights: break-even points, cost curves, sensitivity and uncertainty for a profile (thin
+handlers); cost curves and sensitivity also as SVG charts (``Accept: image/svg+xml``)."""
 
 from __future__ import annotations
 
