@@ -16,7 +16,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins import PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
 from opentelemetry.sdk.trace import TracerProvider
@@ -28,6 +27,7 @@ from app.domain.catalog.controller import CatalogController
 from app.domain.catalog.service import CatalogService
 from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
+from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
@@ -39,7 +39,7 @@ from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
-from app.lib import metrics, tracing
+from app.lib import docs_ui, metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
@@ -191,6 +191,9 @@ def create_app(
             PlanningController,
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
+            docs_ui.assets_router(),
+            explorer.ExplorerController,
+            explorer.assets_router(),
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=plugins,
@@ -237,7 +240,7 @@ def create_app(
             "AI compute platform — compared on cost, efficiency, stability and usability, with every figure "
             "traceable to the knowledge base.",
             path="/docs",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            render_plugins=docs_ui.render_plugins(),
         ),
         debug=settings.debug,
     )

@@ -31,6 +31,14 @@ _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 ALTERNATIVE_MEDIA = {
     "createPriceComparison": {"text/csv": "One row per option and per breakdown line."},
     "listOffers": {"text/csv": "One row per offer row, the columns of the JSON items."},
+    "computeCostCurves": {
+        "image/svg+xml": "A line chart 640 px wide: expected figure as a line, low–high range as a band, "
+        "break-even points marked; words in the language of Accept-Language (en, zh)."
+    },
+    "createSensitivity": {
+        "image/svg+xml": "A tornado chart 640 px wide of the recommended option's cost per useful GPU-hour; "
+        "words in the language of Accept-Language (en, zh)."
+    },
 }
 
 

@@ -8,7 +8,7 @@ from app.core import insights as ins
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
-from app.domain.shared.convert import confidence_read
+from app.domain.shared.convert import confidence_read, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileCreate
 
@@ -61,6 +61,56 @@ class InsightService:
             ],
             errors=dict(be.errors),
         )
+
+    def cost_curves(self, req: ProfileCreate) -> si.CostCurvesRead:
+        kb = self.engine.knowledge()
+        profile = self.engine.profile(req, kb)
+        self.engine.outcomes(profile, kb)
+        cc = ins.cost_curves(self.engine.assess, profile, kb, self._curve_order())
+        return si.CostCurvesRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            currency=profile.currency,
+            as_of=profile.as_of,
+            gpus=profile.gpus,
+            utilization=profile.utilization,
+            horizon_years=profile.horizon_years,
+            rental_plan=profile.rental_plan,
+            series=[
+                si.CostSeriesRead(
+                    option=o,
+                    name=self.engine.options[o].spec.name,
+                    points=[
+                        si.CurvePointRead(
+                            utilization=round(p.utilization, 6),
+                            cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
+                        )
+                        for p in points
+                    ],
+                )
+                for o, points in cc.series.items()
+            ],
+            break_even=[
+                si.BreakEvenPointRead(
+                    first=c.first,
+                    second=c.second,
+                    utilization=_nullable(c.utilization),
+                    cheaper_above=dict(c.cheaper_above),
+                    cost_per_useful_gpu_hour=None if cost is None else round(cost, 4),
+                    statement=statements.crossing_statement(c),
+                )
+                for c, cost in zip(cc.crossings, cc.crossing_costs, strict=True)
+            ],
+            errors=dict(cc.errors),
+        )
+
+    def option_names(self) -> dict[str, str]:
+        """Each loaded option's name, as its plugin gives it."""
+        return {k: o.spec.name for k, o in self.engine.options.items()}
+
+    def _curve_order(self) -> list[str]:
+        """The options in the order ``/v1/break-even`` pairs them (the owner of hardware first)."""
+        return list(dict.fromkeys(v.option for v in self.engine.variants()))
 
     def sensitivity(self, req: ProfileCreate) -> si.SensitivityRead:
         kb = self.engine.knowledge()
