@@ -42,6 +42,7 @@ from app.lib import metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
 from app.lib.openapi import complete_openapi
@@ -191,7 +192,7 @@ def create_app(
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
         ],
-        before_send=[send_request_id, knowledge_source_hook(store)],
+        before_send=[send_request_id, send_content_language, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(

@@ -37,7 +37,7 @@ from app.core import (
 )
 from app.core.capital import Bridge, CapitalLine, RunningLine, where
 from app.core.capital import own as capital_own
-from app.core.text import money, money_range, num, span
+from app.core.text import money, money_range, msg, num, span
 
 KEY = "self_built_cluster"
 VERSION = "2.0.0"
@@ -186,18 +186,30 @@ class SelfBuiltCluster(OptionPlugin):
             ~np.asarray(owned.bridged), lead.expected / DAYS_PER_YEAR >= np.asarray(profile.horizon_years)
         )
         if np.any(late):
-            violations = (*violations, Violation("the horizon ends before the cluster is installed", late))
+            violations = (
+                *violations,
+                Violation(
+                    msg("violation.horizon_before_install", "the horizon ends before the cluster is installed"), late
+                ),
+            )
         if profile.capex_budget is not None:
             violations = (*violations, _over_budget(cost.upfront, profile.capex_budget, profile.currency))
         cur = profile.currency
+        bridged = bool(np.all(owned.bridged))
+        upfront, annual, total = (money_range(x, cur) for x in (cost.upfront, cost.annual, cost.total))
         notes = (
-            f"Own cluster ({offer.label}): {num(servers)} server(s) cost {money_range(cost.upfront, cur)} upfront and "
-            f"{money_range(cost.annual, cur)} a year written off over depreciation_years; "
-            f"{money_range(cost.total, cur)} over the horizon after resale; {span(teams, 'ops team(s)')} run them."
-            + (
-                " Until it is installed the team rents on demand (cheaper than waiting)."
-                if np.all(owned.bridged)
-                else ""
+            msg(
+                "note.self_built_bridged" if bridged else "note.self_built",
+                f"Own cluster ({offer.label}): {num(servers)} server(s) cost {upfront} upfront and "
+                f"{annual} a year written off over depreciation_years; "
+                f"{total} over the horizon after resale; {span(teams, 'ops team(s)')} run them."
+                + (" Until it is installed the team rents on demand (cheaper than waiting)." if bridged else ""),
+                offer=offer.label,
+                servers=num(servers),
+                upfront=upfront,
+                annual=annual,
+                total=total,
+                teams=span(teams, "ops team(s)").removesuffix(" ops team(s)"),
             ),
         )
         ops_team = profile.ops_team
@@ -214,7 +226,9 @@ class SelfBuiltCluster(OptionPlugin):
                 restart_key=f"restart_hours_{ops_team}_ops",
             ),
             infra_fte=model.software_work(inputs, servers) + teams * team_fte,
-            setup_steps="racking, network, drivers, scheduler and environments by your own ops team",
+            setup_steps=msg(
+                "setup.self_built_cluster", "racking, network, drivers, scheduler and environments by your own ops team"
+            ),
             notes=notes,
             offer=offer.info(),
             violations=violations,
@@ -240,8 +254,14 @@ def _facilities(knowledge: Knowledge, profile: Profile, row: Any) -> list[str]:
 
 
 def _over_budget(upfront: Range, budget: Any, currency: str) -> Violation:
+    shown, limit = money_range(upfront, currency), money(budget, currency)
     return Violation(
-        f"the upfront cost of {money_range(upfront, currency)} exceeds the capex budget of {money(budget, currency)}",
+        msg(
+            "violation.capex_budget",
+            f"the upfront cost of {shown} exceeds the capex budget of {limit}",
+            upfront=shown,
+            budget=limit,
+        ),
         upfront.expected > budget,
     )
 

@@ -19,11 +19,13 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.lib.i18n import language
+
 #: how long a client may reuse an answer before it revalidates: the knowledge version can change
 #: at any seed load, and every worker serves a new one within a few seconds
 MAX_AGE_SECONDS = 5
 CACHE_CONTROL = f"private, max-age={MAX_AGE_SECONDS}, must-revalidate"
-VARY = "Accept, X-API-Key"
+VARY = "Accept, Accept-Language, X-API-Key"
 
 
 def make_etag(*parts: str) -> str:
@@ -61,7 +63,7 @@ def answer_etag(scope: Scope, *parts: str) -> str | None:
     knowledge = state.engine.loaded()
     if knowledge is None:
         return None
-    return make_etag(knowledge.version, state.plugins_fingerprint, *parts)
+    return make_etag(knowledge.version, state.plugins_fingerprint, language(scope), *parts)
 
 
 def not_modified(scope: Scope, etag: str | None) -> bool:

@@ -19,6 +19,7 @@ from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
+from app.lib.i18n import language, pin_language
 from app.lib.negotiation import CSV, JSON, negotiate
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS
 
@@ -46,7 +47,7 @@ class DecisionController(Controller):
         headers = caching_headers(etag) if etag else {}
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        doc = decisions.compare(data)
+        doc = decisions.compare(data, language(request.scope))
         if media == CSV:
             return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
@@ -81,9 +82,11 @@ class DecisionController(Controller):
         ] = True,
     ) -> Response[s.RecommendationRead]:
         if not store:
-            evaluation = decisions.evaluate(data, insights=True)
+            evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             return cast("Response[s.RecommendationRead]", Response(evaluation, status_code=HTTP_200_OK))
-        doc = await decisions.recommend(data, api_key_id=principal_of(request).id, writer=recommendation_writer)
+        doc = await decisions.recommend(
+            data, api_key_id=principal_of(request).id, writer=recommendation_writer, lang=language(request.scope)
+        )
         return Response(doc, status_code=HTTP_201_CREATED, headers={"Location": f"/v1/recommendations/{doc.id}"})
 
     @get(
@@ -103,6 +106,7 @@ class DecisionController(Controller):
         doc = await DecisionService.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
         if doc is None:
             raise NotFoundException(f"no recommendation '{rec_id}'")
+        pin_language(request.scope, "zh" if doc.get("language") == "zh" else "en")
         return Response(doc)  # type: ignore[arg-type]
 
     @post(
@@ -114,6 +118,9 @@ class DecisionController(Controller):
         responses={**BODY_PROBLEMS},
     )
     async def evaluate(
-        self, decisions: NamedDependency[DecisionService], data: Annotated[s.EvaluationCreate, Body()]
+        self,
+        request: Request[Any, Any, Any],
+        decisions: NamedDependency[DecisionService],
+        data: Annotated[s.EvaluationCreate, Body()],
     ) -> s.EvaluationsRead:
-        return decisions.evaluate_many(data)
+        return decisions.evaluate_many(data, language(request.scope))

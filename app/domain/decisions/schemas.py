@@ -111,6 +111,14 @@ class AppliedRuleRead(msgspec.Struct):
     reason: str
 
 
+class ReasonCode(msgspec.Struct):
+    """A reason as a message code with parameters (``app/lib/locales``): parameters are strings in the
+    answer's language, or nested ``{code, params}``; the code ``text`` is a sentence shown as it is."""
+
+    code: str
+    params: dict[str, Any]
+
+
 class RankingEntry(msgspec.Struct):
     option: str
     name: str
@@ -127,6 +135,8 @@ class RankingEntry(msgspec.Struct):
     usability: UsabilityRead | None
     error: str | None = None
     offer: OfferRead | None = None
+    #: ``reasons`` as message codes with parameters, in the same order
+    reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
 
 
 class Evaluation(msgspec.Struct):
@@ -140,6 +150,8 @@ class Evaluation(msgspec.Struct):
     confidence: ConfidenceRead | None = None
     #: the own-versus-rent break-even in one sentence (recommendations only)
     break_even: str | None = None
+    #: the language of the sentences (``Accept-Language``; a stored recommendation keeps it)
+    language: Literal["en", "zh"] = "en"
 
 
 class RecommendationRead(Evaluation, kw_only=True):

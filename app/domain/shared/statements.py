@@ -6,17 +6,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.core.insights import Crossing, Payback
+from app.core.text import Msg, msg
 
 
-def break_even_sentence(c: Crossing, gpus: int) -> str | None:
+def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:
     """The recommendation's one line on owning versus renting on demand (``c.first`` owns)."""
     u, cheaper = c.utilization["expected"], c.cheaper_above["expected"]
+    n = f"{gpus:,}"
     if u is not None and cheaper == c.first:
-        return f"With {gpus:,} GPUs, owning becomes cheaper than renting on demand above {u * 100:.0f}% utilization."
+        at = f"{u * 100:.0f}%"
+        text = f"With {n} GPUs, owning becomes cheaper than renting on demand above {at} utilization."
+        return msg("statement.break_even_above", text, gpus=n, utilization=at)
     if u is None and cheaper == c.second:
-        return f"With {gpus:,} GPUs, owning costs more than renting on demand at any utilization."
+        text = f"With {n} GPUs, owning costs more than renting on demand at any utilization."
+        return msg("statement.break_even_never", text, gpus=n)
     if u is None and cheaper == c.first:
-        return f"With {gpus:,} GPUs, owning costs less than renting on demand at any utilization."
+        text = f"With {n} GPUs, owning costs less than renting on demand at any utilization."
+        return msg("statement.break_even_always", text, gpus=n)
     return None
 
 
