@@ -158,3 +158,17 @@ def test_every_answer_says_its_language_problems_and_health_included(sqlite_clie
     for path in ("/health/live", "/v1/options", "/v1/no-such-thing"):
         r = sqlite_client.get(path, headers={"Accept-Language": "zh-CN"})
         assert r.headers["content-language"] == "zh-CN", path
+
+
+def test_problems_and_options_in_chinese(sqlite_client: Client) -> None:
+    zh = {"Accept-Language": "zh-CN"}
+    missing = sqlite_client.get("/v1/recommendations/nope", headers=zh)
+    assert missing.status_code == 404
+    assert missing.json()["title"] == "未找到"
+    assert missing.json()["detail"] == "没有推荐“nope”"
+    assert sqlite_client.get("/v1/recommendations/nope").json()["detail"] == "no recommendation 'nope'"
+    unauthenticated = sqlite_client.get("/v1/options", headers={**zh, "X-API-Key": "wrong"})
+    assert unauthenticated.json()["title"] == "需要 API 密钥"
+    options = sqlite_client.get("/v1/options", headers=zh).json()["items"]
+    assert {o["name"] for o in options} == {"自建GPU集群", "租用GPU实例", "智算平台"}
+    assert all(CJK.search(o["description"]) for o in options)

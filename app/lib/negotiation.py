@@ -11,6 +11,8 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException
 
+from app.core.text import msg
+
 JSON = "application/json"
 CSV = "text/csv"
 
@@ -21,7 +23,11 @@ def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
         return offered[0]
     best = request.accept.best_match(offered)
     if best is None:
-        raise HTTPException(status_code=406, detail=f"this operation answers in {', '.join(offered)}")
+        media = ", ".join(offered)
+        raise HTTPException(
+            status_code=406,
+            detail=msg("problem.detail.not_acceptable", f"this operation answers in {media}", media=media),
+        )
     return best
 
 
@@ -31,7 +37,12 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
         media = request.content_type[0].lower()
         if media and media != "application/json" and not media.endswith("+json"):
             raise HTTPException(
-                status_code=415, detail=f"the body must be application/json, not {media}: send that Content-Type"
+                status_code=415,
+                detail=msg(
+                    "problem.detail.not_json_type",
+                    f"the body must be application/json, not {media}: send that Content-Type",
+                    media=media,
+                ),
             )
 
 

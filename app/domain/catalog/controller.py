@@ -14,6 +14,7 @@ from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
 from app.kb.repositories import KnowledgeVersionRepository
 from app.lib.caching import conditional_get_middleware
+from app.lib.i18n import language
 from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
 from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
@@ -34,8 +35,10 @@ class CatalogController(Controller):
         summary="The deployment options the loaded plugins provide",
         responses=COMMON_PROBLEMS,
     )
-    async def list_options(self, catalog: NamedDependency[CatalogService]) -> s.OptionList:
-        return catalog.options()
+    async def list_options(
+        self, request: Request[Any, Any, Any], catalog: NamedDependency[CatalogService]
+    ) -> s.OptionList:
+        return catalog.options(language(request.scope))
 
     @get(
         "/gpus",

@@ -11,6 +11,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import Body, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
+from app.core.text import msg
 from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv
 from app.domain.decisions.service import DecisionService
@@ -105,7 +106,9 @@ class DecisionController(Controller):
         principal = principal_of(request)
         doc = await DecisionService.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
         if doc is None:
-            raise NotFoundException(f"no recommendation '{rec_id}'")
+            raise NotFoundException(
+                detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)
+            )
         pin_language(request.scope, "zh" if doc.get("language") == "zh" else "en")
         return Response(doc)  # type: ignore[arg-type]
 
