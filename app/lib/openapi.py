@@ -28,9 +28,17 @@ _CONSTRAINTS = {
 }
 _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ALTERNATIVE_MEDIA = {
-    "createPriceComparison": {"text/csv": "One row per option and per breakdown line."},
-    "listOffers": {"text/csv": "One row per offer row, the columns of the JSON items."},
+    "createPriceComparison": {
+        "text/csv": "One row per option and per breakdown line (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets summary, breakdown, offers, sources and request; headings in the request's language.",
+    },
+    "createEvaluations": {XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request."},
+    "listOffers": {
+        "text/csv": "One row per offer row, the columns of the JSON items (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets offers and sources.",
+    },
 }
 
 

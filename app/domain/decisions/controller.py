@@ -13,7 +13,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from app.core.text import msg
 from app.domain.decisions import schemas as s
-from app.domain.decisions.csv import comparison_csv
+from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
 from app.kb.repositories import RecommendationRepository
@@ -21,8 +21,9 @@ from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.i18n import language, pin_language
-from app.lib.negotiation import CSV, JSON, negotiate
+from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS
+from app.lib.spreadsheets import XLSX, attachment
 
 
 class DecisionController(Controller):
@@ -43,14 +44,19 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
-        media = negotiate(request, [JSON, CSV])
+        media = negotiate(request, [JSON, CSV, XLSX])
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        doc = decisions.compare(data, language(request.scope))
+        lang = language(request.scope)
+        doc = decisions.compare(data, lang)
         if media == CSV:
-            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
+            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
+            return Response(comparison_csv(doc), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+        if media == XLSX:
+            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
+            return Response(comparison_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
 
     @post(
@@ -125,5 +131,11 @@ class DecisionController(Controller):
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
         data: Annotated[s.EvaluationCreate, Body()],
-    ) -> s.EvaluationsRead:
-        return decisions.evaluate_many(data, language(request.scope))
+    ) -> Response[s.EvaluationsRead]:
+        media = negotiate(request, [JSON, XLSX])
+        lang = language(request.scope)
+        doc = decisions.evaluate_many(data, lang)
+        if media == XLSX:
+            headers = attachment("evaluations", doc.knowledge_version, decisions.engine.today(), "xlsx")
+            return Response(evaluations_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+        return Response(doc)
