@@ -130,7 +130,11 @@ def test_problem_schema_matches_rfc_9457(document):
 
 def test_price_comparison_documents_csv_and_406(document):
     responses = document["paths"]["/v1/price-comparisons"]["post"]["responses"]
-    assert set(responses["200"]["content"]) == {"application/json", "text/csv"}
+    assert set(responses["200"]["content"]) == {
+        "application/json",
+        "text/csv",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    }
     assert "406" in responses
 
 

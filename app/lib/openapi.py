@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
+from litestar.enums import ParamType
 from litestar.openapi.spec import (
+    Example,
     OpenAPI,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
     OpenAPIType,
     Operation,
+    Parameter,
+    Reference,
+    RequestBody,
     Schema,
 )
 from pydantic import BaseModel
@@ -30,11 +35,11 @@ _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ALTERNATIVE_MEDIA = {
-    "createPriceComparison": {
+    "comparePrices": {
         "text/csv": "One row per option and per breakdown line (UTF-8 with a BOM, CRLF, an attachment).",
         XLSX: "A workbook: sheets summary, breakdown, offers, sources and request; headings in the request's language.",
     },
-    "createEvaluations": {XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request."},
+    "evaluateProfiles": {XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request."},
     "listOffers": {
         "text/csv": "One row per offer row, the columns of the JSON items (UTF-8 with a BOM, CRLF, an attachment).",
         XLSX: "A workbook: sheets offers and sources.",
@@ -167,3 +172,184 @@ def complete_openapi(openapi: OpenAPI) -> None:
             if isinstance(content, dict):
                 for media, description in ALTERNATIVE_MEDIA[op.operation_id].items():
                     content[media] = OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING, description=description))
+
+
+# ---- for client generators ------------------------------------------------------------------------
+# Every response says its language and request id; rate-limited ones their budget; conditional ones
+# their validators and a 304; a 201 its Location; enums are shared components; request bodies have
+# an example; the problem types are listed.
+
+#: a team of 20 training often, without an ops team (the article's platform scenario)
+PROFILE_EXAMPLE: dict[str, Any] = {
+    "gpus": 16,
+    "utilization": 0.6,
+    "horizon_years": 2,
+    "team_size": 20,
+    "ops_team": "none",
+    "data_security": "standard",
+    "start_within_days": 14,
+}
+REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
+    "comparePrices": {"gpus": 64, "utilization": 0.5, "horizon_years": 3, "currency": "CNY"},
+    "createRecommendation": PROFILE_EXAMPLE,
+    "evaluateProfiles": {
+        "profiles": [PROFILE_EXAMPLE, {**PROFILE_EXAMPLE, "gpus": 512, "utilization": 0.9, "ops_team": "professional"}],
+        "detail": "scores",
+    },
+    "computeBreakEven": PROFILE_EXAMPLE,
+    "computeSensitivity": PROFILE_EXAMPLE,
+    "computeUncertainty": {**PROFILE_EXAMPLE, "draws": 2000, "seed": 7},
+    "computeTrainingPlan": {"parameters": 7e9, "tokens": 2e12, "gpu_model": "h100_sxm", "gpus": 256},
+}
+COMMON_HEADERS = {
+    "X-Request-ID": _header(OpenAPIType.STRING, "The request's id (the client's own when it sent a sane one)."),
+    "Content-Language": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING, enum=["en", "zh-CN"]),
+        description="The language of the answer's words (`Accept-Language`; a stored recommendation keeps its own).",
+    ),
+}
+RATE_BUDGET_HEADERS = {
+    name: header
+    for name, header in RATE_LIMIT_HEADERS.items()
+    if name.startswith("RateLimit-") and name != "RateLimit-Reset"
+} | {"RateLimit-Reset": _header(OpenAPIType.INTEGER, "Seconds until the window resets.")}
+VALIDATOR_HEADERS = {
+    "ETag": _header(OpenAPIType.STRING, "The answer's entity tag: send it back in `If-None-Match`."),
+    "Cache-Control": _header(OpenAPIType.STRING, "`private, max-age=5, must-revalidate`"),
+    "Vary": _header(OpenAPIType.STRING, "`Accept, Accept-Language, X-API-Key`"),
+}
+LOCATION_HEADER = {"Location": _header(OpenAPIType.STRING, "Where the stored recommendation is read back.")}
+ACCEPT_LANGUAGE = Parameter(
+    name="Accept-Language",
+    param_in=ParamType.HEADER,
+    required=False,
+    description="`zh-CN` (or any `zh`) for Chinese, otherwise English: names, reasons, notes, problem titles, "
+    "spreadsheet headings.",
+    schema=Schema(type=OpenAPIType.STRING),
+    examples={"zh": Example(value="zh-CN"), "en": Example(value="en")},
+)
+IF_NONE_MATCH = Parameter(
+    name="If-None-Match",
+    param_in=ParamType.HEADER,
+    required=False,
+    description="An `ETag` of an earlier answer: 304 without a body when it is still current.",
+    schema=Schema(type=OpenAPIType.STRING),
+)
+#: operations whose answers are conditional (ETag and 304): the catalog's reads and price comparisons
+CONDITIONAL_TAGS = frozenset({"catalog"})
+CONDITIONAL_OPERATIONS = frozenset({"comparePrices"})
+
+
+def _operations(openapi: OpenAPI) -> list[tuple[str, str, Operation]]:
+    found = []
+    for path, item in (openapi.paths or {}).items():
+        for method in ("get", "post", "put", "patch", "delete"):
+            op = getattr(item, method)
+            if isinstance(op, Operation):
+                found.append((path, method, op))
+    return found
+
+
+def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
+    """Headers, 304s, examples, shared enums and problem types (see the comment above)."""
+    for path, _method, op in _operations(openapi):
+        api = path.startswith("/v1/")
+        conditional = op.operation_id in CONDITIONAL_OPERATIONS or bool(CONDITIONAL_TAGS & set(op.tags or ()))
+        params = list(op.parameters or [])
+        names = {getattr(p, "name", None) for p in params}
+        if "Accept-Language" not in names:
+            params.append(ACCEPT_LANGUAGE)
+        if conditional and "If-None-Match" not in names:
+            params.append(IF_NONE_MATCH)
+        op.parameters = params
+        for code, response in (op.responses or {}).items():
+            _add_headers(response, COMMON_HEADERS)
+            if api:
+                _add_headers(response, RATE_BUDGET_HEADERS)
+            if conditional and code == "200":
+                _add_headers(response, VALIDATOR_HEADERS)
+            if code == "201":
+                _add_headers(response, LOCATION_HEADER)
+        if conditional and op.responses is not None and "304" not in op.responses:
+            op.responses["304"] = OpenAPIResponse(
+                description="Not modified: the `If-None-Match` entity tag is still current; no body.",
+                headers={**VALIDATOR_HEADERS, **COMMON_HEADERS},
+            )
+        body = op.request_body
+        example = REQUEST_EXAMPLES.get(op.operation_id or "")
+        if example is not None and isinstance(body, RequestBody):
+            for media in body.content.values():
+                media.example = example
+    schemas = openapi.components.schemas if openapi.components else None
+    if schemas is None:
+        return
+    _share_enums(openapi, schemas)
+    problem = schemas.get("Problem")
+    if isinstance(problem, Schema) and problem.properties and isinstance(problem.properties.get("type"), Schema):
+        kind = problem.properties["type"]
+        assert isinstance(kind, Schema)
+        kind.description = "What went wrong, as a URN; one of: " + ", ".join(f"`{t}`" for t in problem_types) + "."
+        kind.examples = list(problem_types)
+
+
+def _enum_names() -> dict[frozenset[str], str]:
+    """The vocabulary's enumerations (``app.core.vocab``'s Literal aliases, the answers' languages) by value."""
+    from app.core import vocab
+
+    names: dict[frozenset[str], str] = {frozenset(("en", "zh")): "Language"}
+    for name, value in sorted(vars(vocab).items()):
+        if getattr(value, "__origin__", None) is Literal:
+            names.setdefault(frozenset(_literal_values(value)), name)
+    return names
+
+
+def _literal_values(literal: Any) -> list[str]:
+    out: list[str] = []
+    for arg in get_args(literal):
+        out += _literal_values(arg) if getattr(arg, "__origin__", None) is Literal else [arg]
+    return out
+
+
+def _share_enums(openapi: OpenAPI, schemas: dict[str, Schema]) -> None:
+    """Replace every inline string enum with a ``$ref`` to one component per enumeration (named after
+    the vocabulary's type, else after the property)."""
+    known = _enum_names()
+    shared: dict[frozenset[str], str] = {}
+
+    def share(schema: Schema, prop: str) -> Schema | Reference:
+        values = frozenset(str(v) for v in schema.enum or ())
+        name = shared.get(values)
+        if name is None:
+            name = known.get(values) or "".join(part.capitalize() for part in prop.split("_"))
+            while name in schemas and shared.get(values) != name:
+                name += "Value"
+            shared[values] = name
+            schemas[name] = Schema(type=OpenAPIType.STRING, enum=sorted(values, key=list(schema.enum or ()).index))
+        ref = Reference(ref=f"#/components/schemas/{name}")
+        if schema.default is None and schema.description is None:
+            return ref
+        return Schema(all_of=[ref], default=schema.default, description=schema.description)
+
+    def walk(node: Any, prop: str, top: bool = False) -> Any:
+        if isinstance(node, Schema):
+            strings = node.enum and all(isinstance(v, str) for v in node.enum)
+            if strings and not top and node.type in (OpenAPIType.STRING, None):
+                return share(node, prop)
+            if node.properties:
+                node.properties = {k: walk(v, k) for k, v in node.properties.items()}
+            for attr in ("one_of", "any_of", "all_of"):
+                branches = getattr(node, attr)
+                if branches:
+                    setattr(node, attr, [walk(b, prop) for b in branches])
+            if isinstance(node.items, Schema):
+                node.items = walk(node.items, prop)
+            if isinstance(node.additional_properties, Schema):
+                node.additional_properties = walk(node.additional_properties, prop)
+        return node
+
+    for name in list(schemas):
+        walk(schemas[name], name, top=True)
+    for _path, _method, op in _operations(openapi):
+        for p in op.parameters or []:
+            if isinstance(p, Parameter) and isinstance(p.schema, Schema):
+                p.schema = walk(p.schema, p.name)

@@ -81,6 +81,13 @@ _TITLES = {
 }
 
 
+#: every problem ``type`` the service answers with (listed in the OpenAPI document)
+PROBLEM_TYPES = sorted(
+    {TYPE_BASE + slug for slug in (*_SLUGS.values(), *(v[1] for v in DOMAIN_PROBLEMS.values()), "internal", "error")}
+    | {TYPE_BASE + "database-unavailable"}  # app.lib.degraded
+)
+
+
 def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
     return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
 

@@ -32,7 +32,7 @@ class DecisionController(Controller):
 
     @post(
         "/price-comparisons",
-        operation_id="createPriceComparison",
+        operation_id="comparePrices",
         opt={"scope": "decisions:run"},
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
@@ -120,7 +120,7 @@ class DecisionController(Controller):
 
     @post(
         "/evaluations",
-        operation_id="createEvaluations",
+        operation_id="evaluateProfiles",
         opt={"scope": "decisions:run"},
         summary="Rank the options for many profiles at once, without storing them",
         status_code=200,

@@ -20,7 +20,7 @@ class InsightsController(Controller):
 
     @post(
         "/break-even",
-        operation_id="createBreakEven",
+        operation_id="computeBreakEven",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -33,7 +33,7 @@ class InsightsController(Controller):
 
     @post(
         "/sensitivity",
-        operation_id="createSensitivity",
+        operation_id="computeSensitivity",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -46,7 +46,7 @@ class InsightsController(Controller):
 
     @post(
         "/uncertainty",
-        operation_id="createUncertainty",
+        operation_id="computeUncertainty",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},

@@ -20,7 +20,7 @@ class PlanningController(Controller):
 
     @post(
         "/training-plans",
-        operation_id="createTrainingPlan",
+        operation_id="computeTrainingPlan",
         opt={"scope": "decisions:run"},
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
