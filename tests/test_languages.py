@@ -172,3 +172,17 @@ def test_problems_and_options_in_chinese(sqlite_client: Client) -> None:
     options = sqlite_client.get("/v1/options", headers=zh).json()["items"]
     assert {o["name"] for o in options} == {"自建GPU集群", "租用GPU实例", "智算平台"}
     assert all(CJK.search(o["description"]) for o in options)
+
+
+def test_insights_statements_in_chinese(sqlite_client: Client) -> None:
+    zh = {"Accept-Language": "zh-CN"}
+    body = {**SME_PROFILE, "gpus": 256, "utilization": 0.9, "horizon_years": 4, "ops_team": "professional"}
+    be = sqlite_client.post("/v1/break-even", json=body, headers=zh).json()
+    statements = [c["statement"] for c in be["crossings"]] + [p["statement"] for p in be["paybacks"]]
+    statements.append(be["own_cheapest_statement"])
+    assert statements and all(CJK.search(s) for s in statements), statements
+    english = sqlite_client.post("/v1/break-even", json=body).json()
+    assert not CJK.search(english["own_cheapest_statement"])
+    se = sqlite_client.post("/v1/sensitivity", json=body, headers=zh).json()
+    for change in (se["weight_change"], se["utilization_change"]):
+        assert change is None or CJK.search(change["statement"])

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, post
+from litestar import Controller, Request, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
 from app.domain.insights.schemas import BreakEvenRead, SensitivityRead, UncertaintyCreate, UncertaintyRead
 from app.domain.insights.service import InsightService
 from app.domain.shared.schemas import ProfileCreate
+from app.lib.i18n import language
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -27,9 +28,12 @@ class InsightsController(Controller):
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
     )
     async def break_even(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
     ) -> BreakEvenRead:
-        return insights.break_even(data)
+        return insights.break_even(data, language(request.scope))
 
     @post(
         "/sensitivity",
@@ -40,9 +44,12 @@ class InsightsController(Controller):
         summary="Each input moved across its range, ordered by effect; what would change the answer",
     )
     async def sensitivity(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
     ) -> SensitivityRead:
-        return insights.sensitivity(data)
+        return insights.sensitivity(data, language(request.scope))
 
     @post(
         "/uncertainty",
