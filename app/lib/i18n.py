@@ -90,7 +90,7 @@ def negotiate_language(accept_language: str | None) -> Lang:
 # ---- rendering the core's messages in the request's language --------------------------------------
 
 #: a plain sentence (a third-party plugin's note): shown as it is, in every language
-VERBATIM = "text"
+VERBATIM = "text.verbatim"
 
 
 def render(text: str, lang: Lang) -> str:
@@ -113,7 +113,7 @@ def _param(value: Any, lang: Lang) -> str:
 
 def code_of(text: str, lang: Lang) -> dict[str, Any]:
     """``{"code", "params"}`` of a sentence, for clients that render it themselves: parameters are
-    strings in ``lang`` or nested ``{"code", "params"}``; a plain string is the code ``text``."""
+    strings in ``lang`` or nested ``{"code", "params"}``; a plain string is the code ``text.verbatim``."""
     if not isinstance(text, Msg):
         return {"code": VERBATIM, "params": {"text": str(text)}}
     if text.code.startswith("join."):

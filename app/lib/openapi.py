@@ -317,23 +317,30 @@ def _share_enums(openapi: OpenAPI, schemas: dict[str, Schema]) -> None:
     shared: dict[frozenset[str], str] = {}
 
     def share(schema: Schema, prop: str) -> Schema | Reference:
-        values = frozenset(str(v) for v in schema.enum or ())
+        listed = [v for v in schema.enum or () if v is not None]
+        nullable = len(listed) < len(schema.enum or ())
+        values = frozenset(str(v) for v in listed)
         name = shared.get(values)
         if name is None:
             name = known.get(values) or "".join(part.capitalize() for part in prop.split("_"))
             while name in schemas and shared.get(values) != name:
                 name += "Value"
             shared[values] = name
-            schemas[name] = Schema(type=OpenAPIType.STRING, enum=sorted(values, key=list(schema.enum or ()).index))
+            schemas[name] = Schema(type=OpenAPIType.STRING, enum=sorted(values, key=listed.index))
         ref = Reference(ref=f"#/components/schemas/{name}")
+        if nullable:
+            return Schema(
+                one_of=[ref, Schema(type=OpenAPIType.NULL)], default=schema.default, description=schema.description
+            )
         if schema.default is None and schema.description is None:
             return ref
         return Schema(all_of=[ref], default=schema.default, description=schema.description)
 
     def walk(node: Any, prop: str, top: bool = False) -> Any:
         if isinstance(node, Schema):
-            strings = node.enum and all(isinstance(v, str) for v in node.enum)
-            if strings and not top and node.type in (OpenAPIType.STRING, None):
+            strings = node.enum and all(isinstance(v, str) or v is None for v in node.enum)
+            kinds = set(node.type) if isinstance(node.type, list) else {node.type}
+            if strings and not top and kinds <= {OpenAPIType.STRING, OpenAPIType.NULL, None}:
                 return share(node, prop)
             if node.properties:
                 node.properties = {k: walk(v, k) for k, v in node.properties.items()}

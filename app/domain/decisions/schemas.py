@@ -113,7 +113,7 @@ class AppliedRuleRead(msgspec.Struct):
 
 class ReasonCode(msgspec.Struct):
     """A reason as a message code with parameters (``app/lib/locales``): parameters are strings in the
-    answer's language, or nested ``{code, params}``; the code ``text`` is a sentence shown as it is."""
+    answer's language, or nested ``{code, params}``; the code ``text.verbatim`` is a sentence shown as it is."""
 
     code: str
     params: dict[str, Any]
