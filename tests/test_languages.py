@@ -103,7 +103,8 @@ def test_every_sentence_has_chinese_words_and_no_unfilled_placeholder(messages: 
 
 def test_a_plain_sentence_of_a_third_party_plugin_is_shown_as_it_is() -> None:
     assert i18n.render("A plugin's own words.", "zh") == "A plugin's own words."
-    assert i18n.code_of("A plugin's own words.", "zh") == {"code": "text.verbatim", "params": {"text": "A plugin's own words."}}
+    words = "A plugin's own words."
+    assert i18n.code_of(words, "zh") == {"code": "text.verbatim", "params": {"text": words}}
 
 
 def test_a_rule_the_catalogs_do_not_know_keeps_the_seeds_words() -> None:
