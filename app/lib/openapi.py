@@ -208,11 +208,8 @@ COMMON_HEADERS = {
         description="The language of the answer's words (`Accept-Language`; a stored recommendation keeps its own).",
     ),
 }
-RATE_BUDGET_HEADERS = {
-    name: header
-    for name, header in RATE_LIMIT_HEADERS.items()
-    if name.startswith("RateLimit-") and name != "RateLimit-Reset"
-} | {"RateLimit-Reset": _header(OpenAPIType.INTEGER, "Seconds until the window resets.")}
+#: sent on every answer under /v1/ while rate limits are on (``RATE_LIMIT``; Litestar's headers)
+RATE_BUDGET_HEADERS = {name: header for name, header in RATE_LIMIT_HEADERS.items() if name.startswith("RateLimit-")}
 VALIDATOR_HEADERS = {
     "ETag": _header(OpenAPIType.STRING, "The answer's entity tag: send it back in `If-None-Match`."),
     "Cache-Control": _header(OpenAPIType.STRING, "`private, max-age=5, must-revalidate`"),
@@ -273,13 +270,14 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
         if conditional and op.responses is not None and "304" not in op.responses:
             op.responses["304"] = OpenAPIResponse(
                 description="Not modified: the `If-None-Match` entity tag is still current; no body.",
-                headers={**VALIDATOR_HEADERS, **COMMON_HEADERS},
+                headers={**VALIDATOR_HEADERS, **COMMON_HEADERS, **(RATE_BUDGET_HEADERS if api else {})},
             )
         body = op.request_body
         example = REQUEST_EXAMPLES.get(op.operation_id or "")
         if example is not None and isinstance(body, RequestBody):
             for media in body.content.values():
                 media.example = example
+    _share_headers(openapi)
     schemas = openapi.components.schemas if openapi.components else None
     if schemas is None:
         return
@@ -290,6 +288,39 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
         assert isinstance(kind, Schema)
         kind.description = "What went wrong, as a URN; one of: " + ", ".join(f"`{t}`" for t in problem_types) + "."
         kind.examples = list(problem_types)
+
+
+def _share_headers(openapi: OpenAPI) -> None:
+    """Every header documented here once under ``components.headers``, referenced from the responses."""
+    groups = (
+        COMMON_HEADERS,
+        RATE_BUDGET_HEADERS,
+        VALIDATOR_HEADERS,
+        LOCATION_HEADER,
+        KNOWLEDGE_SOURCE_HEADERS,
+        RATE_LIMIT_HEADERS,
+        UNAVAILABLE_HEADERS,
+    )
+    names: dict[int, str] = {}
+    shared: dict[str, OpenAPIHeader | Reference] = {}
+    for group in groups:
+        for name, header in group.items():
+            if id(header) in names:
+                continue
+            key = name if name not in shared else f"{name}-{len(shared)}"
+            if name == "Retry-After" and group is UNAVAILABLE_HEADERS:
+                key = "Retry-After-Unavailable"
+            names[id(header)] = key
+            shared[key] = header
+    for _path, _method, op in _operations(openapi):
+        for response in (op.responses or {}).values():
+            if isinstance(response, OpenAPIResponse) and response.headers:
+                response.headers = {
+                    n: Reference(ref=f"#/components/headers/{names[id(h)]}") if id(h) in names else h
+                    for n, h in response.headers.items()
+                }
+    if openapi.components is not None:
+        openapi.components.headers = {**(openapi.components.headers or {}), **shared}
 
 
 def _enum_names() -> dict[frozenset[str], str]:
