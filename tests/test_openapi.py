@@ -207,3 +207,29 @@ def test_problem_types_are_listed(document):
     kinds = document["components"]["schemas"]["Problem"]["properties"]["type"]["examples"]
     assert "urn:compute-advisor:problem:not-found" in kinds
     assert "urn:compute-advisor:problem:database-unavailable" in kinds
+
+
+def test_committed_response_examples_are_current():
+    """openapi/examples.json holds the service's own answers to the request examples (make openapi)."""
+    from app.openapi_examples import render as render_examples
+
+    committed = (PROJECT_ROOT / "openapi" / "examples.json").read_text(encoding="utf-8")
+    assert render_examples() == committed, "openapi/examples.json is stale: run `make openapi`"
+
+
+def test_main_responses_have_examples(document):
+    for path, method, code in (
+        ("/v1/price-comparisons", "post", "200"),
+        ("/v1/recommendations", "post", "201"),
+        ("/v1/recommendations", "post", "200"),
+        ("/v1/recommendations/{rec_id}", "get", "200"),
+        ("/v1/recommendations/{rec_id}", "get", "404"),
+        ("/v1/evaluations", "post", "200"),
+        ("/v1/break-even", "post", "200"),
+        ("/v1/options", "get", "200"),
+    ):
+        content = document["paths"][path][method]["responses"][code]["content"]
+        media = next(m for m in content if m.endswith("json"))
+        assert content[media].get("example"), (method, path, code)
+    created = document["paths"]["/v1/recommendations"]["post"]["responses"]["201"]["content"]
+    assert created["application/json"]["example"]["recommended_option"] == "ai_compute_platform"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, get_args
 
 from litestar.enums import ParamType
@@ -19,6 +20,8 @@ from litestar.openapi.spec import (
     Schema,
 )
 from pydantic import BaseModel
+
+from app.settings import PROJECT_ROOT
 
 _CONSTRAINTS = {
     "pattern": "pattern",
@@ -201,6 +204,8 @@ REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
     "computeUncertainty": {**PROFILE_EXAMPLE, "draws": 2000, "seed": 7},
     "computeTrainingPlan": {"parameters": 7e9, "tokens": 2e12, "gpu_model": "h100_sxm", "gpus": 256},
 }
+#: answers to the request examples, made by ``app.openapi_examples`` (``make openapi``): operationId → status → body
+EXAMPLES_PATH = PROJECT_ROOT / "openapi" / "examples.json"
 COMMON_HEADERS = {
     "X-Request-ID": _header(OpenAPIType.STRING, "The request's id (the client's own when it sent a sane one)."),
     "Content-Language": OpenAPIHeader(
@@ -249,6 +254,7 @@ def _operations(openapi: OpenAPI) -> list[tuple[str, str, Operation]]:
 
 def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
     """Headers, 304s, examples, shared enums and problem types (see the comment above)."""
+    answers = _response_examples()
     for path, _method, op in _operations(openapi):
         api = path.startswith("/v1/")
         conditional = op.operation_id in CONDITIONAL_OPERATIONS or bool(CONDITIONAL_TAGS & set(op.tags or ()))
@@ -272,6 +278,12 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
                 description="Not modified: the `If-None-Match` entity tag is still current; no body.",
                 headers={**VALIDATOR_HEADERS, **COMMON_HEADERS, **(RATE_BUDGET_HEADERS if api else {})},
             )
+        for code, answer in answers.get(op.operation_id or "", {}).items():
+            documented = (op.responses or {}).get(code)
+            media = getattr(documented, "content", None) or {}
+            for name, content in media.items():
+                if name.endswith("json") and isinstance(content, OpenAPIMediaType):
+                    content.example = answer
         body = op.request_body
         example = REQUEST_EXAMPLES.get(op.operation_id or "")
         if example is not None and isinstance(body, RequestBody):
@@ -288,6 +300,15 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
         assert isinstance(kind, Schema)
         kind.description = "What went wrong, as a URN; one of: " + ", ".join(f"`{t}`" for t in problem_types) + "."
         kind.examples = list(problem_types)
+
+
+def _response_examples() -> dict[str, dict[str, Any]]:
+    """The committed response examples (none before ``make openapi`` first wrote them)."""
+    try:
+        found: dict[str, dict[str, Any]] = json.loads(EXAMPLES_PATH.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return found
 
 
 def _share_headers(openapi: OpenAPI) -> None:
