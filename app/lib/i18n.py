@@ -13,15 +13,16 @@ import tomllib
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import Message, Scope
 
 from app.core.text import Msg
+from app.core.vocab import Language
 
-Lang = Literal["en", "zh"]
+Lang = Language
 #: the languages answers come in, the default first
 LANGUAGES: tuple[Lang, ...] = get_args(Lang)
 DEFAULT_LANG: Lang = "en"

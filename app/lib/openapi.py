@@ -348,7 +348,7 @@ def _enum_names() -> dict[frozenset[str], str]:
     """The vocabulary's enumerations (``app.core.vocab``'s Literal aliases, the answers' languages) by value."""
     from app.core import vocab
 
-    names: dict[frozenset[str], str] = {frozenset(("en", "zh")): "Language"}
+    names: dict[frozenset[str], str] = {}
     for name, value in sorted(vars(vocab).items()):
         if getattr(value, "__origin__", None) is Literal:
             names.setdefault(frozenset(_literal_values(value)), name)

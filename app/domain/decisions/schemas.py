@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 from pydantic import Field
 
+from app.core.vocab import Language
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -151,7 +152,7 @@ class Evaluation(msgspec.Struct):
     #: the own-versus-rent break-even in one sentence (recommendations only)
     break_even: str | None = None
     #: the language of the sentences (``Accept-Language``; a stored recommendation keeps it)
-    language: Literal["en", "zh"] = "en"
+    language: Language = "en"
 
 
 class RecommendationRead(Evaluation, kw_only=True):
