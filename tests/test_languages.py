@@ -187,3 +187,13 @@ def test_insights_statements_in_chinese(sqlite_client: Client) -> None:
     se = sqlite_client.post("/v1/sensitivity", json=body, headers=zh).json()
     for change in (se["weight_change"], se["utilization_change"]):
         assert change is None or CJK.search(change["statement"])
+
+
+def test_a_message_survives_a_copy_and_a_pickle() -> None:
+    import copy
+    import pickle
+
+    m = Msg("unit.days", "3 days", {"value": "3"})
+    for again in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert again == "3 days" and again.code == "unit.days" and again.params == {"value": "3"}
+        assert i18n.render(again, "zh") == "3 天"

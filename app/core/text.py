@@ -70,6 +70,9 @@ class Msg(str):
         self.params = params
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Msg, (self.code, str(self), self.params))
+
 
 def msg(code: str, text: str, **params: Any) -> Msg:
     """The sentence ``text`` (English) as the message ``code`` with ``params``."""
