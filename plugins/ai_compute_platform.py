@@ -73,7 +73,7 @@ class AiComputePlatform(OptionPlugin):
         lines = [
             LineItem(
                 "gpu_hours",
-                f"Platform GPU-hours ({offer.label})",
+                msg("line.gpu_hours", f"Platform GPU-hours ({offer.label})", offer=offer.label),
                 annual,
                 ZERO,
                 basis,
@@ -95,7 +95,7 @@ class AiComputePlatform(OptionPlugin):
             lines.append(
                 LineItem(
                     "platform_fee",
-                    "Platform management fee",
+                    msg("line.platform_fee", "Platform management fee"),
                     fee_annual,
                     ZERO,
                     "billed GPU-hours × fee per GPU-hour",

@@ -113,7 +113,7 @@ class RentedGpuInstances(OptionPlugin):
         npv = annual * annuity(years_paid, rate)
         line = LineItem(
             "instance_hours",
-            f"{offer.label}: {num(held_gpus)} GPUs",
+            msg("line.instance_hours", f"{offer.label}: {num(held_gpus)} GPUs", offer=offer.label, gpus=num(held_gpus)),
             annual,
             ZERO,
             basis,

@@ -97,7 +97,11 @@ class SelfBuiltCluster(OptionPlugin):
 
         capital = [
             capital_line(
-                "server_hardware", f"{servers} × {server.name}", "servers × price", offer.price * servers, offer.refs
+                "server_hardware",
+                msg("line.server_hardware", f"{servers} × {server.name}", servers=str(servers), server=server.name),
+                "servers × price",
+                offer.price * servers,
+                offer.refs,
             )
         ]
         running: list[RunningLine] = []
@@ -106,11 +110,18 @@ class SelfBuiltCluster(OptionPlugin):
             assert lump is not None
             capital.append(
                 capital_line(
-                    "facility_and_network", "Machine room and network", "servers × price", lump[0] * servers, lump[1]
+                    "facility_and_network",
+                    msg("line.facility_and_network", "Machine room and network"),
+                    "servers × price",
+                    lump[0] * servers,
+                    lump[1],
                 )
             )
         else:
-            for item, label in (("network_fabric", "Network fabric"), ("storage", "Shared storage")):
+            for item, label in (
+                ("network_fabric", msg("line.network_fabric", "Network fabric")),
+                ("storage", msg("line.storage", "Shared storage")),
+            ):
                 found = money(item, "per_gpu")
                 if found is not None:
                     capital.append(capital_line(item, label, "GPUs × price per GPU", found[0] * profile.gpus, found[1]))
@@ -120,7 +131,11 @@ class SelfBuiltCluster(OptionPlugin):
                 assert build is not None
                 capital.append(
                     capital_line(
-                        "facility_build", "Own machine room", "IT kW × build cost per kW", build[0] * it_kw, build[1]
+                        "facility_build",
+                        msg("line.facility_build", "Own machine room"),
+                        "IT kW × build cost per kW",
+                        build[0] * it_kw,
+                        build[1],
                     )
                 )
             else:
@@ -128,7 +143,13 @@ class SelfBuiltCluster(OptionPlugin):
                 assert colo is not None
                 basis = "IT kW × rent per kW-month × 12"
                 running.append(
-                    RunningLine("colocation", "Colocation", basis, colo[1], colo[0] * (it_kw * MONTHS_PER_YEAR))
+                    RunningLine(
+                        "colocation",
+                        msg("line.colocation", "Colocation"),
+                        basis,
+                        colo[1],
+                        colo[0] * (it_kw * MONTHS_PER_YEAR),
+                    )
                 )
         nodes_per_team = inputs("nodes_per_ops_team")
         team_fte = inputs("ops_team_fte")
@@ -136,17 +157,33 @@ class SelfBuiltCluster(OptionPlugin):
         ops = money("ops_team", "per_team_year")
         if ops is not None:
             running.append(
-                RunningLine("ops_team", "Operations team", "ops teams × team cost per year", ops[1], ops[0] * teams)
+                RunningLine(
+                    "ops_team",
+                    msg("line.ops_team", "Operations team"),
+                    "ops teams × team cost per year",
+                    ops[1],
+                    ops[0] * teams,
+                )
             )
         elif (staff := money("ops_staff", "per_fte_year")) is not None:
             basis = "ops teams × ops_team_fte × cost per FTE-year"
-            running.append(RunningLine("ops_team", "Operations team", basis, staff[1], staff[0] * (teams * team_fte)))
+            running.append(
+                RunningLine(
+                    "ops_team", msg("line.ops_team", "Operations team"), basis, staff[1], staff[0] * (teams * team_fte)
+                )
+            )
         power = money("power", "per_kwh")
         if power is not None and it_kw is not None:
             kwh = inputs("pue") * inputs("power_draw_share") * (it_kw * HOURS_PER_YEAR)
             basis = "IT kW × draw share × 8760 × PUE × price per kWh"
             running.append(
-                RunningLine("power", "Power (IT load × PUE)", basis, (*power[1], *inputs.take_refs()), power[0] * kwh)
+                RunningLine(
+                    "power",
+                    msg("line.power", "Power (IT load × PUE)"),
+                    basis,
+                    (*power[1], *inputs.take_refs()),
+                    power[0] * kwh,
+                )
             )
         licence = money("software_licence", "per_gpu_year")
         if licence is not None and offer.variant != QUOTED:
@@ -154,7 +191,13 @@ class SelfBuiltCluster(OptionPlugin):
             basis = "GPUs × licensed share × price per GPU-year"
             refs = (*licence[1], *inputs.take_refs())
             running.append(
-                RunningLine("software_licence", "Software licences", basis, refs, licence[0] * (share * profile.gpus))
+                RunningLine(
+                    "software_licence",
+                    msg("line.software_licence", "Software licences"),
+                    basis,
+                    refs,
+                    licence[0] * (share * profile.gpus),
+                )
             )
 
         lead = row.lead_time_days or inputs("lead_time_days")
