@@ -45,7 +45,8 @@ from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
-from app.lib.openapi import complete_openapi, document_for_generators
+from app.lib.openapi import complete_openapi
+from app.lib.openapi_generators import document_for_generators
 from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.lib.public import PUBLIC_PATHS
 from app.lib.rate_limits import rate_limit_config

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 from app.asgi import create_app
 from app.cli import alembic_config
 from app.kb import keys, seeds
-from app.lib.openapi import EXAMPLES_PATH, PROFILE_EXAMPLE, REQUEST_EXAMPLES
+from app.lib.openapi_generators import EXAMPLES_PATH, PROFILE_EXAMPLE, REQUEST_EXAMPLES
 from app.settings import DEFAULT_SEEDS_PATH, Settings
 
 #: the day every example is answered on (``as_of``)
