@@ -49,6 +49,7 @@ typecheck: venv
 check: lint typecheck
 
 openapi: venv
+	$(BIN)/python -m app.openapi_examples openapi/examples.json
 	$(BIN)/python -m app.openapi_export openapi/v1.json
 
 # throughput, latency and memory against a bare Litestar app (a tool, not a test); DURATION=8 CONNECTIONS=32

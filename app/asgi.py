@@ -43,10 +43,12 @@ from app.lib import docs_ui, metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
 from app.lib.openapi import complete_openapi
-from app.lib.problems import EXCEPTION_HANDLERS
+from app.lib.openapi_generators import document_for_generators
+from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.lib.public import PUBLIC_PATHS
 from app.lib.rate_limits import rate_limit_config
 from app.lib.request_id import request_id_middleware, send_request_id
@@ -64,6 +66,8 @@ EXPOSED_HEADERS = [
     "RateLimit-Limit",
     "RateLimit-Remaining",
     "RateLimit-Reset",
+    "Content-Language",
+    "Content-Disposition",
 ]
 
 
@@ -215,7 +219,7 @@ def create_app(
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
         ],
-        before_send=[send_request_id, knowledge_source_hook(store)],
+        before_send=[send_request_id, send_content_language, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(
@@ -246,6 +250,7 @@ def create_app(
     )
     complete_openapi(app.openapi_schema)
     document_security(app, app.openapi_schema)
+    document_for_generators(app.openapi_schema, PROBLEM_TYPES)
     # outermost, around Litestar's router and exception handling: 404s and 405s get their line too
     app.asgi_handler = RequestLogMiddleware(app.asgi_handler, lambda: store.version)
     return app

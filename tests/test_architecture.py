@@ -27,6 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"core", "kb", "lib", "settings", "plugin_manager"},
     "asgi": {"core", "kb", "lib", "domain", "settings", "plugin_manager", "hookspecs"},
     "openapi_export": {"asgi", "settings"},
+    "openapi_examples": {"asgi", "cli", "kb", "lib", "settings"},
 }
 SDK_MODULES = {"app.core", "app.hookspecs"} | {f"app.core.{name}" for name in SDK if name.islower()}
 MAX_LINES = 400

@@ -92,7 +92,7 @@ def test_cost_curve_svg_in_the_request_language(client: Any, accept_language: st
     texts = _texts(r.text)
     assert translate("chart.cost_curve.x_axis", lang) in texts  # type: ignore[arg-type]
     assert translate("chart.cost_curve.y_axis", lang, currency="CNY") in texts  # type: ignore[arg-type]
-    assert translate("chart.option.ai_compute_platform", lang) in texts  # type: ignore[arg-type]
+    assert translate("option.ai_compute_platform.name", lang) in texts  # type: ignore[arg-type]
     root = ET.fromstring(r.text)
     assert len([p for p in root.iter(f"{SVG_NS}polyline") if p.get("class") == "series"]) == 3
     assert len(list(root.iter(f"{SVG_NS}polygon"))) == 3  # the low–high bands
@@ -107,7 +107,7 @@ def test_sensitivity_tornado_svg(client: Any, accept_language: str | None, lang:
     assert r.headers["content-type"].startswith("image/svg+xml")
     texts = _texts(r.text)
     doc = client.post("/v1/sensitivity", json=PROFILE).json()
-    option = translate(f"chart.option.{doc['recommended_option']}", lang)  # type: ignore[arg-type]
+    option = translate(f"option.{doc['recommended_option']}.name", lang)  # type: ignore[arg-type]
     assert translate("chart.tornado.x_axis", lang, option=option, currency="CNY") in texts  # type: ignore[arg-type]
     assert translate("chart.tornado.low", lang) in texts  # type: ignore[arg-type]
     bars = [g for g in ET.fromstring(r.text).iter(f"{SVG_NS}g") if g.get("class") == "bar"]

@@ -48,6 +48,7 @@ from litestar.openapi.spec import (
 from litestar.routes import HTTPRoute
 from litestar.types import ASGIApp
 
+from app.core.text import msg
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
 from app.lib.problems import PROBLEM_JSON, ProblemException
 
@@ -195,10 +196,14 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
         key = connection.headers.get(API_KEY_HEADER, "").strip()
         if not key:
-            raise NotAuthorizedException(f"send an API key in the {API_KEY_HEADER} header")
+            raise NotAuthorizedException(
+                detail=msg(
+                    "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+                )
+            )
         principal = await self.verifier.verify(key) if len(key) <= API_KEY_MAX_LENGTH else None
         if principal is None:
-            raise NotAuthorizedException("the API key is unknown or revoked")
+            raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
         if principal.expired(dt.datetime.now(dt.UTC)):
             assert principal.expires_at is not None
             raise ProblemException(
@@ -224,7 +229,11 @@ def route_scope(handler: BaseRouteHandler) -> str | None:
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     user = connection.scope.get("user")
     if not isinstance(user, Principal):
-        raise NotAuthorizedException(f"send an API key in the {API_KEY_HEADER} header")
+        raise NotAuthorizedException(
+            detail=msg(
+                "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+            )
+        )
     return user
 
 
@@ -242,7 +251,9 @@ def require_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseR
         raise PermissionDeniedException("this route declares no scope")
     principal = principal_of(connection)
     if not principal.allows(required):
-        raise PermissionDeniedException(f"the API key lacks the scope '{required}'")
+        raise PermissionDeniedException(
+            detail=msg("problem.detail.missing_scope", f"the API key lacks the scope '{required}'", scope=required)
+        )
 
 
 def protected_handlers(app: Litestar) -> list[tuple[HTTPRoute, HTTPRouteHandler]]:

@@ -20,6 +20,7 @@ from app.domain.decisions import schemas as s
 from app.domain.shared.schemas import ProfileCreate
 from app.kb import recommendations as rec_store
 from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
+from app.lib.i18n import DEFAULT_LANG, Lang
 from app.lib.problems import ProblemException
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ async def recommend(
     writer: RecommendationWriter,
     session: AsyncSession,
     idempotency_key: str | None = None,
+    lang: Lang = DEFAULT_LANG,
 ) -> StoredAnswer:
     """Evaluate (with insights), store, and answer the stored document; returns once it is committed.
 
@@ -77,7 +79,7 @@ async def recommend(
         # give the connection back before waiting for the writer: a request holding one while the
         # writer waits for one from the same pool would deadlock under load (nothing was written)
         await session.rollback()
-    evaluation = decisions.evaluate(req, insights=True)
+    evaluation = decisions.evaluate(req, insights=True, lang=lang)
     doc = s.RecommendationRead(
         id=str(uuid.uuid4()),
         created_at=now.replace(microsecond=0),

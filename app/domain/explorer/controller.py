@@ -35,6 +35,12 @@ def boot_data() -> dict[str, object]:
         "default_language": DEFAULT_LANG,
         "messages": {
             lang: {k[len("explorer.") :]: v for k, v in catalog(lang).items() if k.startswith("explorer.")}
+            # the options' names, shared with the API's answers (option.<key>.name)
+            | {
+                k[: -len(".name")]: v
+                for k, v in catalog(lang).items()
+                if k.startswith("option.") and k.endswith(".name")
+            }
             for lang in LANGUAGES
         },
         "vocab": {

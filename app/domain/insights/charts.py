@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from app.domain.insights import schemas as si
-from app.lib.i18n import CONTENT_LANGUAGE, Lang, catalog, translate
+from app.lib.i18n import CONTENT_LANGUAGE, Lang, name_of, translate
 
 __all__ = ["SVG", "Lang", "cost_curve_svg", "tornado_svg"]
 
@@ -25,8 +25,7 @@ FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'PingFang SC',
 
 def option_name(option: str, fallback: str, lang: Lang) -> str:
     """An option's name in ``lang`` (the plugin's own name for an option the catalog does not know)."""
-    code = f"chart.option.{option}"
-    return translate(code, lang) if code in catalog("en") else fallback
+    return name_of(f"option.{option}.name", lang, fallback)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -19,7 +19,7 @@ from app.domain.insights.schemas import (
 )
 from app.domain.insights.service import InsightService
 from app.domain.shared.schemas import ProfileCreate
-from app.lib.i18n import CONTENT_LANGUAGE, negotiate_language
+from app.lib.i18n import language
 from app.lib.negotiation import JSON, negotiate
 from app.lib.problems import BODY_PROBLEMS
 
@@ -27,8 +27,8 @@ from app.lib.problems import BODY_PROBLEMS
 def _chart_headers(request: Request[Any, Any, Any]) -> tuple[str, charts.Lang, dict[str, str]]:
     """The media type (JSON or SVG, else 406) and language of a chartable answer, and its headers."""
     media = negotiate(request, [JSON, charts.SVG])
-    lang = negotiate_language(request.headers.get("accept-language"))
-    return media, lang, {"Content-Language": CONTENT_LANGUAGE[lang], "Vary": "Accept, Accept-Language"}
+    # Content-Language is sent with every answer (app.lib.i18n.send_content_language)
+    return media, language(request.scope), {"Vary": "Accept, Accept-Language"}
 
 
 class InsightsController(Controller):
@@ -37,20 +37,23 @@ class InsightsController(Controller):
 
     @post(
         "/break-even",
-        operation_id="createBreakEven",
+        operation_id="computeBreakEven",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
     )
     async def break_even(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
     ) -> BreakEvenRead:
-        return insights.break_even(data)
+        return insights.break_even(data, language(request.scope))
 
     @post(
         "/sensitivity",
-        operation_id="createSensitivity",
+        operation_id="computeSensitivity",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -64,7 +67,7 @@ class InsightsController(Controller):
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[SensitivityRead]:
         media, lang, headers = _chart_headers(request)
-        doc = insights.sensitivity(data)
+        doc = insights.sensitivity(data, lang)
         if media == charts.SVG:
             svg = charts.tornado_svg(doc, lang, currency=data.currency, names=insights.option_names())
             return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
@@ -86,14 +89,14 @@ class InsightsController(Controller):
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[CostCurvesRead]:
         media, lang, headers = _chart_headers(request)
-        doc = insights.cost_curves(data)
+        doc = insights.cost_curves(data, lang)
         if media == charts.SVG:
             return Response(charts.cost_curve_svg(doc, lang), media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
 
     @post(
         "/uncertainty",
-        operation_id="createUncertainty",
+        operation_id="computeUncertainty",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
