@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench
+.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench
 
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,7 @@ typecheck: venv
 check: lint typecheck
 
 openapi: venv
+	$(BIN)/python -m app.openapi_examples openapi/examples.json
 	$(BIN)/python -m app.openapi_export openapi/v1.json
 
 # throughput, latency and memory against a bare Litestar app on the same server, with the issue's targets
@@ -70,6 +71,10 @@ loadtest: venv
 # PostgreSQL database that it creates and drops; RECOMMENDATIONS=10000 BACKENDS=sqlite,postgresql
 backup-bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/backup_restore.py
+
+# what SQLite synchronous=FULL costs stored recommendations against NORMAL (commit latency, rows/s)
+sync-bench: venv
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/sqlite_sync.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

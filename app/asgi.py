@@ -4,7 +4,8 @@ here only. Serve with ``uvicorn --factory app.asgi:create_app``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import datetime as dt
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,7 +16,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins import PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
 from opentelemetry.sdk.trace import TracerProvider
@@ -27,6 +27,7 @@ from app.domain.catalog.controller import CatalogController
 from app.domain.catalog.service import CatalogService
 from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
+from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
@@ -38,14 +39,16 @@ from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
-from app.lib import metrics, tracing
-from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
+from app.lib import docs_ui, metrics, tracing
+from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
 from app.lib.openapi import complete_openapi
-from app.lib.problems import EXCEPTION_HANDLERS
+from app.lib.openapi_generators import document_for_generators
+from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.lib.public import PUBLIC_PATHS
 from app.lib.rate_limits import rate_limit_config
 from app.lib.request_id import request_id_middleware, send_request_id
@@ -63,6 +66,8 @@ EXPOSED_HEADERS = [
     "RateLimit-Limit",
     "RateLimit-Remaining",
     "RateLimit-Reset",
+    "Content-Language",
+    "Content-Disposition",
 ]
 
 
@@ -75,9 +80,24 @@ def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
             row = await keys.find(session, key)
         if row is None or row.revoked_at is not None:
             return None
-        return Principal(id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes))
+        expires_at = row.expires_at
+        if expires_at is not None and expires_at.tzinfo is None:  # SQLite: naive, UTC
+            expires_at = expires_at.replace(tzinfo=dt.UTC)
+        return Principal(
+            id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes), expires_at=expires_at
+        )
 
     return lookup
+
+
+def key_usage_writer(session_maker: Callable[[], AsyncSession]) -> Callable[[dict[int, dt.datetime]], Awaitable[None]]:
+    """How ``KeyUsage`` writes ``last_used_at``: one short transaction per batch."""
+
+    async def write(used: dict[int, dt.datetime]) -> None:
+        async with session_maker() as session, session.begin():
+            await keys.mark_used(session, used)
+
+    return write
 
 
 async def provide_knowledge_versions(db_session: NamedDependency[AsyncSession]) -> KnowledgeVersionRepository:
@@ -125,9 +145,14 @@ def create_app(
         on_load=lambda _version, trigger: gauges.loaded(trigger),
     )
     key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
+    key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
     engine = Engine(host, store.get, tracer=tracer)
     writer = RecommendationWriter(
-        db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
+        db.create_session_maker(),
+        tracer=tracer,
+        on_queue=metrics.writer_queue,
+        on_commit=metrics.writer_commit,
+        queue_limit=settings.writer_queue_limit,
     )
     limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
     metrics_listener = (
@@ -170,13 +195,16 @@ def create_app(
             PlanningController,
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
+            docs_ui.assets_router(),
+            explorer.ExplorerController,
+            explorer.assets_router(),
         ],
         # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
         plugins=plugins,
         dependencies={
             "engine": singleton(engine),
             "catalog": singleton(CatalogService(engine)),
-            "decisions": singleton(DecisionService(engine)),
+            "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
             "recommendation_writer": singleton(writer),
             "knowledge_versions": Provide(provide_knowledge_versions),
@@ -189,15 +217,16 @@ def create_app(
             *([tracing.name_request_span] if provider is not None else []),
             metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
-            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
+            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
         ],
-        before_send=[send_request_id, knowledge_source_hook(store)],
+        before_send=[send_request_id, send_content_language, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(
             {
                 "knowledge_store": store,
                 "engine": engine,
+                "key_usage": key_usage,
                 "migration_head": migration_head(),
                 "migration_revisions": migration_revisions(),
                 "plugins_fingerprint": plugins_fingerprint(
@@ -215,12 +244,13 @@ def create_app(
             "AI compute platform — compared on cost, efficiency, stability and usability, with every figure "
             "traceable to the knowledge base.",
             path="/docs",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            render_plugins=docs_ui.render_plugins(),
         ),
         debug=settings.debug,
     )
     complete_openapi(app.openapi_schema)
     document_security(app, app.openapi_schema)
+    document_for_generators(app.openapi_schema, PROBLEM_TYPES)
     # outermost, around Litestar's router and exception handling: 404s and 405s get their line too
     app.asgi_handler = RequestLogMiddleware(app.asgi_handler, lambda: store.version)
     return app

@@ -39,6 +39,7 @@ _RATE_UNITS: dict[str, RateUnit] = {
 
 
 LogFormat = Literal["console", "json"]
+SqliteSynchronous = Literal["FULL", "NORMAL"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: trace exporters this installation provides (``OTEL_TRACES_EXPORTER``)
 TRACE_EXPORTERS = ("otlp", "console")
@@ -116,6 +117,18 @@ class Settings:
     trace_exporters: tuple[str, ...] = ()
     #: origins a browser page may call the API from (CORS); empty: none
     cors_origins: tuple[str, ...] = ()
+    #: SQLite's ``synchronous`` pragma: ``FULL`` (a commit survives a power loss) or ``NORMAL``
+    sqlite_synchronous: SqliteSynchronous = "FULL"
+    #: PostgreSQL sessions: a statement running longer is cancelled (ms; 0 = no limit)
+    database_statement_timeout_ms: int = 30_000
+    #: PostgreSQL sessions: waiting longer for a lock fails the statement (ms; 0 = no limit)
+    database_lock_timeout_ms: int = 5_000
+    #: stored recommendations waiting for the writer beyond which POST answers 503
+    writer_queue_limit: int = 1024
+    #: stored recommendations one API key may create per day (UTC); ``None``: no quota
+    recommendation_daily_quota: int | None = None
+    #: days a stored recommendation is kept by ``recommendations prune``; ``None``: kept forever
+    recommendation_retention_days: int | None = None
 
     @property
     def async_database_url(self) -> str:
@@ -132,8 +145,17 @@ class Settings:
         """
         url = self.async_database_url
         if url.startswith("postgresql+asyncpg"):
-            return {"connect_args": {"timeout": 5}}
+            return {"connect_args": {"timeout": 5, "server_settings": self.postgres_session_settings}}
         return {}
+
+    @property
+    def postgres_session_settings(self) -> dict[str, str]:
+        """Set on every PostgreSQL session the service and the CLI open: no statement runs, and no lock
+        is waited for, without end (a table lock would otherwise hang every stored recommendation)."""
+        return {
+            "statement_timeout": str(self.database_statement_timeout_ms),
+            "lock_timeout": str(self.database_lock_timeout_ms),
+        }
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -161,6 +183,12 @@ class Settings:
             prometheus_multiproc_dir=Path(d) if (d := env.get("PROMETHEUS_MULTIPROC_DIR")) else None,
             trace_exporters=parse_trace_exporters(env),
             cors_origins=tuple(o.strip() for o in (env.get("CORS_ORIGINS") or "").split(",") if o.strip()),
+            sqlite_synchronous=_sqlite_synchronous(env.get("SQLITE_SYNCHRONOUS") or "FULL"),
+            database_statement_timeout_ms=_count(env, "DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=0),
+            database_lock_timeout_ms=_count(env, "DATABASE_LOCK_TIMEOUT_MS", 5_000, minimum=0),
+            writer_queue_limit=_count(env, "WRITER_QUEUE_LIMIT", 1024, minimum=1),
+            recommendation_daily_quota=_optional_count(env, "RECOMMENDATION_DAILY_QUOTA"),
+            recommendation_retention_days=_optional_count(env, "RECOMMENDATION_RETENTION_DAYS"),
         )
 
 
@@ -179,3 +207,31 @@ def _log_level(value: str | None) -> str | None:
     if value.strip().upper() not in LOG_LEVELS:
         raise ValueError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
     return value.strip().upper()
+
+
+def _sqlite_synchronous(value: str) -> SqliteSynchronous:
+    text = value.strip().upper()
+    if text == "FULL":
+        return "FULL"
+    if text == "NORMAL":
+        return "NORMAL"
+    raise ValueError(f"SQLITE_SYNCHRONOUS must be FULL or NORMAL, not {value!r}")
+
+
+def _count(env: dict[str, str], name: str, default: int, *, minimum: int) -> int:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, not {raw!r}")
+    return int(raw)
+
+
+def _optional_count(env: dict[str, str], name: str) -> int | None:
+    """A positive whole number, or ``off`` (also unset, ``none``, ``0``): None."""
+    raw = (env.get(name) or "").strip().lower()
+    if raw in {"", "off", "none", "0"}:
+        return None
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a whole number or off, not {raw!r}")
+    return int(raw)

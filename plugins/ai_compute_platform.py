@@ -27,7 +27,7 @@ from app.core import (
     offers,
 )
 from app.core.capital import annuity
-from app.core.text import money_range, num, pct
+from app.core.text import money_range, msg, num, pct
 
 KEY = "ai_compute_platform"
 VERSION = "2.0.0"
@@ -73,7 +73,7 @@ class AiComputePlatform(OptionPlugin):
         lines = [
             LineItem(
                 "gpu_hours",
-                f"Platform GPU-hours ({offer.label})",
+                msg("line.gpu_hours", f"Platform GPU-hours ({offer.label})", offer=offer.label),
                 annual,
                 ZERO,
                 basis,
@@ -95,7 +95,7 @@ class AiComputePlatform(OptionPlugin):
             lines.append(
                 LineItem(
                     "platform_fee",
-                    "Platform management fee",
+                    msg("line.platform_fee", "Platform management fee"),
                     fee_annual,
                     ZERO,
                     "billed GPU-hours × fee per GPU-hour",
@@ -118,10 +118,20 @@ class AiComputePlatform(OptionPlugin):
             equivalent_annual=npv / annuity(profile.horizon_years, rate),
         )
         lead = offer.row.lead_time_days or inputs("lead_time_days")
+        shown = money_range(annual, profile.currency)
         notes = (
-            f"Platform ({offer.label}): {money_range(annual, profile.currency)} a year; pooling bills "
-            f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
-            f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
+            msg(
+                "note.platform",
+                f"Platform ({offer.label}): {shown} a year; pooling bills "
+                f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
+                f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
+                offer=offer.label,
+                annual=shown,
+                billed=num(billed.expected),
+                useful=num(useful),
+                pooled_low=pct(pooled.low),
+                pooled_high=pct(pooled.high),
+            ),
         )
         machines = offers.machines(knowledge, profile, offer)
         return model.assessment(
@@ -132,7 +142,7 @@ class AiComputePlatform(OptionPlugin):
             efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
             stability=model.stability(inputs, profile),
             infra_fte=model.software_work(inputs, machines, share=profile.utilization),
-            setup_steps="preset images and a graphical job console",
+            setup_steps=msg("setup.ai_compute_platform", "preset images and a graphical job console"),
             notes=notes,
             offer=offer.info(),
             violations=offers.violations(offer, profile, knowledge, lead_time_days=lead),

@@ -35,7 +35,7 @@ from app.core import (
     offers,
 )
 from app.core.capital import annuity
-from app.core.text import money_range, num, pct
+from app.core.text import money_range, msg, num, pct
 
 KEY = "rented_gpu_instances"
 VERSION = "2.0.0"
@@ -89,22 +89,31 @@ class RentedGpuInstances(OptionPlugin):
             paid = (useful / held_utilization).cap(held_gpus * HOURS_PER_YEAR)
             years_paid = profile.horizon_years
             basis = "min(GPUs held × 8760, useful GPU-hours ÷ held_utilization) × price per GPU-hour × horizon_years"
-            held_note = (
+            held_note = msg(
+                "note.rented_held",
                 f"at {pct(profile.utilization)} utilization you pay for {num(paid.expected / profile.gpus)} "
-                f"hours of each GPU to use {num(useful / profile.gpus)}"
+                f"hours of each GPU to use {num(useful / profile.gpus)}",
+                utilization=pct(profile.utilization),
+                paid_hours=num(paid.expected / profile.gpus),
+                useful_hours=num(useful / profile.gpus),
             )
         else:
             paid = Range.point(held_gpus * HOURS_PER_YEAR)
             years_paid = ceil_number(profile.horizon_years / term - 1e-9) * term
             basis = "GPUs held × 8760 × price per GPU-hour × whole terms covering the horizon"
-            held_note = f"reserved in whole terms ({offer.plan}), you pay for every hour of {num(held_gpus)} GPUs"
+            held_note = msg(
+                "note.rented_reserved",
+                f"reserved in whole terms ({offer.plan}), you pay for every hour of {num(held_gpus)} GPUs",
+                plan=offer.plan,
+                gpus=num(held_gpus),
+            )
         annual = paid * offer.per_gpu
         total = annual * years_paid
         rate = inputs("discount_rate").expected
         npv = annual * annuity(years_paid, rate)
         line = LineItem(
             "instance_hours",
-            f"{offer.label}: {num(held_gpus)} GPUs",
+            msg("line.instance_hours", f"{offer.label}: {num(held_gpus)} GPUs", offer=offer.label, gpus=num(held_gpus)),
             annual,
             ZERO,
             basis,
@@ -136,8 +145,18 @@ class RentedGpuInstances(OptionPlugin):
             efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
             stability=model.stability(inputs, profile, extra_rate=spot),
             infra_fte=model.software_work(inputs, machines, share=profile.utilization),
-            setup_steps="environment set-up before each run, your own scheduling and checkpoints",
-            notes=(f"Rented ({offer.label}): {money_range(annual, profile.currency)} a year; {held_note}.",),
+            setup_steps=msg(
+                "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
+            ),
+            notes=(
+                msg(
+                    "note.rented",
+                    f"Rented ({offer.label}): {money_range(annual, profile.currency)} a year; {held_note}.",
+                    offer=offer.label,
+                    annual=money_range(annual, profile.currency),
+                    held=held_note,
+                ),
+            ),
             offer=offer.info(),
             violations=violations,
             region=offer.row.region,
@@ -150,7 +169,8 @@ def _spot_capacity(gpus: Any, reliable: float) -> tuple[Violation, ...]:
     too_many = np.asarray(gpus) > reliable if isinstance(gpus, np.ndarray) else gpus > reliable
     if not np.any(too_many):
         return ()
-    return (Violation(f"spot capacity is not committed: a plan can count on about {reliable:,.0f} GPUs", too_many),)
+    text = f"spot capacity is not committed: a plan can count on about {reliable:,.0f} GPUs"
+    return (Violation(msg("violation.spot_capacity", text, gpus=f"{reliable:,.0f}"), too_many),)
 
 
 def _discounts(knowledge: Knowledge, profile: Profile, base: Offer) -> list[Price]:

@@ -37,7 +37,7 @@ from app.core import (
 )
 from app.core.capital import Bridge, CapitalLine, RunningLine, where
 from app.core.capital import own as capital_own
-from app.core.text import money, money_range, num, span
+from app.core.text import money, money_range, msg, num, span
 
 KEY = "self_built_cluster"
 VERSION = "2.0.0"
@@ -97,7 +97,11 @@ class SelfBuiltCluster(OptionPlugin):
 
         capital = [
             capital_line(
-                "server_hardware", f"{servers} × {server.name}", "servers × price", offer.price * servers, offer.refs
+                "server_hardware",
+                msg("line.server_hardware", f"{servers} × {server.name}", servers=str(servers), server=server.name),
+                "servers × price",
+                offer.price * servers,
+                offer.refs,
             )
         ]
         running: list[RunningLine] = []
@@ -106,11 +110,18 @@ class SelfBuiltCluster(OptionPlugin):
             assert lump is not None
             capital.append(
                 capital_line(
-                    "facility_and_network", "Machine room and network", "servers × price", lump[0] * servers, lump[1]
+                    "facility_and_network",
+                    msg("line.facility_and_network", "Machine room and network"),
+                    "servers × price",
+                    lump[0] * servers,
+                    lump[1],
                 )
             )
         else:
-            for item, label in (("network_fabric", "Network fabric"), ("storage", "Shared storage")):
+            for item, label in (
+                ("network_fabric", msg("line.network_fabric", "Network fabric")),
+                ("storage", msg("line.storage", "Shared storage")),
+            ):
                 found = money(item, "per_gpu")
                 if found is not None:
                     capital.append(capital_line(item, label, "GPUs × price per GPU", found[0] * profile.gpus, found[1]))
@@ -120,7 +131,11 @@ class SelfBuiltCluster(OptionPlugin):
                 assert build is not None
                 capital.append(
                     capital_line(
-                        "facility_build", "Own machine room", "IT kW × build cost per kW", build[0] * it_kw, build[1]
+                        "facility_build",
+                        msg("line.facility_build", "Own machine room"),
+                        "IT kW × build cost per kW",
+                        build[0] * it_kw,
+                        build[1],
                     )
                 )
             else:
@@ -128,7 +143,13 @@ class SelfBuiltCluster(OptionPlugin):
                 assert colo is not None
                 basis = "IT kW × rent per kW-month × 12"
                 running.append(
-                    RunningLine("colocation", "Colocation", basis, colo[1], colo[0] * (it_kw * MONTHS_PER_YEAR))
+                    RunningLine(
+                        "colocation",
+                        msg("line.colocation", "Colocation"),
+                        basis,
+                        colo[1],
+                        colo[0] * (it_kw * MONTHS_PER_YEAR),
+                    )
                 )
         nodes_per_team = inputs("nodes_per_ops_team")
         team_fte = inputs("ops_team_fte")
@@ -136,17 +157,33 @@ class SelfBuiltCluster(OptionPlugin):
         ops = money("ops_team", "per_team_year")
         if ops is not None:
             running.append(
-                RunningLine("ops_team", "Operations team", "ops teams × team cost per year", ops[1], ops[0] * teams)
+                RunningLine(
+                    "ops_team",
+                    msg("line.ops_team", "Operations team"),
+                    "ops teams × team cost per year",
+                    ops[1],
+                    ops[0] * teams,
+                )
             )
         elif (staff := money("ops_staff", "per_fte_year")) is not None:
             basis = "ops teams × ops_team_fte × cost per FTE-year"
-            running.append(RunningLine("ops_team", "Operations team", basis, staff[1], staff[0] * (teams * team_fte)))
+            running.append(
+                RunningLine(
+                    "ops_team", msg("line.ops_team", "Operations team"), basis, staff[1], staff[0] * (teams * team_fte)
+                )
+            )
         power = money("power", "per_kwh")
         if power is not None and it_kw is not None:
             kwh = inputs("pue") * inputs("power_draw_share") * (it_kw * HOURS_PER_YEAR)
             basis = "IT kW × draw share × 8760 × PUE × price per kWh"
             running.append(
-                RunningLine("power", "Power (IT load × PUE)", basis, (*power[1], *inputs.take_refs()), power[0] * kwh)
+                RunningLine(
+                    "power",
+                    msg("line.power", "Power (IT load × PUE)"),
+                    basis,
+                    (*power[1], *inputs.take_refs()),
+                    power[0] * kwh,
+                )
             )
         licence = money("software_licence", "per_gpu_year")
         if licence is not None and offer.variant != QUOTED:
@@ -154,7 +191,13 @@ class SelfBuiltCluster(OptionPlugin):
             basis = "GPUs × licensed share × price per GPU-year"
             refs = (*licence[1], *inputs.take_refs())
             running.append(
-                RunningLine("software_licence", "Software licences", basis, refs, licence[0] * (share * profile.gpus))
+                RunningLine(
+                    "software_licence",
+                    msg("line.software_licence", "Software licences"),
+                    basis,
+                    refs,
+                    licence[0] * (share * profile.gpus),
+                )
             )
 
         lead = row.lead_time_days or inputs("lead_time_days")
@@ -186,18 +229,30 @@ class SelfBuiltCluster(OptionPlugin):
             ~np.asarray(owned.bridged), lead.expected / DAYS_PER_YEAR >= np.asarray(profile.horizon_years)
         )
         if np.any(late):
-            violations = (*violations, Violation("the horizon ends before the cluster is installed", late))
+            violations = (
+                *violations,
+                Violation(
+                    msg("violation.horizon_before_install", "the horizon ends before the cluster is installed"), late
+                ),
+            )
         if profile.capex_budget is not None:
             violations = (*violations, _over_budget(cost.upfront, profile.capex_budget, profile.currency))
         cur = profile.currency
+        bridged = bool(np.all(owned.bridged))
+        upfront, annual, total = (money_range(x, cur) for x in (cost.upfront, cost.annual, cost.total))
         notes = (
-            f"Own cluster ({offer.label}): {num(servers)} server(s) cost {money_range(cost.upfront, cur)} upfront and "
-            f"{money_range(cost.annual, cur)} a year written off over depreciation_years; "
-            f"{money_range(cost.total, cur)} over the horizon after resale; {span(teams, 'ops team(s)')} run them."
-            + (
-                " Until it is installed the team rents on demand (cheaper than waiting)."
-                if np.all(owned.bridged)
-                else ""
+            msg(
+                "note.self_built_bridged" if bridged else "note.self_built",
+                f"Own cluster ({offer.label}): {num(servers)} server(s) cost {upfront} upfront and "
+                f"{annual} a year written off over depreciation_years; "
+                f"{total} over the horizon after resale; {span(teams, 'ops team(s)')} run them."
+                + (" Until it is installed the team rents on demand (cheaper than waiting)." if bridged else ""),
+                offer=offer.label,
+                servers=num(servers),
+                upfront=upfront,
+                annual=annual,
+                total=total,
+                teams=span(teams, "ops team(s)").removesuffix(" ops team(s)"),
             ),
         )
         ops_team = profile.ops_team
@@ -214,7 +269,9 @@ class SelfBuiltCluster(OptionPlugin):
                 restart_key=f"restart_hours_{ops_team}_ops",
             ),
             infra_fte=model.software_work(inputs, servers) + teams * team_fte,
-            setup_steps="racking, network, drivers, scheduler and environments by your own ops team",
+            setup_steps=msg(
+                "setup.self_built_cluster", "racking, network, drivers, scheduler and environments by your own ops team"
+            ),
             notes=notes,
             offer=offer.info(),
             violations=violations,
@@ -240,8 +297,14 @@ def _facilities(knowledge: Knowledge, profile: Profile, row: Any) -> list[str]:
 
 
 def _over_budget(upfront: Range, budget: Any, currency: str) -> Violation:
+    shown, limit = money_range(upfront, currency), money(budget, currency)
     return Violation(
-        f"the upfront cost of {money_range(upfront, currency)} exceeds the capex budget of {money(budget, currency)}",
+        msg(
+            "violation.capex_budget",
+            f"the upfront cost of {shown} exceeds the capex budget of {limit}",
+            upfront=shown,
+            budget=limit,
+        ),
         upfront.expected > budget,
     )
 

@@ -53,10 +53,10 @@ def test_every_route_but_health_and_docs_declares_a_known_scope() -> None:
         assert handler.opt.get("scope") in keys.SCOPES, f"{method} {route.path} declares no known scope"
         checked += 1
     assert checked >= 17
-    # and the open ones are exactly health and docs
+    # and the open ones are exactly health, docs and the explorer page
     public = {r.path for r, _, m in _all_route_handlers() if _is_public(r.path) and m != "OPTIONS"}
     assert {"/health/live", "/health/ready"} <= public
-    assert all(p.startswith(("/health/", "/docs")) for p in public)
+    assert all(p.startswith(("/health/", "/docs", "/explorer")) for p in public)
 
 
 def test_every_protected_route_answers_401_without_a_key_and_403_with_the_wrong_scope(seeded_db: str) -> None:

@@ -73,3 +73,13 @@ def test_no_304_without_the_right_scope(client):
     etag = client.get("/v1/gpus").headers["etag"]
     anonymous = client.get("/v1/gpus", headers={"If-None-Match": etag, "X-API-Key": ""})
     assert anonymous.status_code == 401
+
+
+def test_if_none_match_star_is_304_only_where_the_resource_exists(client):
+    gpus = client.get("/v1/gpus").json()["items"]
+    found = client.get(f"/v1/gpus/{gpus[0]['key']}", headers={"If-None-Match": "*"})
+    assert found.status_code == 304 and found.content == b""
+    assert found.headers["etag"]
+    missing = client.get("/v1/gpus/no-such-gpu", headers={"If-None-Match": "*"})
+    assert missing.status_code == 404
+    assert missing.headers["content-type"].startswith("application/problem+json")

@@ -265,7 +265,8 @@ def test_each_shape_agrees_on_what_may_be_null(entity: Entity, shape: Shape) -> 
 def test_every_table_of_the_knowledge_base_is_an_entity_here() -> None:
     declared = {e.declaration for e in ENTITIES}
     tables = {mapper.class_ for mapper in m.Base.registry.mappers}
-    assert tables - declared == {m.Recommendation}  # stored as answered, read back as it was written
+    # stored as answered, read back as it was written; an Idempotency-Key claim only points at one
+    assert tables - declared == {m.Recommendation, m.IdempotencyKey}
 
 
 def test_the_seed_loader_covers_every_seeded_table() -> None:
@@ -340,6 +341,7 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "RESIDENCIES": "Residency",
         "PROVIDER_KINDS": "ProviderKind",
         "CURRENCIES": "Currency",
+        "LANGUAGES": "Language",
         "SOURCE_QUALITIES": "SourceQuality",
         "PRICE_UNITS": "PriceUnit",
         "ASSUMPTION_UNITS": "AssumptionUnit",
@@ -369,8 +371,16 @@ def test_mappings_over_a_vocabulary_cover_it() -> None:
 # ---- the OpenAPI document --------------------------------------------------------------------------
 
 
+_COMPONENTS: dict[str, Any] = json.loads((ROOT / "openapi" / "v1.json").read_text(encoding="utf-8"))["components"][
+    "schemas"
+]
+
+
 def _enum(prop: dict[str, Any]) -> list[Any] | None:
-    """The values a property of the document allows, if it lists them (enum, const, or in a oneOf)."""
+    """The values a property of the document allows, if it lists them (enum, const, or in a oneOf or
+    allOf, or in the shared component a ``$ref`` names)."""
+    if "$ref" in prop:
+        return _enum(_COMPONENTS[prop["$ref"].rsplit("/", 1)[-1]])
     if "enum" in prop:
         return [v for v in prop["enum"] if v is not None]
     if "const" in prop:
@@ -378,7 +388,7 @@ def _enum(prop: dict[str, Any]) -> list[Any] | None:
     for key in ("items", "additionalProperties"):
         if isinstance(prop.get(key), dict) and (found := _enum(prop[key])) is not None:
             return found
-    for key in ("oneOf", "anyOf"):
+    for key in ("oneOf", "anyOf", "allOf"):
         for option in prop.get(key, ()):
             if (found := _enum(option)) is not None:
                 return found

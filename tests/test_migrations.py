@@ -42,6 +42,7 @@ KB_TABLES = {
     "audit_events",
     "data_security_levels",
     "exchange_rates",
+    "idempotency_keys",
     "providers",
     "gpu_models",
     "knowledge_versions",

@@ -130,7 +130,11 @@ def test_problem_schema_matches_rfc_9457(document):
 
 def test_price_comparison_documents_csv_and_406(document):
     responses = document["paths"]["/v1/price-comparisons"]["post"]["responses"]
-    assert set(responses["200"]["content"]) == {"application/json", "text/csv"}
+    assert set(responses["200"]["content"]) == {
+        "application/json",
+        "text/csv",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    }
     assert "406" in responses
 
 
@@ -143,3 +147,89 @@ def test_recommendation_create_is_201(document):
     assert responses["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Evaluation"}
     store = next(p for p in op["parameters"] if p["name"] == "store")
     assert store["in"] == "query" and store["schema"]["type"] == "boolean" and store["schema"]["default"] is True
+
+
+# ---- what client generators need ------------------------------------------------------------------
+
+
+def _operations(document):
+    for path, item in document["paths"].items():
+        for method, op in item.items():
+            yield path, method, op
+
+
+def test_operation_ids_say_what_operations_do(document):
+    ids = {op["operationId"]: (method, path) for path, method, op in _operations(document)}
+    creating = {i for i in ids if i.startswith("create")}
+    assert creating == {"createRecommendation"}, "create… only where something is stored"
+    assert {"comparePrices", "evaluateProfiles", "computeBreakEven", "computeSensitivity"} <= set(ids)
+    for operation_id, (method, _path) in ids.items():
+        if operation_id.startswith(("get", "list")):
+            assert method == "get", operation_id
+
+
+def test_headers_on_every_response_and_location_on_201(document):
+    for path, _method, op in _operations(document):
+        for code, response in op["responses"].items():
+            headers = response.get("headers", {})
+            assert {"X-Request-ID", "Content-Language"} <= set(headers), (path, code)
+            if path.startswith("/v1/"):
+                assert "RateLimit-Remaining" in headers, (path, code)
+    created = document["paths"]["/v1/recommendations"]["post"]["responses"]
+    assert created["201"]["headers"]["Location"] == {"$ref": "#/components/headers/Location"}
+    assert created["201"]["content"]["application/json"]["schema"]["$ref"].endswith("/RecommendationRead")
+    assert created["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Evaluation")
+    assert "Retry-After" in created["429"]["headers"]
+
+
+def test_conditional_operations_document_validators_and_304(document):
+    for path, method in (("/v1/price-comparisons", "post"), ("/v1/offers", "get"), ("/v1/gpus/{key}", "get")):
+        op = document["paths"][path][method]
+        assert {"ETag", "Cache-Control", "Vary"} <= set(op["responses"]["200"]["headers"]), path
+        assert "304" in op["responses"] and "content" not in op["responses"]["304"], path
+        assert "If-None-Match" in {p["name"] for p in op["parameters"]}, path
+    assert "304" not in document["paths"]["/v1/recommendations"]["post"]["responses"]
+
+
+def test_request_bodies_have_examples_and_enums_are_shared(document):
+    for path, method, op in _operations(document):
+        if "requestBody" in op:
+            assert op["requestBody"]["content"]["application/json"].get("example"), (method, path)
+    schemas = document["components"]["schemas"]
+    assert schemas["OpsTeam"]["enum"] == ["none", "basic", "professional"]
+    ops_team = schemas["ProfileCreate"]["properties"]["ops_team"]
+    assert ops_team["allOf"] == [{"$ref": "#/components/schemas/OpsTeam"}]
+    text = json.dumps(schemas)
+    assert '"enum": ["none", "basic", "professional"]' not in text.replace(json.dumps(schemas["OpsTeam"]), "")
+
+
+def test_problem_types_are_listed(document):
+    kinds = document["components"]["schemas"]["Problem"]["properties"]["type"]["examples"]
+    assert "urn:compute-advisor:problem:not-found" in kinds
+    assert "urn:compute-advisor:problem:database-unavailable" in kinds
+
+
+def test_committed_response_examples_are_current():
+    """openapi/examples.json holds the service's own answers to the request examples (make openapi)."""
+    from app.openapi_examples import render as render_examples
+
+    committed = (PROJECT_ROOT / "openapi" / "examples.json").read_text(encoding="utf-8")
+    assert render_examples() == committed, "openapi/examples.json is stale: run `make openapi`"
+
+
+def test_main_responses_have_examples(document):
+    for path, method, code in (
+        ("/v1/price-comparisons", "post", "200"),
+        ("/v1/recommendations", "post", "201"),
+        ("/v1/recommendations", "post", "200"),
+        ("/v1/recommendations/{rec_id}", "get", "200"),
+        ("/v1/recommendations/{rec_id}", "get", "404"),
+        ("/v1/evaluations", "post", "200"),
+        ("/v1/break-even", "post", "200"),
+        ("/v1/options", "get", "200"),
+    ):
+        content = document["paths"][path][method]["responses"][code]["content"]
+        media = next(m for m in content if m.endswith("json"))
+        assert content[media].get("example"), (method, path, code)
+    created = document["paths"]["/v1/recommendations"]["post"]["responses"]["201"]["content"]
+    assert created["application/json"]["example"]["recommended_option"] == "ai_compute_platform"

@@ -78,7 +78,7 @@ def test_offers_as_csv(client: Any) -> None:
     r = client.get("/v1/offers", params={"provider": "coreweave"}, headers={"Accept": "text/csv"})
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(r.text)))
+    rows = list(csv.DictReader(io.StringIO(r.content.decode("utf-8-sig"))))
     assert rows and {row["provider"] for row in rows} == {"coreweave"}
     assert set(rows[0]) >= OFFER_FIELDS
 

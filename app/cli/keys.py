@@ -1,4 +1,4 @@
-"""``keys create|list|revoke|dev``: API keys, managed from the server's shell rather than over the API.
+"""``keys create|list|revoke|rotate|dev``: API keys, managed from the server's shell rather than over the API.
 
 Each command is one transaction (``app.kb.db.transaction``). A key is shown once, when it is created,
 alone on the last line of the output so that scripts can take it with ``tail -n1``. An unknown scope
@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,9 +31,23 @@ def _fmt_time(value: dt.datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
 
 
-async def _create(settings: Settings, name: str, scopes: tuple[str, ...], actor: str) -> keys.Created:
+async def _create(
+    settings: Settings, name: str, scopes: tuple[str, ...], actor: str, expires_in: dt.timedelta | None
+) -> keys.Created:
     async with transaction(settings) as session:
-        return await keys.create(session, name=name, scopes=scopes, actor=actor)
+        return await keys.create(session, name=name, scopes=scopes, actor=actor, expires_in=expires_in)
+
+
+def _duration(option: str) -> Any:
+    def convert(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dt.timedelta | None:
+        if value is None:
+            return None
+        try:
+            return keys.parse_duration(value, option)
+        except keys.KeyProblem as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return convert
 
 
 @group.command()
@@ -45,13 +60,20 @@ async def _create(settings: Settings, name: str, scopes: tuple[str, ...], actor:
     type=click.Choice(list(keys.SCOPES)),
     help="A scope the key holds (repeat for several).",
 )
+@click.option(
+    "--expires-in",
+    metavar="DURATION",
+    callback=_duration("--expires-in"),
+    help="The key is refused this long after its creation: 90d, 12h, 30m, 2w (default: never).",
+)
 @actor_option("creates it")
 @pass_settings
-def create(settings: Settings, name: str, scopes: tuple[str, ...], actor: str) -> int:
+def create(settings: Settings, name: str, scopes: tuple[str, ...], expires_in: dt.timedelta | None, actor: str) -> int:
     """Create an API key; prints it once, alone on the last line."""
-    created = asyncio.run(_create(settings, name, scopes, actor))
+    created = asyncio.run(_create(settings, name, scopes, actor, expires_in))
     row = created.row
-    click.echo(f"created API key {row.id} ({row.name}), scopes {' '.join(row.scopes)}")
+    expiry = f", expires {_fmt_time(row.expires_at)} UTC" if row.expires_at else ""
+    click.echo(f"created API key {row.id} ({row.name}), scopes {' '.join(row.scopes)}{expiry}")
     click.echo("the key is shown only now; store it safely (send it in the X-API-Key header):")
     click.echo(created.key)
     return 0
@@ -65,13 +87,17 @@ async def _list(settings: Settings) -> list[m.ApiKey]:
 @group.command(name="list")
 @pass_settings
 def list_(settings: Settings) -> int:
-    """List API keys: id, name, prefix, created, revoked, scopes (never the keys themselves)."""
+    """List API keys: id, name, prefix, created, revoked, expires, last used (to the minute), scopes
+    (never the keys themselves). Times in UTC."""
     rows = asyncio.run(_list(settings))
-    click.echo(f"{'id':>4}  {'name':24} {'prefix':8}  {'created':19}  {'revoked':19}  scopes")
+    click.echo(
+        f"{'id':>4}  {'name':24} {'prefix':8}  {'created':19}  {'revoked':19}  {'expires':19}  {'last used':19}  scopes"
+    )
     for r in rows:
         click.echo(
             f"{r.id:>4}  {r.name[:24]:24} {r.key_prefix:8}  {_fmt_time(r.created_at):19}  "
-            f"{_fmt_time(r.revoked_at):19}  {' '.join(r.scopes)}"
+            f"{_fmt_time(r.revoked_at):19}  {_fmt_time(r.expires_at):19}  {_fmt_time(r.last_used_at):19}  "
+            f"{' '.join(r.scopes)}"
         )
     return 0
 
@@ -99,12 +125,51 @@ def revoke(settings: Settings, key_id: int, actor: str) -> int:
     return 0
 
 
+async def _rotate(
+    settings: Settings, key_id: int, grace: dt.timedelta, actor: str, expires_in: dt.timedelta | None
+) -> tuple[keys.Created, m.ApiKey]:
+    async with transaction(settings) as session:
+        return await keys.rotate(session, key_id, grace=grace, actor=actor, expires_in=expires_in)
+
+
+@group.command()
+@click.argument("key_id", metavar="ID", type=int)
+@click.option(
+    "--grace",
+    metavar="DURATION",
+    default="7d",
+    show_default=True,
+    callback=_duration("--grace"),
+    help="How long the old key keeps working: 7d, 12h, 30m, 2w.",
+)
+@click.option(
+    "--expires-in",
+    metavar="DURATION",
+    callback=_duration("--expires-in"),
+    help="The new key is refused this long after now (default: never).",
+)
+@actor_option("rotates it")
+@pass_settings
+def rotate(settings: Settings, key_id: int, grace: dt.timedelta, expires_in: dt.timedelta | None, actor: str) -> int:
+    """Replace API key ID with a new key (same name and scopes); the old one works until the grace
+    period ends, then is refused as expired. Prints the new key once, alone on the last line."""
+    created, old = asyncio.run(_rotate(settings, key_id, grace, actor, expires_in))
+    click.echo(
+        f"API key {old.id} ({old.name}) replaced by API key {created.row.id}; the old key works until "
+        f"{_fmt_time(old.expires_at)} UTC"
+    )
+    click.echo("the new key is shown only now; store it safely (send it in the X-API-Key header):")
+    click.echo(created.key)
+    return 0
+
+
 async def _dev_key(settings: Settings, existing: str) -> tuple[str, bool]:
     """``existing`` while it still works with every scope, else a new key; and whether it is new."""
     async with transaction(settings) as session:
         if existing:
             row = await keys.find(session, existing)
-            if row is not None and row.revoked_at is None and set(row.scopes) >= set(keys.SCOPES):
+            fine = row is not None and row.revoked_at is None and not keys.expired(row, dt.datetime.now(dt.UTC))
+            if fine and row is not None and set(row.scopes) >= set(keys.SCOPES):
                 return existing, False
         created = await keys.create(session, name="local development", scopes=keys.SCOPES, actor=audit.os_actor())
         return created.key, True

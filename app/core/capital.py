@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from app.core.ranges import Range
+from app.core.text import msg
 from app.core.types import LineItem
 
 #: the smallest cost of capital arrays of draws are computed at (the closed forms divide by ln(1 + rate))
@@ -293,7 +294,13 @@ def own(
         basis = "useful GPU-hours ÷ held_utilization × cheapest on-demand price × lead time"
         lines.append(
             LineItem(
-                "bridge", "Rented until installed", Range.point(0), Range.point(0), basis, bridge.sources, total=spent
+                "bridge",
+                msg("line.bridge", "Rented until installed"),
+                Range.point(0),
+                Range.point(0),
+                basis,
+                bridge.sources,
+                total=spent,
             )
         )
     zero = Range.point(0)

@@ -13,7 +13,7 @@ from app.core import scoring
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import Knowledge
 from app.core.ranges import holds_anywhere
-from app.core.text import num, pct, span
+from app.core.text import Msg, joined, msg, num, pct, span
 from app.core.types import Assessment, Profile
 from app.core.vocab import DIMENSIONS
 
@@ -119,7 +119,9 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
     for outcome in outcomes:
         a = outcome.assessment
         if a is None:
-            reasons: tuple[str, ...] = (f"Could not be assessed: {outcome.error}",)
+            reasons: tuple[str, ...] = (
+                msg("reason.not_assessed", f"Could not be assessed: {outcome.error}", error=str(outcome.error)),
+            )
             rows.append(_Scored(outcome, False, 0.0, dict.fromkeys(DIMENSIONS, 0.0), 0.0, reasons, ()))
             continue
         scores = dimension_scores(a, cheapest)
@@ -167,19 +169,34 @@ def _explain_premium(chosen: Ranked, ranking: tuple[Ranked, ...], profile: Profi
     theirs = effective_cost(cheap.outcome.assessment)  # type: ignore[arg-type]
     if cheap is chosen or theirs <= 0 or mine <= theirs * (1 + PREMIUM_TO_EXPLAIN):
         return chosen
-    gains = [
-        f"{d} +{chosen.scores[d] - cheap.scores[d]:.0f}"
+    gains: list[str] = [
+        msg("reason.gain", f"{d} +{points:.0f}", dimension=msg(f"dimension.{d}", d), points=f"{points:.0f}")
         for d in DIMENSIONS
-        if chosen.scores[d] - cheap.scores[d] >= 0.5
+        if (points := chosen.scores[d] - cheap.scores[d]) >= 0.5
     ]
     if chosen.fit != cheap.fit:
+        rules = joined("; ", [r.reason for r in chosen.rules]) if chosen.rules else msg("reason.none", "none")
         gains.append(
-            f"fit {chosen.fit - cheap.fit:+.0f} points ({'; '.join(r.reason for r in chosen.rules) or 'none'})"
+            msg(
+                "reason.gain_fit",
+                f"fit {chosen.fit - cheap.fit:+.0f} points ({rules})",
+                points=f"{chosen.fit - cheap.fit:+.0f}",
+                rules=rules,
+            )
         )
-    sentence = (
-        f"Recommended although it costs {(mine / theirs - 1) * 100:.0f}% more per effective GPU-hour than "
-        f"{cheap.option} ({mine:,.2f} against {theirs:,.2f} {profile.currency}), because it scores higher on "
-        f"{', '.join(gains) or 'the other dimensions'}."
+    gained = joined(", ", gains) if gains else msg("reason.other_dimensions", "the other dimensions")
+    premium, mine_s, theirs_s = f"{(mine / theirs - 1) * 100:.0f}", f"{mine:,.2f}", f"{theirs:,.2f}"
+    sentence = msg(
+        "reason.premium",
+        f"Recommended although it costs {premium}% more per effective GPU-hour than "
+        f"{cheap.option} ({mine_s} against {theirs_s} {profile.currency}), because it scores higher on "
+        f"{gained}.",
+        premium=premium,
+        cheapest=msg(f"option.{cheap.option}.ref", cheap.option),
+        mine=mine_s,
+        theirs=theirs_s,
+        currency=profile.currency,
+        gains=gained,
     )
     return dataclasses.replace(chosen, reasons=(sentence, *chosen.reasons))
 
@@ -189,46 +206,108 @@ def _apply_rules(profile: Profile, assessment: Assessment, knowledge: Knowledge)
     applied = []
     for rule in knowledge.rules:
         if rule.option in (assessment.option, "*") and rule_engine.holds(rule, ctx):
-            applied.append(AppliedRule(rule.key, rule.effect, rule.points, rule_engine.render(rule.reason, ctx)))
+            applied.append(
+                AppliedRule(
+                    rule.key, rule.effect, rule.points, rule_engine.render(rule.reason, ctx, code=f"rule.{rule.key}")
+                )
+            )
     return applied
 
 
 def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[AppliedRule]) -> tuple[str, ...]:
     cur = profile.currency
     per_hour = effective_cost(a)
-    infeasible = [f"Not feasible: {r.reason}" for r in applied if r.effect == "infeasible"]
-    infeasible += [f"Not feasible: {reason}." for reason in broken(a)]
+    infeasible: list[str] = [
+        msg("reason.not_feasible", f"Not feasible: {r.reason}", reason=r.reason)
+        for r in applied
+        if r.effect == "infeasible"
+    ]
+    infeasible += [msg("reason.not_feasible_offer", f"Not feasible: {reason}.", reason=reason) for reason in broken(a)]
     fits = [
-        f"{r.reason} ({'+' if r.effect == 'bonus' else '−'}{num(r.points or 0)} fit)"
+        msg(
+            f"reason.fit_{r.effect}",
+            f"{r.reason} ({'+' if r.effect == 'bonus' else '−'}{num(r.points or 0)} fit)",
+            reason=r.reason,
+            points=num(r.points or 0),
+        )
         for r in applied
         if r.effect != "infeasible"
     ]
-    cost_line = (
-        f"{a.cost.per_useful_gpu_hour.expected:,.2f} {cur} per useful GPU-hour; {per_hour:,.2f} per effective "
+    useful, effective, cheapest_s = (
+        f"{a.cost.per_useful_gpu_hour.expected:,.2f}",
+        f"{per_hour:,.2f}",
+        f"{cheapest:,.2f}",
+    )
+    head = (
+        f"{useful} {cur} per useful GPU-hour; {effective} per effective "
         "GPU-hour (after execution efficiency, goodput and the work left to the team)"
-        + (", the cheapest option." if per_hour <= cheapest else f", against {cheapest:,.2f} for the cheapest option.")
+    )
+    cost_line = (
+        msg(
+            "reason.cost_cheapest",
+            head + ", the cheapest option.",
+            per_useful=useful,
+            currency=cur,
+            per_effective=effective,
+        )
+        if per_hour <= cheapest
+        else msg(
+            "reason.cost",
+            head + f", against {cheapest_s} for the cheapest option.",
+            per_useful=useful,
+            currency=cur,
+            per_effective=effective,
+            cheapest=cheapest_s,
+        )
     )
     e, s, u = a.efficiency, a.stability, a.usability
+    soonest, latest = _duration(e.lead_time_days.low), _duration(e.lead_time_days.high)
+    setup = span(e.setup_minutes_per_run, "minutes")
+    eff_low, eff_high = pct(e.execution_efficiency.low), pct(e.execution_efficiency.high)
+    interruptions, lost_each = num(s.interruptions_per_year.expected, 1), num(s.hours_lost_per_interruption.expected, 1)
+    goodput, lost = pct(s.goodput.expected), num(s.lost_gpu_hours_per_year.expected)
+    fte, unmet = num(u.infra_fte_needed.expected, 1), num(u.infra_fte_unmet.expected, 1)
     return (
         *infeasible,
         *a.notes,
         cost_line,
-        f"Compute available in {_duration(e.lead_time_days.low)}–{_duration(e.lead_time_days.high)}; "
-        f"{span(e.setup_minutes_per_run, 'minutes')} of set-up before each run; "
-        f"execution efficiency {pct(e.execution_efficiency.low)}–{pct(e.execution_efficiency.high)}.",
-        f"About {num(s.interruptions_per_year.expected, 1)} interruptions a year, "
-        f"{num(s.hours_lost_per_interruption.expected, 1)} hours lost each: "
-        f"{pct(s.goodput.expected)} goodput ({num(s.lost_gpu_hours_per_year.expected)} GPU-hours lost a year).",
-        f"Needs {num(u.infra_fte_needed.expected, 1)} FTE of infrastructure work, "
-        f"{num(u.infra_fte_unmet.expected, 1)} of it on a team of {profile.team_size}: {u.setup_steps}.",
+        msg(
+            "reason.efficiency",
+            f"Compute available in {soonest}–{latest}; {setup} of set-up before each run; "
+            f"execution efficiency {eff_low}–{eff_high}.",
+            soonest=soonest,
+            latest=latest,
+            setup=msg("unit.minutes", setup, value=setup.removesuffix(" minutes")),
+            efficiency_low=eff_low,
+            efficiency_high=eff_high,
+        ),
+        msg(
+            "reason.stability",
+            f"About {interruptions} interruptions a year, {lost_each} hours lost each: "
+            f"{goodput} goodput ({lost} GPU-hours lost a year).",
+            interruptions=interruptions,
+            hours_lost=lost_each,
+            goodput=goodput,
+            lost_gpu_hours=lost,
+        ),
+        msg(
+            "reason.usability",
+            f"Needs {fte} FTE of infrastructure work, {unmet} of it on a team of {profile.team_size}: {u.setup_steps}.",
+            fte=fte,
+            unmet=unmet,
+            team_size=str(profile.team_size),
+            setup_steps=u.setup_steps,
+        ),
         *fits,
     )
 
 
-def _duration(days: float) -> str:
+def _duration(days: float) -> Msg:
     if days >= 2:
-        return f"{days:,.0f} days"
+        return msg("unit.days", f"{days:,.0f} days", value=f"{days:,.0f}")
     if days * 24 >= 2:
-        return f"{days * 24:,.0f} hours"
+        return msg("unit.hours", f"{days * 24:,.0f} hours", value=f"{days * 24:,.0f}")
     minutes = round(days * 24 * 60)
-    return f"{minutes:,} minute{'' if minutes == 1 else 's'}"
+    if minutes == 1:
+        return msg("unit.minute", "1 minute", value="1")
+    return msg("unit.minutes", f"{minutes:,} minutes", value=f"{minutes:,}")

@@ -17,6 +17,7 @@ from app.core.capital import where
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import ANY, Knowledge, Price, Server, SourceRef
 from app.core.ranges import Range, ceil_number, holds_anywhere
+from app.core.text import msg
 from app.core.types import (
     HOURS_PER_YEAR,
     Assessment,
@@ -324,7 +325,7 @@ def _priced_extras(
         lines.append(
             LineItem(
                 "infrastructure_work",
-                "Infrastructure work left to the team, at an engineer's cost",
+                msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
                 yearly,
                 ZERO,
                 "infra_fte_unmet × engineer_time per FTE-year × horizon_years",
@@ -339,7 +340,7 @@ def _priced_extras(
         lines.append(
             LineItem(
                 "waiting",
-                "Waiting for the compute, at delay_cost_per_day",
+                msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
                 ZERO,
                 ZERO,
                 "lead_time_days × delay_cost_per_day",

@@ -21,7 +21,7 @@ import numpy as np
 from app.core.errors import MissingKnowledge
 from app.core.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
 from app.core.ranges import Range, ceil_number, holds_anywhere
-from app.core.text import num, span
+from app.core.text import msg, num, span
 from app.core.types import Alternative, Assessment, OfferInfo, Profile, Violation
 
 #: units priced for a whole instance or server: divided by its GPUs for a per-GPU figure
@@ -139,14 +139,26 @@ def violations(offer: Offer, profile: Profile, knowledge: Knowledge, *, lead_tim
     if capacity is not None:
         found.append(
             Violation(
-                f"{offer.label} sells at most {capacity:,} GPUs",
+                msg(
+                    "violation.capacity",
+                    f"{offer.label} sells at most {capacity:,} GPUs",
+                    offer=offer.label,
+                    gpus=f"{capacity:,}",
+                ),
                 _gt(profile.gpus, capacity),
             )
         )
     found.append(
         Violation(
-            f"compute is needed within {num(profile.start_within_days)} days, but {offer.label} takes "
-            f"{span(lead_time_days, 'days')} to obtain (expected {num(lead_time_days.expected)})",
+            msg(
+                "violation.lead_time",
+                f"compute is needed within {num(profile.start_within_days)} days, but {offer.label} takes "
+                f"{span(lead_time_days, 'days')} to obtain (expected {num(lead_time_days.expected)})",
+                days=num(profile.start_within_days),
+                offer=offer.label,
+                lead_time=span(lead_time_days, "days").removesuffix(" days"),
+                expected=num(lead_time_days.expected),
+            ),
             _gt(lead_time_days.expected, profile.start_within_days),
         )
     )
@@ -154,8 +166,15 @@ def violations(offer: Offer, profile: Profile, knowledge: Knowledge, *, lead_tim
         level = knowledge.security_levels[profile.data_security]
         found.append(
             Violation(
-                f"{offer.label} is {offer.row.residency}; data_security '{profile.data_security}' accepts "
-                f"{', '.join(level.accepted_residencies)}",
+                msg(
+                    "violation.residency",
+                    f"{offer.label} is {offer.row.residency}; data_security '{profile.data_security}' accepts "
+                    f"{', '.join(level.accepted_residencies)}",
+                    offer=offer.label,
+                    residency=offer.row.residency,
+                    data_security=profile.data_security,
+                    accepted=", ".join(level.accepted_residencies),
+                ),
                 True,
             )
         )

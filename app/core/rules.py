@@ -20,6 +20,7 @@ import numpy as np
 
 from app.core.knowledge import Rule
 from app.core.ranges import Range
+from app.core.text import Msg
 from app.core.types import METRICS, Assessment, Profile
 from app.core.vocab import RuleOperator
 
@@ -90,16 +91,24 @@ def _condition(field: str, op: RuleOperator, value: Any, ctx: Context) -> bool:
         return False
 
 
-def render(template: str, ctx: Context) -> str:
-    """Fill ``{profile.x}`` / ``{assessment.y.low}`` placeholders with formatted figures."""
+def render(template: str, ctx: Context, code: str = "rule.text") -> Msg:
+    """Fill ``{profile.x}`` / ``{assessment.y.low}`` placeholders with formatted figures.
+
+    The result is the message ``code`` whose parameters are the placeholders with ``_`` for ``.``
+    (``{profile_gpus}``), so a catalog can hold the rule's sentence in other languages.
+    """
+    params: dict[str, str] = {}
 
     def fill(match: re.Match[str]) -> str:
         value = ctx.resolve(match.group(1))
         if isinstance(value, float):
-            return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}".rstrip("0").rstrip(".")
-        return match.group(0) if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+            shown = f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}".rstrip("0").rstrip(".")
+        else:
+            shown = match.group(0) if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+        params[match.group(1).replace(".", "_")] = shown
+        return shown
 
-    return _PLACEHOLDER.sub(fill, template)
+    return Msg(code, _PLACEHOLDER.sub(fill, template), params)
 
 
 def holds_many(rule: Rule, ctx: Context, n: int) -> np.ndarray:

@@ -30,7 +30,15 @@ def money_range(r: Range, currency: str) -> str:
     r = _scalar_range(r)
     if r.is_point or round(r.low, -3) == round(r.high, -3):
         return money(r.expected, currency)
-    return f"{r.low:,.0f}–{r.high:,.0f} {currency} (expected {r.expected:,.0f})"
+    low, high, expected = f"{r.low:,.0f}", f"{r.high:,.0f}", f"{r.expected:,.0f}"
+    return msg(
+        "unit.money_range",
+        f"{low}–{high} {currency} (expected {expected})",
+        low=low,
+        high=high,
+        expected=expected,
+        currency=currency,
+    )
 
 
 def pct(fraction: float) -> str:
@@ -42,3 +50,36 @@ def span(r: Range, unit: str, digits: int = 0) -> str:
     if r.is_point:
         return f"{r.expected:,.{digits}f} {unit}"
     return f"{r.low:,.{digits}f}–{r.high:,.{digits}f} {unit}"
+
+
+class Msg(str):
+    """A sentence that is also a message code with parameters.
+
+    It *is* its English text (a ``str``: everything that joins, compares or stores sentences keeps
+    working, byte for byte), and carries ``code`` and ``params`` so the edge can render it in the
+    request's language from the message catalogs (``app/lib/i18n.py``). Parameters are strings
+    already formatted the way the English text shows them, or nested messages.
+    """
+
+    code: str
+    params: dict[str, Any]
+
+    def __new__(cls, code: str, text: str, params: dict[str, Any]) -> Msg:
+        self = super().__new__(cls, text)
+        self.code = code
+        self.params = params
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Msg, (self.code, str(self), self.params))
+
+
+def msg(code: str, text: str, **params: Any) -> Msg:
+    """The sentence ``text`` (English) as the message ``code`` with ``params``."""
+    return Msg(code, text, params)
+
+
+def joined(separator: str, items: list[str] | tuple[str, ...]) -> Msg:
+    """Items joined by ``", "`` (code ``join.comma``) or ``"; "`` (``join.semicolon``); each item translated."""
+    code = {", ": "join.comma", "; ": "join.semicolon"}[separator]
+    return Msg(code, separator.join(items), {"items": tuple(items)})

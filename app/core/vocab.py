@@ -24,6 +24,8 @@ Plan = Literal[RentalPlan, PlatformPlan, "*"]
 #: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
 Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
 Currency = Literal["CNY", "USD", "EUR"]
+#: the languages answers come in (``Accept-Language``; ``app.lib.i18n``), English first
+Language = Literal["en", "zh"]
 #: the currency every exchange rate is quoted in, and every conversion goes through
 Pivot = Literal["CNY"]
 ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
@@ -70,6 +72,7 @@ PLANS: tuple[str, ...] = (*RENTAL_PLANS, *PLATFORM_PLANS, "*")
 RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
 PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)
+LANGUAGES: tuple[Language, ...] = get_args(Language)
 PIVOT: Pivot = get_args(Pivot)[0]
 SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
 PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
@@ -92,7 +95,15 @@ SCOPES: dict[Scope, str] = {
 }
 ADMIN: Scope = "admin"
 #: what the audit trail records (``app.kb.audit``)
-AuditAction = Literal["seeds.load", "migration.data", "key.create", "key.revoke", "database.restore"]
+AuditAction = Literal[
+    "seeds.load",
+    "migration.data",
+    "key.create",
+    "key.revoke",
+    "key.rotate",
+    "database.restore",
+    "recommendations.prune",
+]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 #: longest X-API-Key value looked at (a real key has 46 characters)
 API_KEY_MAX_LENGTH = 128

@@ -28,14 +28,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.settings import PROJECT_ROOT, Settings
 
 
-def sqlite_pragmas(connection: Any, _record: Any) -> None:
-    """Write-ahead logging: readers never wait for the writer, and a commit costs no fsync of the
-    main file; a writer waits up to 5 s for another instead of failing at once."""
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
-    cursor.close()
+def sqlite_pragmas(synchronous: str = "FULL") -> Any:
+    """The pragmas of each new SQLite connection. Write-ahead logging: readers never wait for the
+    writer; a writer waits up to 5 s for another instead of failing at once. ``synchronous=FULL``
+    (``SQLITE_SYNCHRONOUS``): each commit fsyncs the log, so a 201 survives a power loss or an OS
+    crash; ``NORMAL`` skips that fsync (a commit is then durable against a crash of the process only).
+    """
+
+    def on_connect(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.close()
+
+    return on_connect
 
 
 #: where a pooled SQLite connection keeps the identity of the file it opened
@@ -124,7 +131,7 @@ def database_config(settings: Settings) -> SQLAlchemyAsyncConfig:
     )
     if settings.async_database_url.startswith("sqlite"):
         engine = config.get_engine().sync_engine
-        event.listen(engine, "connect", sqlite_pragmas)
+        event.listen(engine, "connect", sqlite_pragmas(settings.sqlite_synchronous))
         if settings.sqlite_path is not None:
             sqlite_track_identity(engine, settings.sqlite_path)
     return config

@@ -2,6 +2,10 @@
 
 A key is ``ca_`` followed by 43 URL-safe characters (32 random bytes); it is shown once, when it is
 created. The database holds its hash and its first 8 characters (to tell keys apart in listings).
+
+A key may expire (``expires_at``; refused with 401 "expired" after it). ``rotate`` makes a new key with
+the same name and scopes and lets the old one expire after a grace period. ``last_used_at`` is written
+by ``mark_used`` in batches (at most once a minute per key and process, see ``app.lib.auth.KeyUsage``).
 """
 
 from __future__ import annotations
@@ -9,11 +13,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, Scope
@@ -31,8 +36,14 @@ __all__ = [
     "find",
     "hash_key",
     "list_all",
+    "mark_used",
+    "parse_duration",
     "revoke",
+    "rotate",
 ]
+
+_DURATION = re.compile(r"^\s*(\d{1,6})\s*(m|min|h|d|w)\s*$")
+_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800}
 
 
 class KeyProblem(ValueError):
@@ -63,26 +74,48 @@ def check_scopes(scopes: Iterable[str]) -> list[Scope]:
     return [s for s in SCOPES if s in given]
 
 
+def parse_duration(text: str, what: str = "a duration") -> dt.timedelta:
+    """``"90d"``, ``"12h"``, ``"30m"``, ``"2w"`` as a timedelta (at least a minute); KeyProblem otherwise."""
+    match = _DURATION.match(text.lower())
+    if match is None or int(match.group(1)) < 1:
+        raise KeyProblem(f"{what} must be a whole number and a unit (m, h, d or w), e.g. 90d; not {text!r}")
+    return dt.timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
 @dataclass(frozen=True, slots=True)
 class Created:
     row: m.ApiKey
     key: str
 
 
-async def create(session: AsyncSession, *, name: str, scopes: Iterable[str], actor: str) -> Created:
-    """Create a key in the session's transaction (audited); the caller commits. The plaintext is returned once."""
+async def create(
+    session: AsyncSession,
+    *,
+    name: str,
+    scopes: Iterable[str],
+    actor: str,
+    expires_in: dt.timedelta | None = None,
+) -> Created:
+    """Create a key in the session's transaction (audited); the caller commits. The plaintext is returned
+    once. ``expires_in``: the key is refused that long after its creation."""
     name = name.strip()
     if not name or len(name) > 100:
         raise KeyProblem("a key needs a name of 1 to 100 characters")
     valid = check_scopes(scopes)
     key = generate()
+    now = dt.datetime.now(dt.UTC)
     row = m.ApiKey(
         name=name,
         key_prefix=key[:8],
         key_hash=hash_key(key),
         scopes=valid,
-        created_at=dt.datetime.now(dt.UTC),
+        created_at=now,
         revoked_at=None,
+        expires_at=None if expires_in is None else now + expires_in,
     )
     session.add(row)
     await session.flush()
@@ -94,9 +127,76 @@ async def create(session: AsyncSession, *, name: str, scopes: Iterable[str], act
         subject=f"key {row.id} ({name})",
         before=version,
         after=version,
-        detail={"key_id": row.id, "name": name, "key_prefix": row.key_prefix, "scopes": valid},
+        detail={
+            "key_id": row.id,
+            "name": name,
+            "key_prefix": row.key_prefix,
+            "scopes": valid,
+            "expires_at": _iso(row.expires_at),
+        },
     )
     return Created(row, key)
+
+
+async def rotate(
+    session: AsyncSession,
+    key_id: int,
+    *,
+    grace: dt.timedelta,
+    actor: str,
+    expires_in: dt.timedelta | None = None,
+) -> tuple[Created, m.ApiKey]:
+    """A new key with the old one's name and scopes; the old one keeps working for ``grace`` (or until
+    its own expiry, if sooner), then is refused as expired. Audited (``key.rotate``, after the new key's
+    ``key.create``). Raises KeyProblem for an unknown, revoked or expired key."""
+    old = await session.get(m.ApiKey, key_id)
+    if old is None:
+        raise KeyProblem(f"no API key with id {key_id}")
+    now = dt.datetime.now(dt.UTC)
+    if old.revoked_at is not None:
+        raise KeyProblem(f"API key {key_id} is revoked: create a new one instead")
+    if old.expires_at is not None and _aware(old.expires_at) <= now:
+        raise KeyProblem(f"API key {key_id} expired at {old.expires_at:%Y-%m-%d %H:%M:%S}: create a new one instead")
+    created = await create(session, name=old.name, scopes=old.scopes, actor=actor, expires_in=expires_in)
+    until = now + grace
+    if old.expires_at is None or _aware(old.expires_at) > until:
+        old.expires_at = until
+    old.replaced_by_id = created.row.id
+    await session.flush()
+    version = await audit.current_version(session)
+    await audit.record(
+        session,
+        actor=actor,
+        action="key.rotate",
+        subject=f"key {old.id} ({old.name}) replaced by key {created.row.id}",
+        before=version,
+        after=version,
+        detail={
+            "key_id": old.id,
+            "new_key_id": created.row.id,
+            "name": old.name,
+            "key_prefix": old.key_prefix,
+            "new_key_prefix": created.row.key_prefix,
+            "grace_seconds": int(grace.total_seconds()),
+            "old_expires_at": _iso(old.expires_at),
+        },
+    )
+    return created, old
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes for ``DateTime(timezone=True)``: they are UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def expired(row: m.ApiKey, now: dt.datetime) -> bool:
+    return row.expires_at is not None and _aware(row.expires_at) <= now
+
+
+async def mark_used(session: AsyncSession, used: dict[int, dt.datetime]) -> None:
+    """Record when keys were last used: one UPDATE per key, in the caller's transaction."""
+    for key_id, at in used.items():
+        await session.execute(update(m.ApiKey).where(m.ApiKey.id == key_id).values(last_used_at=at))
 
 
 async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> m.ApiKey:

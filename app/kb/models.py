@@ -322,7 +322,11 @@ class Recommendation(Base):
     """A stored recommendation: its inputs and its answer, as served, with the versions behind it."""
 
     __tablename__ = "recommendations"
-    __table_args__ = (Index("ix_recommendations_created_at", "created_at"),)
+    __table_args__ = (
+        Index("ix_recommendations_created_at", "created_at"),
+        #: the per-key daily quota counts one key's rows of one day
+        Index("ix_recommendations_api_key_id_created_at", "api_key_id", "created_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
@@ -347,6 +351,32 @@ class ApiKey(Base):
     scopes: Mapped[list[Scope]] = mapped_column(JSON)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: after this instant the key is refused (401, "expired"); None: it never expires
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: when a request last used the key, to the minute (written at most once a minute per key and process)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: the key ``keys rotate`` made to replace this one
+    replaced_by_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+
+
+class IdempotencyKey(Base):
+    """An ``Idempotency-Key`` a client sent with a stored recommendation: the same key (of the same API
+    key) with the same body within 24 h answers that recommendation again; with another body, 409."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (
+        Index("ix_idempotency_keys_created_at", "created_at"),
+        Index("ix_idempotency_keys_recommendation_id", "recommendation_id"),
+    )
+
+    api_key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    #: SHA-256 of the validated request (canonical JSON): "the same body"
+    request_hash: Mapped[str] = mapped_column(String(64))
+    recommendation_id: Mapped[str] = mapped_column(ForeignKey("recommendations.id"))
+    #: the status the first answer had
+    status: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
 class AuditEvent(Base):

@@ -8,7 +8,7 @@ from dataclasses import fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.knowledge import (
@@ -68,8 +68,26 @@ async def latest_version(session: AsyncSession) -> m.KnowledgeVersion | None:
     return None if newest is None else await session.get(m.KnowledgeVersion, newest)
 
 
+async def begin_consistent_read(session: AsyncSession) -> None:
+    """Make every later read of ``session``'s transaction see one state of the database.
+
+    The snapshot is about nine SELECTs; a seed load committing between two of them would otherwise
+    yield a snapshot labelled with one version holding another's rows. PostgreSQL: the transaction is
+    REPEATABLE READ (one MVCC snapshot, taken at its first statement). SQLite: an explicit ``BEGIN`` (the
+    driver opens none before a SELECT), so the reads share one WAL read transaction. Must be the
+    session's first statement.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    elif dialect == "sqlite":
+        await session.execute(text("BEGIN"))
+
+
 async def load_knowledge(session: AsyncSession) -> Knowledge | None:
-    """The whole knowledge base as of its newest version, or ``None`` when none was ever loaded."""
+    """The whole knowledge base as of its newest version, or ``None`` when none was ever loaded: read
+    in one transaction (``begin_consistent_read``), so ``session`` must not have run a statement yet."""
+    await begin_consistent_read(session)
     version = await latest_version(session)
     if version is None:
         return None

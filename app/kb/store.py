@@ -118,11 +118,13 @@ class KnowledgeStore:
         async with self._session_maker() as session:
             newest = await snapshot.latest_version(session)
             self.last_read_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
-            if newest is None or (self.current is not None and newest.label == self.current.version):
-                return False
-            with self._tracer.start_as_current_span(
-                "knowledge.load", attributes={"knowledge.version": newest.label, "knowledge.trigger": trigger}
-            ):
+        if newest is None or (self.current is not None and newest.label == self.current.version):
+            return False
+        with self._tracer.start_as_current_span(
+            "knowledge.load", attributes={"knowledge.version": newest.label, "knowledge.trigger": trigger}
+        ):
+            # a session of its own: the load is one consistent read transaction from its first statement
+            async with self._session_maker() as session:
                 loaded = await snapshot.load_knowledge(session)
         self.current = loaded
         log.info("knowledge version %s loaded (%s)", loaded.version if loaded else None, trigger)

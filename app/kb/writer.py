@@ -6,6 +6,15 @@ transaction; each request gets its 201 only once its row is committed (or the er
 commit failed: nothing is reported stored that is not). One writer per process also means the
 requests of a worker never fight each other for SQLite's single write lock.
 
+The queue is bounded (``WRITER_QUEUE_LIMIT`` rows waiting or being committed): beyond it ``store``
+raises ``WriterFull`` at once, which the API answers with 503 and ``Retry-After`` — a client is told
+to come back rather than waiting behind a database that does not keep up.
+
+A row may carry an idempotency claim (an ``idempotency_keys`` row): it is inserted in the same
+transaction as its recommendation, and if another request (in this process or another) already holds
+the same (API key, Idempotency-Key) and it is less than 24 h old, this row's recommendation is not
+kept and ``store`` raises ``IdempotencyKeyTaken``; the caller answers from the holder's row.
+
 ``on_queue(depth)`` hears the number of rows waiting whenever it changes and ``on_commit(seconds,
 ok)`` the duration of each group commit (metrics hooks, wired by the composition root). Traces: each
 request waits in a ``writer.store`` span of its own; each group commit is a ``writer.commit`` span
@@ -16,18 +25,35 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Link, NoOpTracer, SpanContext, Tracer
-from sqlalchemy import insert
+from sqlalchemy import delete, insert
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.kb import models as m
 
 MAX_BATCH = 256
+#: rows waiting or being committed beyond which ``store`` refuses (``WRITER_QUEUE_LIMIT``)
+DEFAULT_QUEUE_LIMIT = 1024
+#: how long an Idempotency-Key holds
+IDEMPOTENCY_TTL = dt.timedelta(hours=24)
+
+
+class WriterFull(Exception):
+    """The writer's queue is full: the database does not keep up; retry in a moment."""
+
+
+class IdempotencyKeyTaken(Exception):
+    """Another stored recommendation holds this (API key, Idempotency-Key) and is less than 24 h old."""
+
+
+Pending = tuple[dict[str, Any], dict[str, Any] | None, "asyncio.Future[None]", SpanContext]
 
 
 class RecommendationWriter:
@@ -38,9 +64,13 @@ class RecommendationWriter:
         tracer: Tracer | None = None,
         on_queue: Callable[[int], None] | None = None,
         on_commit: Callable[[float, bool], None] | None = None,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
     ) -> None:
         self._session_maker = session_maker
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[None], SpanContext]] = []
+        self.queue_limit = queue_limit
+        self._pending: list[Pending] = []
+        #: rows of the group commit under way
+        self._committing = 0
         self._flushing: asyncio.Task[None] | None = None
         self._tracer = tracer or NoOpTracer()
         self._on_queue = on_queue
@@ -50,11 +80,20 @@ class RecommendationWriter:
         if self._on_queue is not None:
             self._on_queue(len(self._pending))
 
-    async def store(self, row: dict[str, Any]) -> None:
-        """Insert one ``recommendations`` row; returns once it is committed."""
+    @property
+    def depth(self) -> int:
+        """Rows waiting or being committed."""
+        return len(self._pending) + self._committing
+
+    async def store(self, row: dict[str, Any], idempotency: dict[str, Any] | None = None) -> None:
+        """Insert one ``recommendations`` row (and its ``idempotency_keys`` claim, if any); returns once
+        it is committed. Raises ``WriterFull`` when the queue is full and ``IdempotencyKeyTaken`` when
+        the claim lost to a stored one (this row is then not kept)."""
+        if self.depth >= self.queue_limit:
+            raise WriterFull(f"{self.depth} stored recommendations are waiting for the database")
         with self._tracer.start_as_current_span("writer.store"):
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._pending.append((row, done, trace.get_current_span().get_span_context()))
+            self._pending.append((row, idempotency, done, trace.get_current_span().get_span_context()))
             self._queue_changed()
             if self._flushing is None or self._flushing.done():
                 # a context of its own: the flush serves every waiting request, not the one that started it
@@ -64,28 +103,64 @@ class RecommendationWriter:
     async def _flush(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
+            self._committing = len(batch)
             self._queue_changed()
-            links = [Link(ctx) for _, _, ctx in batch if ctx.is_valid]
+            links = [Link(ctx) for _, _, _, ctx in batch if ctx.is_valid]
             started = time.perf_counter()
             with self._tracer.start_as_current_span(
                 "writer.commit", links=links, attributes={"writer.rows": len(batch)}
             ) as span:
                 try:
                     async with self._session_maker() as session, session.begin():
-                        await session.execute(insert(m.Recommendation), [row for row, _, _ in batch])
+                        await session.execute(insert(m.Recommendation), [row for row, _, _, _ in batch])
+                        lost = await _claim(session, [(row, idem) for row, idem, _, _ in batch if idem is not None])
                 except Exception as exc:
                     span.record_exception(exc)
                     span.set_status(trace.StatusCode.ERROR)
                     self._committed(started, ok=False)
-                    for _, done, _ in batch:
+                    for _, _, done, _ in batch:
                         if not done.done():
                             done.set_exception(exc)
                 else:
                     self._committed(started, ok=True)
-                    for _, done, _ in batch:
-                        if not done.done():
+                    for row, _, done, _ in batch:
+                        if done.done():
+                            continue
+                        if row["id"] in lost:
+                            done.set_exception(IdempotencyKeyTaken(row["id"]))
+                        else:
                             done.set_result(None)
+                finally:
+                    self._committing = 0
 
     def _committed(self, started: float, *, ok: bool) -> None:
         if self._on_commit is not None:
             self._on_commit(time.perf_counter() - started, ok)
+
+
+async def _claim(session: AsyncSession, claims: list[tuple[dict[str, Any], dict[str, Any]]]) -> set[str]:
+    """Insert the idempotency claims of a group commit; the ids of the recommendations whose claim
+    lost (they are deleted again, in the same transaction).
+
+    ``INSERT … ON CONFLICT DO UPDATE … WHERE created_at < now − 24 h``: a claim older than 24 h is
+    replaced, a younger one wins. On PostgreSQL a claim inserted by another transaction not yet
+    committed makes this one wait for it (the unique index), so two concurrent duplicates never both
+    stay, across processes and replicas; SQLite has one writer at a time.
+    """
+    if not claims:
+        return set()
+    table = m.IdempotencyKey.__table__
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    lost: set[str] = set()
+    for row, idem in claims:
+        stmt = dialect.insert(table).values(**idem)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[table.c.api_key_id, table.c.key],
+            set_={c: stmt.excluded[c] for c in ("request_hash", "recommendation_id", "status", "created_at")},
+            where=table.c.created_at < idem["created_at"] - IDEMPOTENCY_TTL,
+        ).returning(table.c.key)
+        if (await session.execute(stmt)).first() is None:
+            lost.add(row["id"])
+    if lost:
+        await session.execute(delete(m.Recommendation).where(m.Recommendation.id.in_(lost)))
+    return lost

@@ -4,7 +4,10 @@ Every route handler except health and docs declares the scope it needs in ``opt=
 ``require_scope`` checks it against the key's scopes (``admin`` holds them all), inside the
 authentication middleware: a Litestar guard would copy the route handler and run in a thread on
 every request.
-A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), a key without the scope 403.
+A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), an expired one 401 of type
+``…:key-expired`` saying when it expired (checked against the clock at every request, cached or not),
+a key without the scope 403. ``KeyUsage`` records when each key was last used, written in the
+background at most once a minute per key and process — never a write per request.
 
 The middleware looks each key up in the database, so a revocation reaches every worker and replica;
 a verified key is trusted in-process for ``API_KEY_CACHE_SECONDS`` (default 1 s) to keep requests
@@ -16,6 +19,7 @@ computations go on answering from the in-memory knowledge snapshot.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import logging
 import time
@@ -44,8 +48,9 @@ from litestar.openapi.spec import (
 from litestar.routes import HTTPRoute
 from litestar.types import ASGIApp
 
+from app.core.text import msg
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
-from app.lib.problems import PROBLEM_JSON
+from app.lib.problems import PROBLEM_JSON, ProblemException
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,11 @@ class Principal:
     name: str
     key_prefix: str
     scopes: frozenset[str]
+    #: after this instant the key is refused; None: it never expires
+    expires_at: dt.datetime | None = None
+
+    def expired(self, now: dt.datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     @property
     def is_admin(self) -> bool:
@@ -122,20 +132,90 @@ class KeyVerifier:
         return principal
 
 
+#: at most one ``last_used_at`` write per key and process in this many seconds
+LAST_USED_INTERVAL_SECONDS = 60.0
+
+
+class KeyUsage:
+    """Remembers that keys were used and writes ``last_used_at`` in the background: a key's first use in
+    each ``interval`` (per process) is queued, and one task writes what is queued, so a request never
+    waits for it and the database sees at most one write per key and process a minute. Best effort: a
+    failed write is logged and dropped (the next minute's use writes again)."""
+
+    def __init__(
+        self,
+        write: Callable[[dict[int, dt.datetime]], Awaitable[None]],
+        interval: float = LAST_USED_INTERVAL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._write = write
+        self.interval = interval
+        self._clock = clock
+        self._noted: dict[int, float] = {}
+        self._due: dict[int, dt.datetime] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def touch(self, key_id: int) -> None:
+        now = self._clock()
+        last = self._noted.get(key_id)
+        if last is not None and now - last < self.interval:
+            return
+        self._noted[key_id] = now
+        self._due[key_id] = dt.datetime.now(dt.UTC)
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._flush(), name="key-last-used")
+
+    async def _flush(self) -> None:
+        while self._due:
+            due, self._due = self._due, {}
+            try:
+                await self._write(due)
+            except Exception as exc:
+                log.warning("last use of API keys not recorded: %s: %s", type(exc).__name__, exc)
+
+    async def drain(self) -> None:
+        """Wait for the writes under way (tests, shutdown)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+
 class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
     """Reads ``X-API-Key``; sets ``request.user`` to the key's Principal or answers 401."""
 
-    def __init__(self, app: ASGIApp, verifier: KeyVerifier, exclude: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        verifier: KeyVerifier,
+        exclude: list[str] | None = None,
+        usage: KeyUsage | None = None,
+    ) -> None:
         super().__init__(app, exclude=exclude)
         self.verifier = verifier
+        self.usage = usage
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
         key = connection.headers.get(API_KEY_HEADER, "").strip()
         if not key:
-            raise NotAuthorizedException(f"send an API key in the {API_KEY_HEADER} header")
+            raise NotAuthorizedException(
+                detail=msg(
+                    "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+                )
+            )
         principal = await self.verifier.verify(key) if len(key) <= API_KEY_MAX_LENGTH else None
         if principal is None:
-            raise NotAuthorizedException("the API key is unknown or revoked")
+            raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
+        if principal.expired(dt.datetime.now(dt.UTC)):
+            assert principal.expires_at is not None
+            raise ProblemException(
+                401,
+                "key-expired",
+                "The API key has expired",
+                f"the API key {principal.key_prefix}… expired at {principal.expires_at:%Y-%m-%d %H:%M:%S} UTC; "
+                "ask for a new one (`compute-advisor keys rotate` or `keys create`)",
+                headers={"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'},
+            )
+        if self.usage is not None:
+            self.usage.touch(principal.id)
         connection.scope["user"] = principal
         require_scope(connection, connection.route_handler)
         return AuthenticationResult(user=principal, auth=principal.id)
@@ -149,7 +229,11 @@ def route_scope(handler: BaseRouteHandler) -> str | None:
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     user = connection.scope.get("user")
     if not isinstance(user, Principal):
-        raise NotAuthorizedException(f"send an API key in the {API_KEY_HEADER} header")
+        raise NotAuthorizedException(
+            detail=msg(
+                "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+            )
+        )
     return user
 
 
@@ -167,7 +251,9 @@ def require_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseR
         raise PermissionDeniedException("this route declares no scope")
     principal = principal_of(connection)
     if not principal.allows(required):
-        raise PermissionDeniedException(f"the API key lacks the scope '{required}'")
+        raise PermissionDeniedException(
+            detail=msg("problem.detail.missing_scope", f"the API key lacks the scope '{required}'", scope=required)
+        )
 
 
 def protected_handlers(app: Litestar) -> list[tuple[HTTPRoute, HTTPRouteHandler]]:
@@ -197,7 +283,7 @@ def document_security(app: Litestar, openapi: OpenAPI) -> None:
         ),
     }
     unauthorized = _problem_response(
-        "No API key, or an unknown or revoked one.",
+        "No API key, or an unknown, revoked or (`…:key-expired`) expired one.",
         {
             "WWW-Authenticate": OpenAPIHeader(
                 schema=Schema(type=OpenAPIType.STRING), description=f'`ApiKey header="{API_KEY_HEADER}"`'

@@ -19,11 +19,13 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.lib.i18n import language
+
 #: how long a client may reuse an answer before it revalidates: the knowledge version can change
 #: at any seed load, and every worker serves a new one within a few seconds
 MAX_AGE_SECONDS = 5
 CACHE_CONTROL = f"private, max-age={MAX_AGE_SECONDS}, must-revalidate"
-VARY = "Accept, X-API-Key"
+VARY = "Accept, Accept-Language, X-API-Key"
 
 
 def make_etag(*parts: str) -> str:
@@ -61,7 +63,7 @@ def answer_etag(scope: Scope, *parts: str) -> str | None:
     knowledge = state.engine.loaded()
     if knowledge is None:
         return None
-    return make_etag(knowledge.version, state.plugins_fingerprint, *parts)
+    return make_etag(knowledge.version, state.plugins_fingerprint, language(scope), *parts)
 
 
 def not_modified(scope: Scope, etag: str | None) -> bool:
@@ -84,27 +86,41 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         headers = caching_headers(etag)
-        if not_modified(scope, etag):
-            start: Any = {
-                "type": "http.response.start",
-                "status": 304,
-                "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-            }
-            body: Any = {"type": "http.response.body", "body": b"", "more_body": False}
-            await send(start)
-            await send(body)
+        # ``If-None-Match: *`` holds only when the resource exists: the handler decides (a 404 stays a 404)
+        star = _header(scope, b"if-none-match").strip() == "*"
+        if not star and not_modified(scope, etag):
+            await _send_not_modified(send, headers)
             return
+        swallowing = False
 
         async def send_with_etag(message: Message) -> None:
+            nonlocal swallowing
             if message["type"] == "http.response.start" and message["status"] == 200:
+                if star:
+                    swallowing = True
+                    await _send_not_modified(send, headers)
+                    return
                 mutable = MutableScopeHeaders.from_message(message)
                 for k, v in headers.items():
                     mutable[k] = v
+            if swallowing:
+                return
             await send(message)
 
         await app(scope, receive, send_with_etag)
 
     return middleware
+
+
+async def _send_not_modified(send: Send, headers: dict[str, str]) -> None:
+    start: Any = {
+        "type": "http.response.start",
+        "status": 304,
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
+    body: Any = {"type": "http.response.body", "body": b"", "more_body": False}
+    await send(start)
+    await send(body)
 
 
 def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from app.kb.store import KnowledgeStore
 
+log = logging.getLogger(__name__)
 KNOWLEDGE_SOURCE_HEADER = "X-Knowledge-Source"
 #: errors that mean "the database does not answer" (connection refused, dropped, timed out, file gone)
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (
@@ -49,11 +51,48 @@ BROKEN_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: driver errors that mean a statement ran out of its time (``DATABASE_STATEMENT_TIMEOUT_MS``) or of its
+#: wait for a lock (``DATABASE_LOCK_TIMEOUT_MS``): the database answers, but is busy — 503, not degraded mode
+TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.LockNotAvailableError,  # 55P03
+    asyncpg.exceptions.QueryCanceledError,  # 57014 (statement_timeout)
+)
+
+
+def database_timed_out(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, is a statement or lock timeout."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if isinstance(exc, TIMEOUT_ERRORS):
+            return True
+        exc = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc.__cause__
+    return False
+
+
+def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    log.warning("database timeout: %s: %s", type(exc).__name__, exc)
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "database-timeout",
+            title="The database did not answer in time",
+            status=503,
+            detail="A statement waited too long for a lock or ran too long and was cancelled; nothing was "
+            "changed. Retry later.",
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": "1"},
+    )
+
+
 def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:
     return getattr(request.app.state, "knowledge_store", None)
 
 
 def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    if database_timed_out(exc):
+        return handle_database_timeout(request, exc)
     store = _store(request)
     wait = 1
     if store is not None:
@@ -93,6 +132,8 @@ def database_went_away(exc: BaseException | None) -> bool:
 
 def handle_driver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Any other ``DBAPIError``: degraded mode (503) when it means the connection broke, else a 500."""
+    if database_timed_out(exc):
+        return handle_database_timeout(request, exc)
     return handle_database_error(request, exc) if database_went_away(exc) else handle_unexpected(request, exc)
 
 
@@ -100,6 +141,8 @@ def handle_repository_error(request: Request[Any, Any, Any], exc: Exception) -> 
     """advanced-alchemy's repositories wrap every driver error: a wrapped "database does not
     answer" is degraded mode (503), anything else an internal error (500)."""
     cause = exc.__cause__
+    if cause is not None and database_timed_out(cause):
+        return handle_database_timeout(request, cause)
     if cause is not None and database_went_away(cause):
         return handle_database_error(request, cause)
     return handle_unexpected(request, exc)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +9,13 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException
 
+from app.core.text import msg
+from app.lib.spreadsheets import csv_bytes
+
 JSON = "application/json"
 CSV = "text/csv"
+#: what a CSV answer is sent as: UTF-8 with a byte-order mark, CRLF line ends (``app.lib.spreadsheets``)
+CSV_UTF8 = "text/csv; charset=utf-8"
 
 
 def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
@@ -21,7 +24,11 @@ def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
         return offered[0]
     best = request.accept.best_match(offered)
     if best is None:
-        raise HTTPException(status_code=406, detail=f"this operation answers in {', '.join(offered)}")
+        media = ", ".join(offered)
+        raise HTTPException(
+            status_code=406,
+            detail=msg("problem.detail.not_acceptable", f"this operation answers in {media}", media=media),
+        )
     return best
 
 
@@ -31,17 +38,16 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
         media = request.content_type[0].lower()
         if media and media != "application/json" and not media.endswith("+json"):
             raise HTTPException(
-                status_code=415, detail=f"the body must be application/json, not {media}: send that Content-Type"
+                status_code=415,
+                detail=msg(
+                    "problem.detail.not_json_type",
+                    f"the body must be application/json, not {media}: send that Content-Type",
+                    media=media,
+                ),
             )
 
 
-def rows_csv(rows: Sequence[msgspec.Struct]) -> str:
-    """Flat Structs as CSV: a header of their field names, a line each."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    if rows:
-        fields = rows[0].__struct_fields__
-        w.writerow(fields)
-        for row in rows:
-            w.writerow(["" if (v := getattr(row, f)) is None else v for f in fields])
-    return out.getvalue()
+def rows_csv(rows: Sequence[msgspec.Struct]) -> bytes:
+    """Flat Structs as CSV for spreadsheets: a header of their field names, a line each (BOM, CRLF)."""
+    fields = rows[0].__struct_fields__ if rows else ()
+    return csv_bytes(fields, ([getattr(row, f) for f in fields] for row in rows))

@@ -15,6 +15,8 @@ from litestar.openapi.spec import (
 )
 from pydantic import BaseModel
 
+from app.lib.spreadsheets import XLSX
+
 _CONSTRAINTS = {
     "pattern": "pattern",
     "minimum": "minimum",
@@ -29,8 +31,23 @@ _CONSTRAINTS = {
 _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
 ALTERNATIVE_MEDIA = {
-    "createPriceComparison": {"text/csv": "One row per option and per breakdown line."},
-    "listOffers": {"text/csv": "One row per offer row, the columns of the JSON items."},
+    "comparePrices": {
+        "text/csv": "One row per option and per breakdown line (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets summary, breakdown, offers, sources and request; headings in the request's language.",
+    },
+    "evaluateProfiles": {XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request."},
+    "listOffers": {
+        "text/csv": "One row per offer row, the columns of the JSON items (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets offers and sources.",
+    },
+    "computeCostCurves": {
+        "image/svg+xml": "A line chart 640 px wide: expected figure as a line, low–high range as a band, "
+        "break-even points marked; words in the language of Accept-Language (en, zh)."
+    },
+    "computeSensitivity": {
+        "image/svg+xml": "A tornado chart 640 px wide of the recommended option's cost per useful GPU-hour; "
+        "words in the language of Accept-Language (en, zh)."
+    },
 }
 
 

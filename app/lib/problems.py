@@ -12,6 +12,8 @@ from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.core.text import msg
+from app.lib.i18n import Lang, language, name_of, render
 from app.lib.rate_limits import retry_after
 from app.lib.request_id import request_id
 
@@ -79,6 +81,38 @@ _TITLES = {
 }
 
 
+class ProblemException(HTTPException):
+    """An HTTP error with a problem type of its own (``TYPE_BASE + slug``) and title, for the cases a
+    client should tell apart from the generic one of its status (an idempotency conflict, a daily quota,
+    a full writer queue, an expired key)."""
+
+    def __init__(
+        self,
+        status_code: int,
+        slug: str,
+        title: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(detail=detail, status_code=status_code, headers=headers)
+        self.slug = slug
+        self.title = title
+        self.field = field
+
+
+#: every problem ``type`` the service answers with (listed in the OpenAPI document)
+PROBLEM_TYPES = sorted(
+    {TYPE_BASE + slug for slug in (*_SLUGS.values(), *(v[1] for v in DOMAIN_PROBLEMS.values()), "internal", "error")}
+    | {TYPE_BASE + slug for slug in ("database-unavailable", "database-timeout")}  # app.lib.degraded
+    # ProblemException's own types: app.lib.auth, app.domain.decisions.storing
+    | {
+        TYPE_BASE + slug
+        for slug in ("key-expired", "idempotency-key-conflict", "recommendation-quota-exceeded", "writer-busy")
+    }
+)
+
+
 def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
     return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
 
@@ -106,28 +140,42 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
+def title(status: int, lang: Lang) -> str:
+    """The problem title of ``status`` in ``lang``."""
+    return name_of(f"problem.title.{_SLUGS[status]}", lang, _TITLES[status]) if status in _SLUGS else "Error"
+
+
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
     status = exc.status_code
+    lang = language(request.scope)
     errors = _field_errors(exc.extra) if isinstance(exc, ValidationException) else None
-    detail = exc.detail or _TITLES.get(status, "Error")
+    detail = render(exc.detail, lang) if exc.detail else title(status, lang)
     if errors:
         detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
     elif _caused_by(exc, msgspec.DecodeError):
-        detail = f"the body is not valid JSON: {exc.detail}"
+        detail = render(
+            msg("problem.detail.not_json", f"the body is not valid JSON: {exc.detail}", error=exc.detail), lang
+        )
     headers = dict(exc.headers or {})
     if isinstance(exc, NotAuthorizedException):
         headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')
     if status == 429 and "Retry-After" not in headers and (wait := retry_after(headers)):
         headers["Retry-After"] = wait
-        detail = f"rate limit exceeded: retry after {wait} s"
+        detail = render(
+            msg("problem.detail.rate_limited", f"rate limit exceeded: retry after {wait} s", seconds=wait), lang
+        )
+    slug, problem_title = _SLUGS.get(status, "error"), title(status, lang)
+    field = errors[0].field if errors else None
+    if isinstance(exc, ProblemException):
+        slug, problem_title, field = exc.slug, exc.title, exc.field
     return problem_response(
         Problem(
-            type=TYPE_BASE + _SLUGS.get(status, "error"),
-            title=_TITLES.get(status, "Error"),
+            type=TYPE_BASE + slug,
+            title=problem_title,
             status=status,
             detail=detail,
             instance=request.url.path,
-            field=errors[0].field if errors else None,
+            field=field,
             errors=errors or None,
             request_id=request_id(request.scope),
         ),
@@ -136,16 +184,17 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
 
 
 def handle_domain(request: Request[Any, Any, Any], exc: DomainError) -> Response[bytes]:
-    status, slug, title = next(
+    status, slug, english = next(
         (v for cls, v in DOMAIN_PROBLEMS.items() if isinstance(exc, cls)),
         (422, "unprocessable", "The request cannot be processed"),
     )
+    lang = language(request.scope)
     return problem_response(
         Problem(
             type=TYPE_BASE + slug,
-            title=title,
+            title=name_of(f"problem.title.{slug}", lang, english),
             status=status,
-            detail=exc.detail,
+            detail=render(exc.detail, lang),
             instance=request.url.path,
             field=exc.field,
             errors=[FieldError(exc.field, exc.detail)] if exc.field else None,
@@ -156,13 +205,17 @@ def handle_domain(request: Request[Any, Any, Any], exc: DomainError) -> Response
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     rid = request_id(request.scope)
+    lang = language(request.scope)
     log.exception("unhandled error, request_id=%s", rid)
+    detail = msg(
+        "problem.detail.internal", f"The service failed to answer; quote request id {rid} when reporting it.", id=rid
+    )
     return problem_response(
         Problem(
             type=TYPE_BASE + "internal",
-            title="Internal error",
+            title=name_of("problem.title.internal", lang, "Internal error"),
             status=HTTP_500_INTERNAL_SERVER_ERROR,
-            detail=f"The service failed to answer; quote request id {rid} when reporting it.",
+            detail=render(detail, lang),
             instance=request.url.path,
             request_id=rid,
         )

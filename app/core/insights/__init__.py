@@ -7,21 +7,26 @@ compared is always a parameter.
 
 from app.core.insights.break_even import BreakEven, Crossing, Payback, break_even, crossing
 from app.core.insights.common import Assess, Variant
+from app.core.insights.cost_curve import CostCurves, CurvePoint, cost_curves, utilization_grid
 from app.core.insights.sensitivity import Sensitivity, pointwise, sensitivity
 from app.core.insights.uncertainty import Uncertainty, sample_knowledge, uncertainty
 
 __all__ = [
     "Assess",
     "BreakEven",
+    "CostCurves",
     "Crossing",
+    "CurvePoint",
     "Payback",
     "Sensitivity",
     "Uncertainty",
     "Variant",
     "break_even",
+    "cost_curves",
     "crossing",
     "pointwise",
     "sample_knowledge",
     "sensitivity",
     "uncertainty",
+    "utilization_grid",
 ]

@@ -121,6 +121,11 @@ def _payback(own: Assessment, alt: Assessment, alt_label: str, horizon_years: fl
     return Payback(alt_label, {e: None if m is None else round(m, 1) for e, m in months.items()}, within)
 
 
+def crossings(costs: Costs, pairs: Sequence[tuple[Variant, Variant]]) -> tuple[Crossing, ...]:
+    """The crossing of each of ``pairs`` (grid scan then bisection, per range end), on ``costs``' memo."""
+    return tuple(_crossing(costs, a, b) for a, b in pairs)
+
+
 def crossing(assess: Assess, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:
     """Where ``a`` and ``b`` cost the same at the expected figures, found by bisection over 1–100 %
     utilization (one crossing at most): about 30 assessments, not a grid scan. None when either
@@ -153,7 +158,7 @@ def break_even(
             usable.append(v)
         except Exception as exc:
             errors.setdefault(v.option, f"{type(exc).__name__}: {exc}")
-    crossings = tuple(_crossing(costs, a, b) for a, b in pairs if a in usable and b in usable)
+    found = crossings(costs, [(a, b) for a, b in pairs if a in usable and b in usable])
     cheapest_from: dict[str, int | None] = dict.fromkeys(ENDS)
     paybacks: list[Payback] = []
     if owner is not None and owner in usable:
@@ -164,4 +169,4 @@ def break_even(
         own = costs.assessment(owner, profile.utilization)
         for v in alternatives:
             paybacks.append(_payback(own, costs.assessment(v, profile.utilization), v.label, profile.horizon_years))
-    return BreakEven(crossings, cheapest_from, tuple(paybacks), errors)
+    return BreakEven(found, cheapest_from, tuple(paybacks), errors)

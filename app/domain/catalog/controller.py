@@ -14,9 +14,11 @@ from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
 from app.kb.repositories import KnowledgeVersionRepository
 from app.lib.caching import conditional_get_middleware
-from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
+from app.lib.i18n import language
+from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate, rows_csv
 from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
+from app.lib.spreadsheets import XLSX, attachment, offers_workbook
 
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
 
@@ -34,8 +36,10 @@ class CatalogController(Controller):
         summary="The deployment options the loaded plugins provide",
         responses=COMMON_PROBLEMS,
     )
-    async def list_options(self, catalog: NamedDependency[CatalogService]) -> s.OptionList:
-        return catalog.options()
+    async def list_options(
+        self, request: Request[Any, Any, Any], catalog: NamedDependency[CatalogService]
+    ) -> s.OptionList:
+        return catalog.options(language(request.scope))
 
     @get(
         "/gpus",
@@ -123,12 +127,18 @@ class CatalogController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Response[s.OfferList]:
-        media = negotiate(request, [JSON, CSV])
-        query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, catalog.engine.today())
+        media = negotiate(request, [JSON, CSV, XLSX])
+        today = catalog.engine.today()
+        query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, today)
         doc = catalog.offers(window(limit, offset), query)
+        if media == JSON:
+            return Response(doc)
+        version = catalog.engine.knowledge().version
         if media == CSV:
-            return Response(rows_csv(doc.items), media_type=CSV)  # type: ignore[arg-type]
-        return Response(doc)
+            headers = attachment("offers", version, as_of or today, "csv")
+            return Response(rows_csv(doc.items), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+        headers = attachment("offers", version, as_of or today, "xlsx")
+        return Response(offers_workbook(doc.items, language(request.scope)), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
 
     @get(
         "/providers",

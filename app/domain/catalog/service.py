@@ -22,6 +22,7 @@ from app.core.vocab import OFFER_ITEMS
 from app.domain.catalog import schemas as s
 from app.domain.shared.engine import Engine
 from app.kb.repositories import KnowledgeVersionRepository
+from app.lib.i18n import DEFAULT_LANG, Lang, name_of
 from app.lib.pagination import page
 
 
@@ -90,13 +91,14 @@ class CatalogService:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def options(self) -> s.OptionList:
+    def options(self, lang: Lang = DEFAULT_LANG) -> s.OptionList:
+        """The loaded options, named and described in ``lang`` (the plugin's words where the catalogs lack them)."""
         return s.OptionList(
             items=[
                 s.OptionRead(
                     key=o.spec.key,
-                    name=o.spec.name,
-                    description=o.spec.description,
+                    name=name_of(f"option.{o.spec.key}.name", lang, o.spec.name),
+                    description=name_of(f"option.{o.spec.key}.description", lang, o.spec.description),
                     plugin=o.plugin_name,
                     plugin_version=o.plugin_version,
                 )

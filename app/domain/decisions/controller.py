@@ -8,19 +8,26 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi import ResponseSpec
-from litestar.params import Body, Parameter
+from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.text import msg
 from app.domain.decisions import schemas as s
-from app.domain.decisions.csv import comparison_csv
+from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
-from app.lib.negotiation import CSV, JSON, negotiate
-from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS
+from app.lib.i18n import language, pin_language
+from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate
+from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
+from app.lib.spreadsheets import XLSX, attachment
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 
 class DecisionController(Controller):
@@ -29,7 +36,7 @@ class DecisionController(Controller):
 
     @post(
         "/price-comparisons",
-        operation_id="createPriceComparison",
+        operation_id="comparePrices",
         opt={"scope": "decisions:run"},
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
@@ -41,14 +48,19 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
-        media = negotiate(request, [JSON, CSV])
+        media = negotiate(request, [JSON, CSV, XLSX])
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        doc = decisions.compare(data)
+        lang = language(request.scope)
+        doc = decisions.compare(data, lang)
         if media == CSV:
-            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
+            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
+            return Response(comparison_csv(doc), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+        if media == XLSX:
+            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
+            return Response(comparison_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
 
     @post(
@@ -59,6 +71,20 @@ class DecisionController(Controller):
         status_code=HTTP_201_CREATED,
         responses={
             **BODY_PROBLEMS,
+            409: problem(
+                409,
+                "`…:idempotency-key-conflict`: the `Idempotency-Key` was used within 24 h with another body.",
+            ),
+            429: problem(
+                429,
+                "Rate limit exceeded, or (`…:recommendation-quota-exceeded`) the key's daily quota of stored "
+                "recommendations is reached; retry after the Retry-After header's seconds.",
+            ),
+            503: problem(
+                503,
+                "The knowledge base or the database is unavailable, or (`…:writer-busy`) too many "
+                "recommendations are waiting to be stored; retry after the Retry-After header's seconds.",
+            ),
             200: ResponseSpec(
                 data_container=s.Evaluation,
                 description="With `store=false`: the evaluation, not stored (no `id`, no `Location`); "
@@ -72,6 +98,7 @@ class DecisionController(Controller):
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
         recommendation_writer: NamedDependency[RecommendationWriter],
+        db_session: NamedDependency[AsyncSession],
         data: Annotated[ProfileCreate, Body()],
         store: Annotated[
             bool,
@@ -79,12 +106,34 @@ class DecisionController(Controller):
                 description="`false`: answer the evaluation with 200 without storing it (no database needed)",
             ),
         ] = True,
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(
+                name=IDEMPOTENCY_KEY_HEADER,
+                # documented, checked by the service (a 400 naming the header, not the argument)
+                schema_extra={"min_length": 1, "max_length": IDEMPOTENCY_KEY_MAX_LENGTH, "pattern": "^[!-~]+$"},
+                description="A client-chosen key (1–255 visible ASCII characters, e.g. a UUID). The same key "
+                "(of the same API key) and the same body within 24 h answer the stored recommendation again, "
+                "with its original status and `Location` (and `Idempotent-Replayed: true`); the same key with "
+                "another body answers 409. Ignored with `store=false`.",
+            ),
+        ] = None,
     ) -> Response[s.RecommendationRead]:
         if not store:
-            evaluation = decisions.evaluate(data, insights=True)
+            evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             return cast("Response[s.RecommendationRead]", Response(evaluation, status_code=HTTP_200_OK))
-        doc = await decisions.recommend(data, api_key_id=principal_of(request).id, writer=recommendation_writer)
-        return Response(doc, status_code=HTTP_201_CREATED, headers={"Location": f"/v1/recommendations/{doc.id}"})
+        answer = await decisions.recommend(
+            data,
+            api_key_id=principal_of(request).id,
+            writer=recommendation_writer,
+            session=db_session,
+            idempotency_key=idempotency_key,
+            lang=language(request.scope),
+        )
+        headers = {"Location": answer.location}
+        if answer.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(answer.doc, status_code=answer.status, headers=headers)
 
     @get(
         "/recommendations/{rec_id:str}",
@@ -102,18 +151,30 @@ class DecisionController(Controller):
         principal = principal_of(request)
         doc = await DecisionService.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
         if doc is None:
-            raise NotFoundException(f"no recommendation '{rec_id}'")
+            raise NotFoundException(
+                detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)
+            )
+        pin_language(request.scope, "zh" if doc.get("language") == "zh" else "en")
         return Response(doc)  # type: ignore[arg-type]
 
     @post(
         "/evaluations",
-        operation_id="createEvaluations",
+        operation_id="evaluateProfiles",
         opt={"scope": "decisions:run"},
         summary="Rank the options for many profiles at once, without storing them",
         status_code=200,
         responses={**BODY_PROBLEMS},
     )
     async def evaluate(
-        self, decisions: NamedDependency[DecisionService], data: Annotated[s.EvaluationCreate, Body()]
-    ) -> s.EvaluationsRead:
-        return decisions.evaluate_many(data)
+        self,
+        request: Request[Any, Any, Any],
+        decisions: NamedDependency[DecisionService],
+        data: Annotated[s.EvaluationCreate, Body()],
+    ) -> Response[s.EvaluationsRead]:
+        media = negotiate(request, [JSON, XLSX])
+        lang = language(request.scope)
+        doc = decisions.evaluate_many(data, lang)
+        if media == XLSX:
+            headers = attachment("evaluations", doc.knowledge_version, decisions.engine.today(), "xlsx")
+            return Response(evaluations_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+        return Response(doc)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 from pydantic import Field
 
+from app.core.vocab import Language
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -111,6 +112,14 @@ class AppliedRuleRead(msgspec.Struct):
     reason: str
 
 
+class ReasonCode(msgspec.Struct):
+    """A reason as a message code with parameters (``app/lib/locales``): parameters are strings in the
+    answer's language, or nested ``{code, params}``; the code ``text.verbatim`` is a sentence shown as it is."""
+
+    code: str
+    params: dict[str, Any]
+
+
 class RankingEntry(msgspec.Struct):
     option: str
     name: str
@@ -127,6 +136,8 @@ class RankingEntry(msgspec.Struct):
     usability: UsabilityRead | None
     error: str | None = None
     offer: OfferRead | None = None
+    #: ``reasons`` as message codes with parameters, in the same order
+    reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
 
 
 class Evaluation(msgspec.Struct):
@@ -140,6 +151,8 @@ class Evaluation(msgspec.Struct):
     confidence: ConfidenceRead | None = None
     #: the own-versus-rent break-even in one sentence (recommendations only)
     break_even: str | None = None
+    #: the language of the sentences (``Accept-Language``; a stored recommendation keeps it)
+    language: Language = "en"
 
 
 class RecommendationRead(Evaluation, kw_only=True):

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import uuid
 from collections.abc import Hashable
 from typing import Any
 
-import msgspec
 from cachetools import LRUCache
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import batch, decision
 from app.core import insights as ins
@@ -23,6 +22,8 @@ from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
+from app.domain.decisions import storing
+from app.domain.decisions.storing import StoredAnswer
 from app.domain.shared.convert import confidence_read, cost_read, line_read, offer_read, optional_range, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import (
@@ -34,6 +35,7 @@ from app.domain.shared.statements import break_even_sentence
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib import metrics
+from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
 
 MEMO_SIZE = 256
 #: batches up to this size are evaluated one profile at a time (memoised), larger ones vectorised
@@ -55,8 +57,10 @@ NO_COST: dict[str, Any] = dict.fromkeys(
 
 
 class DecisionService:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, daily_quota: int | None = None) -> None:
         self.engine = engine
+        #: stored recommendations per API key and UTC day (``RECOMMENDATION_DAILY_QUOTA``)
+        self.daily_quota = daily_quota
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
 
     def _remembered(self, key: tuple[Hashable, ...], compute: Any) -> Any:
@@ -79,26 +83,35 @@ class DecisionService:
         """The request with its defaults spelled out (``as_of`` today): what a comparison depends on."""
         return req.model_copy(update={"as_of": req.as_of or self.engine.today()}).model_dump_json()
 
-    def compare(self, req: ComparisonCreate) -> s.ComparisonRead:
+    def compare(self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG) -> s.ComparisonRead:
         kb = self.engine.knowledge()
         result: s.ComparisonRead = self._remembered(
-            ("comparison", kb.version, self.engine.today(), req.model_dump_json()), lambda: self._compare(req, kb)
+            ("comparison", kb.version, self.engine.today(), lang, req.model_dump_json()),
+            lambda: self._compare(req, kb, lang),
         )
         return result
 
-    def _compare(self, req: ComparisonCreate, kb: Knowledge) -> s.ComparisonRead:
+    def option_name(self, option: str, lang: Lang) -> str:
+        """The option's name in ``lang`` (the plugin's own name where the catalogs lack it)."""
+        return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
+
+    def _compare(self, req: ComparisonCreate, kb: Knowledge, lang: Lang) -> s.ComparisonRead:
         profile = self.engine.profile(req, kb)
         items = []
         for o in self.engine.outcomes(profile, kb):
             opt = self.engine.options[o.option]
             a = o.assessment
-            head: dict[str, Any] = {"option": o.option, "name": opt.spec.name, "plugin": opt.plugin_name}
+            head: dict[str, Any] = {
+                "option": o.option,
+                "name": self.option_name(o.option, lang),
+                "plugin": opt.plugin_name,
+            }
             if a is None:
                 items.append(s.ComparisonItem(**head, **NO_COST, breakdown=[], error=o.error))
                 continue
             c = a.cost
             cur, years = profile.currency, profile.horizon_years
-            reasons = decision.broken(a)
+            reasons = [render(r, lang) for r in decision.broken(a)]
             items.append(
                 s.ComparisonItem(
                     **head,
@@ -109,13 +122,13 @@ class DecisionService:
                     useful_gpu_hours_per_year=round(float(c.useful_gpu_hours), 2),
                     paid_gpu_hours_per_year=range_read(c.paid_gpu_hours),
                     committed=c.committed,
-                    breakdown=[line_read(li, years) for li in c.breakdown],
+                    breakdown=[line_read(li, years, lang) for li in c.breakdown],
                     npv_cost=optional_range(c.npv),
                     equivalent_annual_cost=optional_range(c.equivalent_annual),
                     cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
-                    effective_extras=[line_read(li, years) for li in c.extras],
+                    effective_extras=[line_read(li, years, lang) for li in c.extras],
                     offer=None if a.offer is None else offer_read(a.offer, cur),
-                    alternatives=[_alternative(alt, cur) for alt in a.alternatives],
+                    alternatives=[_alternative(alt, cur, lang) for alt in a.alternatives],
                     feasible=not reasons,
                     infeasible_reasons=reasons,
                 )
@@ -134,17 +147,20 @@ class DecisionService:
 
     # ---- evaluations -------------------------------------------------------------------------
 
-    def evaluate(self, req: ProfileCreate, kb: Knowledge | None = None, *, insights: bool = False) -> s.Evaluation:
+    def evaluate(
+        self, req: ProfileCreate, kb: Knowledge | None = None, *, insights: bool = False, lang: Lang = DEFAULT_LANG
+    ) -> s.Evaluation:
         """Rank the options for one profile; ``insights`` adds the confidence block and the
-        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not)."""
+        own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not);
+        sentences in ``lang``."""
         kb = kb or self.engine.knowledge()
         result: s.Evaluation = self._remembered(
-            ("evaluation", kb.version, self.engine.today(), insights, req.model_dump_json()),
-            lambda: self._evaluate(req, kb, insights),
+            ("evaluation", kb.version, self.engine.today(), insights, lang, req.model_dump_json()),
+            lambda: self._evaluate(req, kb, insights, lang),
         )
         return result
 
-    def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool) -> s.Evaluation:
+    def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
         profile = self.engine.profile(req, kb)
         weights = self.engine.weights(req, kb)
         result = decision.decide(profile, self.engine.outcomes(profile, kb), kb, weights)
@@ -161,7 +177,8 @@ class DecisionService:
                 base=result,
             )
             confidence = confidence_read(u)
-            sentence = self._break_even_sentence(profile, kb)
+            found = self._break_even_sentence(profile, kb)
+            sentence = None if found is None else render(found, lang)
         return s.Evaluation(
             recommended_option=result.recommended_option,
             knowledge_version=kb.version,
@@ -170,9 +187,10 @@ class DecisionService:
                 k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
             },
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
-            ranking=[self._entry(r, profile.currency) for r in result.ranking],
+            ranking=[self._entry(r, profile.currency, lang) for r in result.ranking],
             confidence=confidence,
             break_even=sentence,
+            language=lang,
         )
 
     def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
@@ -182,13 +200,13 @@ class DecisionService:
         found = ins.crossing(self.engine.assess, profile, kb, owner, rent)
         return None if found is None else break_even_sentence(found, profile.gpus)
 
-    def evaluate_many(self, req: s.EvaluationCreate) -> s.EvaluationsRead:
+    def evaluate_many(self, req: s.EvaluationCreate, lang: Lang = DEFAULT_LANG) -> s.EvaluationsRead:
         """Rank the options for every profile; not stored. Large batches are vectorised
         (``app.core.batch``); a few profiles go one at a time through the memoised path, where
         NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
         kb = self.engine.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
-            results = [_scored(self.evaluate(p, kb)) for p in req.profiles]
+            results = [_scored(self.evaluate(p, kb, lang=lang)) for p in req.profiles]
         else:
             with self.engine.tracer.start_as_current_span(
                 "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
@@ -208,7 +226,7 @@ class DecisionService:
             with self.engine.tracer.start_as_current_span(
                 "decision.full", attributes={"knowledge.version": kb.version}
             ):
-                full = [self._evaluate(p, kb, False) for p in req.profiles]
+                full = [self._evaluate(p, kb, False, lang) for p in req.profiles]
             metrics.evaluation_computed("evaluation", len(full))
         return s.EvaluationsRead(
             knowledge_version=kb.version,
@@ -218,19 +236,21 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked, currency: str) -> s.RankingEntry:
+    def _entry(self, r: decision.Ranked, currency: str, lang: Lang) -> s.RankingEntry:
         a = r.outcome.assessment
         head: dict[str, Any] = {
             "option": r.option,
-            "name": self.engine.options[r.option].spec.name,
+            "name": self.option_name(r.option, lang),
             "rank": r.rank,
             "score": r.score,
             "scores": DimensionScores(**r.scores),
             "fit": r.fit,
             "feasible": r.feasible,
-            "reasons": list(r.reasons),
+            "reasons": [render(x, lang) for x in r.reasons],
+            "reason_codes": [s.ReasonCode(**code_of(x, lang)) for x in r.reasons],
             "rules_applied": [
-                s.AppliedRuleRead(key=x.key, effect=x.effect, points=x.points, reason=x.reason) for x in r.rules
+                s.AppliedRuleRead(key=x.key, effect=x.effect, points=x.points, reason=render(x.reason, lang))
+                for x in r.rules
             ],
             "error": r.outcome.error,
         }
@@ -257,7 +277,7 @@ class DecisionService:
             usability=s.UsabilityRead(
                 infra_fte_needed=range_read(u.infra_fte_needed),
                 infra_fte_unmet=range_read(u.infra_fte_unmet),
-                setup_steps=u.setup_steps,
+                setup_steps=render(u.setup_steps, lang),
                 model_focus_share=range_read(u.model_focus_share, 4),
             ),
         )
@@ -265,27 +285,26 @@ class DecisionService:
     # ---- stored recommendations --------------------------------------------------------------
 
     async def recommend(
-        self, req: ProfileCreate, *, api_key_id: int, writer: RecommendationWriter
-    ) -> s.RecommendationRead:
-        """Evaluate (with insights), store, and answer the stored document; returns once it is committed."""
-        evaluation = self.evaluate(req, insights=True)
-        doc = s.RecommendationRead(
-            id=str(uuid.uuid4()),
-            created_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
-            **msgspec.structs.asdict(evaluation),
+        self,
+        req: ProfileCreate,
+        *,
+        api_key_id: int,
+        writer: RecommendationWriter,
+        session: AsyncSession,
+        idempotency_key: str | None = None,
+        lang: Lang = DEFAULT_LANG,
+    ) -> StoredAnswer:
+        """Evaluate (with insights), store, and answer the stored document in ``lang``, which it keeps
+        (``storing.recommend``)."""
+        return await storing.recommend(
+            self,
+            req,
+            api_key_id=api_key_id,
+            writer=writer,
+            session=session,
+            idempotency_key=idempotency_key,
+            lang=lang,
         )
-        await writer.store(
-            {
-                "id": doc.id,
-                "created_at": doc.created_at,
-                "knowledge_version": evaluation.knowledge_version,
-                "methodology_version": evaluation.methodology_version,
-                "request": req.model_dump(mode="json"),
-                "response": msgspec.to_builtins(doc),
-                "api_key_id": api_key_id,
-            }
-        )
-        return doc
 
     @staticmethod
     async def stored(
@@ -299,7 +318,7 @@ class DecisionService:
         return row.response
 
 
-def _alternative(alt: Alternative, currency: str) -> s.AlternativeRead:
+def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRead:
     c = alt.cost
     return s.AlternativeRead(
         offer=offer_read(alt.offer, currency),
@@ -309,7 +328,7 @@ def _alternative(alt: Alternative, currency: str) -> s.AlternativeRead:
         cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
         cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
         feasible=alt.feasible,
-        reasons=list(alt.reasons),
+        reasons=[render(r, lang) for r in alt.reasons],
     )
 
 

@@ -1,17 +1,34 @@
-"""Decision insights: break-even points, sensitivity and uncertainty for a profile (thin handlers)."""
+"""Decision insights: break-even points, cost curves, sensitivity and uncertainty for a profile (thin
+handlers); cost curves and sensitivity also as SVG charts (``Accept: image/svg+xml``)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, post
+from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
-from app.domain.insights.schemas import BreakEvenRead, SensitivityRead, UncertaintyCreate, UncertaintyRead
+from app.domain.insights import charts
+from app.domain.insights.schemas import (
+    BreakEvenRead,
+    CostCurvesRead,
+    SensitivityRead,
+    UncertaintyCreate,
+    UncertaintyRead,
+)
 from app.domain.insights.service import InsightService
 from app.domain.shared.schemas import ProfileCreate
+from app.lib.i18n import language
+from app.lib.negotiation import JSON, negotiate
 from app.lib.problems import BODY_PROBLEMS
+
+
+def _chart_headers(request: Request[Any, Any, Any]) -> tuple[str, charts.Lang, dict[str, str]]:
+    """The media type (JSON or SVG, else 406) and language of a chartable answer, and its headers."""
+    media = negotiate(request, [JSON, charts.SVG])
+    # Content-Language is sent with every answer (app.lib.i18n.send_content_language)
+    return media, language(request.scope), {"Vary": "Accept, Accept-Language"}
 
 
 class InsightsController(Controller):
@@ -20,33 +37,66 @@ class InsightsController(Controller):
 
     @post(
         "/break-even",
-        operation_id="createBreakEven",
+        operation_id="computeBreakEven",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
     )
     async def break_even(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
     ) -> BreakEvenRead:
-        return insights.break_even(data)
+        return insights.break_even(data, language(request.scope))
 
     @post(
         "/sensitivity",
-        operation_id="createSensitivity",
+        operation_id="computeSensitivity",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},
-        summary="Each input moved across its range, ordered by effect; what would change the answer",
+        summary="Each input moved across its range, ordered by effect; what would change the answer "
+        "(JSON, or a tornado chart with Accept: image/svg+xml)",
     )
     async def sensitivity(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
-    ) -> SensitivityRead:
-        return insights.sensitivity(data)
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
+    ) -> Response[SensitivityRead]:
+        media, lang, headers = _chart_headers(request)
+        doc = insights.sensitivity(data, lang)
+        if media == charts.SVG:
+            svg = charts.tornado_svg(doc, lang, currency=data.currency, names=insights.option_names())
+            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
+        return Response(doc, headers=headers)
+
+    @post(
+        "/cost-curves",
+        operation_id="computeCostCurves",
+        opt={"scope": "decisions:run"},
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+        summary="Cost per useful GPU-hour of each option over utilization, with the break-even points "
+        "(JSON, or an SVG chart with Accept: image/svg+xml)",
+    )
+    async def cost_curves(
+        self,
+        request: Request[Any, Any, Any],
+        insights: NamedDependency[InsightService],
+        data: Annotated[ProfileCreate, Body()],
+    ) -> Response[CostCurvesRead]:
+        media, lang, headers = _chart_headers(request)
+        doc = insights.cost_curves(data, lang)
+        if media == charts.SVG:
+            return Response(charts.cost_curve_svg(doc, lang), media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
+        return Response(doc, headers=headers)
 
     @post(
         "/uncertainty",
-        operation_id="createUncertainty",
+        operation_id="computeUncertainty",
         opt={"scope": "decisions:run"},
         status_code=200,
         responses={**BODY_PROBLEMS},

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import msgspec
 from pydantic import Field
 
-from app.domain.shared.schemas import OptionUncertaintyRead, ProfileCreate
+from app.domain.shared.schemas import OptionUncertaintyRead, ProfileCreate, RangeRead
 
 MAX_DRAWS = 100_000
 
@@ -104,4 +106,42 @@ class UncertaintyRead(msgspec.Struct):
     seed: int
     distribution: str
     options: dict[str, OptionUncertaintyRead]
+    errors: dict[str, str]
+
+
+class CurvePointRead(msgspec.Struct):
+    utilization: float
+    cost_per_useful_gpu_hour: RangeRead
+
+
+class CostSeriesRead(msgspec.Struct):
+    option: str
+    name: str
+    #: by increasing utilization, from 10 % (or the profile's, when lower) to 100 %
+    points: list[CurvePointRead]
+
+
+class BreakEvenPointRead(msgspec.Struct):
+    """Where the curves of ``first`` and ``second`` cross (as ``/v1/break-even`` finds crossings)."""
+
+    first: str
+    second: str
+    utilization: NullableRange
+    cheaper_above: dict[str, str | None]
+    #: the expected cost per useful GPU-hour at the expected crossing (null: they never cross)
+    cost_per_useful_gpu_hour: float | None
+    statement: str
+
+
+class CostCurvesRead(msgspec.Struct):
+    knowledge_version: str
+    methodology_version: str
+    currency: str
+    as_of: dt.date
+    gpus: int
+    utilization: float
+    horizon_years: float
+    rental_plan: str | None
+    series: list[CostSeriesRead]
+    break_even: list[BreakEvenPointRead]
     errors: dict[str, str]

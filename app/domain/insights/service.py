@@ -8,9 +8,10 @@ from app.core import insights as ins
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
-from app.domain.shared.convert import confidence_read
+from app.domain.shared.convert import confidence_read, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileCreate
+from app.lib.i18n import DEFAULT_LANG, Lang, name_of, render
 
 
 def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:
@@ -21,7 +22,7 @@ class InsightService:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def break_even(self, req: ProfileCreate) -> si.BreakEvenRead:
+    def break_even(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.BreakEvenRead:
         kb = self.engine.knowledge()
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)  # 422 when no option can be assessed at all
@@ -44,25 +45,77 @@ class InsightService:
                     second=c.second,
                     utilization=_nullable(c.utilization),
                     cheaper_above=dict(c.cheaper_above),
-                    statement=statements.crossing_statement(c),
+                    statement=render(statements.crossing_statement(c), lang),
                 )
                 for c in be.crossings
             ],
             own_cheapest_from_gpus=_nullable(be.own_cheapest_from_gpus),
-            own_cheapest_statement=statements.cheapest_statement(be.own_cheapest_from_gpus, profile.utilization),
+            own_cheapest_statement=render(
+                statements.cheapest_statement(be.own_cheapest_from_gpus, profile.utilization), lang
+            ),
             paybacks=[
                 si.PaybackRead(
                     alternative=p.alternative,
                     months=_nullable(p.months),
                     within_horizon=dict(p.within_horizon),
-                    statement=statements.payback_statement(p, profile.horizon_years),
+                    statement=render(statements.payback_statement(p, profile.horizon_years), lang),
                 )
                 for p in be.paybacks
             ],
             errors=dict(be.errors),
         )
 
-    def sensitivity(self, req: ProfileCreate) -> si.SensitivityRead:
+    def cost_curves(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.CostCurvesRead:
+        kb = self.engine.knowledge()
+        profile = self.engine.profile(req, kb)
+        self.engine.outcomes(profile, kb)
+        cc = ins.cost_curves(self.engine.assess, profile, kb, self._curve_order())
+        return si.CostCurvesRead(
+            knowledge_version=kb.version,
+            methodology_version=METHODOLOGY_VERSION,
+            currency=profile.currency,
+            as_of=profile.as_of,
+            gpus=profile.gpus,
+            utilization=profile.utilization,
+            horizon_years=profile.horizon_years,
+            rental_plan=profile.rental_plan,
+            series=[
+                si.CostSeriesRead(
+                    option=o,
+                    name=name_of(f"option.{o}.name", lang, self.engine.options[o].spec.name),
+                    points=[
+                        si.CurvePointRead(
+                            utilization=round(p.utilization, 6),
+                            cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
+                        )
+                        for p in points
+                    ],
+                )
+                for o, points in cc.series.items()
+            ],
+            break_even=[
+                si.BreakEvenPointRead(
+                    first=c.first,
+                    second=c.second,
+                    utilization=_nullable(c.utilization),
+                    cheaper_above=dict(c.cheaper_above),
+                    cost_per_useful_gpu_hour=None if cost is None else round(cost, 4),
+                    statement=render(statements.crossing_statement(c), lang),
+                )
+                for c, cost in zip(cc.crossings, cc.crossing_costs, strict=True)
+            ],
+            errors=dict(cc.errors),
+        )
+
+    def option_names(self) -> dict[str, str]:
+        """Each loaded option's name, as its plugin gives it."""
+        return {k: o.spec.name for k, o in self.engine.options.items()}
+
+    def _curve_order(self) -> list[str]:
+        """The options in the order ``/v1/break-even`` pairs them (the owner of hardware first)."""
+        return list(dict.fromkeys(v.option for v in self.engine.variants()))
+
+    def sensitivity(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.SensitivityRead:
         kb = self.engine.knowledge()
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
@@ -104,15 +157,18 @@ class InsightService:
                 shift=wc.shift,
                 weights=dict(wc.weights),
                 recommended_option=wc.recommended_option,
-                statement=statements.weight_change_statement(wc.shift, wc.dimension, wc.recommended_option),
+                statement=render(
+                    statements.weight_change_statement(wc.shift, wc.dimension, wc.recommended_option), lang
+                ),
             ),
             utilization_change=None
             if uc is None
             else si.UtilizationChangeRead(
                 utilization=uc.utilization,
                 recommended_option=uc.recommended_option,
-                statement=statements.utilization_change_statement(
-                    uc.utilization, profile.utilization, uc.recommended_option
+                statement=render(
+                    statements.utilization_change_statement(uc.utilization, profile.utilization, uc.recommended_option),
+                    lang,
                 ),
             ),
         )

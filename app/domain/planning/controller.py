@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, post
+from litestar import Controller, Request, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
 from app.domain.shared.engine import Engine
+from app.lib.i18n import language
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -20,13 +21,16 @@ class PlanningController(Controller):
 
     @post(
         "/training-plans",
-        operation_id="createTrainingPlan",
+        operation_id="computeTrainingPlan",
         opt={"scope": "decisions:run"},
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
         responses={**BODY_PROBLEMS},
     )
-    async def create_training_plan(
-        self, engine: NamedDependency[Engine], data: Annotated[TrainingPlanCreate, Body()]
+    async def compute_training_plan(
+        self,
+        request: Request[Any, Any, Any],
+        engine: NamedDependency[Engine],
+        data: Annotated[TrainingPlanCreate, Body()],
     ) -> TrainingPlanRead:
-        return plan(engine, data)
+        return plan(engine, data, language(request.scope))

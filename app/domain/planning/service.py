@@ -11,6 +11,7 @@ from app.core.text import money_range, num, pct
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, TrainingPlanRead
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
+from app.lib.i18n import DEFAULT_LANG, Lang, name_of
 
 
 def _words(r: Range, unit: str) -> str:
@@ -19,7 +20,7 @@ def _words(r: Range, unit: str) -> str:
     return f"{num(r.low)}–{num(r.high)} {unit} (expected {num(r.expected)})"
 
 
-def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
+def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> TrainingPlanRead:
     kb = engine.knowledge()
     engine.check_references(kb, currency=req.currency, gpu_model=req.gpu_model)
     gpu = kb.gpus[req.gpu_model]
@@ -76,7 +77,7 @@ def plan(engine: Engine, req: TrainingPlanCreate) -> TrainingPlanRead:
     )
     items = []
     for o in outcomes:
-        name = engine.options[o.option].spec.name
+        name = name_of(f"option.{o.option}.name", lang, engine.options[o.option].spec.name)
         p = o.plan
         if p is None:
             items.append(

@@ -17,6 +17,7 @@ from app.domain.shared.schemas import (
     RangeRead,
     SourceRead,
 )
+from app.lib.i18n import DEFAULT_LANG, Lang, render
 
 DISTRIBUTION = "triangular(low, mode=expected, high) per knowledge-base range, independent draws"
 
@@ -73,10 +74,10 @@ def offer_read(o: OfferInfo, currency: str) -> OfferRead:
     )
 
 
-def line_read(li: LineItem, horizon_years: float) -> LineItemRead:
+def line_read(li: LineItem, horizon_years: float, lang: Lang = DEFAULT_LANG) -> LineItemRead:
     return LineItemRead(
         key=li.key,
-        label=li.label,
+        label=render(li.label, lang),
         annual=range_read(li.annual),
         upfront=range_read(li.upfront),
         basis=li.basis,

@@ -1,0 +1,157 @@
+"""Storing a recommendation: the Idempotency-Key, the daily quota, the writer's backpressure.
+
+``recommend`` evaluates through ``DecisionService`` and stores through the writer; a retry with the same
+Idempotency-Key answers the stored recommendation again (``app.kb.recommendations`` reads the claim,
+``app.kb.writer`` makes it in the recommendation's transaction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from litestar.status_codes import HTTP_201_CREATED
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.domain.decisions import schemas as s
+from app.domain.shared.schemas import ProfileCreate
+from app.kb import recommendations as rec_store
+from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
+from app.lib.i18n import DEFAULT_LANG, Lang
+from app.lib.problems import ProblemException
+
+if TYPE_CHECKING:
+    from app.domain.decisions.service import DecisionService
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """A stored recommendation's answer: the document, its status and ``Location``; ``replayed`` when
+    it is the answer of an earlier request with the same Idempotency-Key."""
+
+    doc: Any
+    status: int
+    location: str
+    replayed: bool = False
+
+
+async def recommend(
+    decisions: DecisionService,
+    req: ProfileCreate,
+    *,
+    api_key_id: int,
+    writer: RecommendationWriter,
+    session: AsyncSession,
+    idempotency_key: str | None = None,
+    lang: Lang = DEFAULT_LANG,
+) -> StoredAnswer:
+    """Evaluate (with insights), store, and answer the stored document; returns once it is committed.
+
+    With an ``idempotency_key``: a claim of this API key made within 24 h answers again with the
+    stored document if the request is the same, else 409; concurrent duplicates store once (the
+    writer's claim decides, see ``app.kb.writer``). A replay is not counted against the quota.
+    """
+    if idempotency_key is not None:
+        check_idempotency_key(idempotency_key)
+    request = req.model_dump(mode="json")
+    digest = rec_store.request_hash(request) if idempotency_key is not None else ""
+    now = dt.datetime.now(dt.UTC)
+    if idempotency_key is not None:
+        claimed = await rec_store.find_claim(session, api_key_id=api_key_id, key=idempotency_key, now=now)
+        if claimed is not None:
+            return _replay(claimed, digest)
+    if decisions.daily_quota is not None:
+        stored = await rec_store.stored_today(session, api_key_id=api_key_id, now=now)
+        if stored >= decisions.daily_quota:
+            tomorrow = rec_store.day_start(now) + dt.timedelta(days=1)
+            raise ProblemException(
+                429,
+                "recommendation-quota-exceeded",
+                "Daily quota of stored recommendations reached",
+                f"this API key stored {stored} recommendations today (UTC), its quota is {decisions.daily_quota}; "
+                f"the quota resets at {tomorrow.isoformat()} (use ?store=false to evaluate without storing)",
+                headers={"Retry-After": str(max(1, int((tomorrow - now).total_seconds())))},
+            )
+    if session.in_transaction():
+        # give the connection back before waiting for the writer: a request holding one while the
+        # writer waits for one from the same pool would deadlock under load (nothing was written)
+        await session.rollback()
+    evaluation = decisions.evaluate(req, insights=True, lang=lang)
+    doc = s.RecommendationRead(
+        id=str(uuid.uuid4()),
+        created_at=now.replace(microsecond=0),
+        **msgspec.structs.asdict(evaluation),
+    )
+    claim = None
+    if idempotency_key is not None:
+        claim = {
+            "api_key_id": api_key_id,
+            "key": idempotency_key,
+            "request_hash": digest,
+            "recommendation_id": doc.id,
+            "status": HTTP_201_CREATED,
+            "created_at": now,
+        }
+    try:
+        await writer.store(
+            {
+                "id": doc.id,
+                "created_at": doc.created_at,
+                "knowledge_version": evaluation.knowledge_version,
+                "methodology_version": evaluation.methodology_version,
+                "request": request,
+                "response": msgspec.to_builtins(doc),
+                "api_key_id": api_key_id,
+            },
+            idempotency=claim,
+        )
+    except WriterFull as exc:
+        raise ProblemException(
+            503,
+            "writer-busy",
+            "Too many recommendations waiting to be stored",
+            f"{exc}; retry in a second (nothing was stored)",
+            headers={"Retry-After": "1"},
+        ) from exc
+    except IdempotencyKeyTaken:
+        # a concurrent request with the same key was stored first: answer as a retry would be answered
+        await session.rollback()  # a fresh read, not the transaction of the first look
+        claimed = await rec_store.find_claim(session, api_key_id=api_key_id, key=idempotency_key or "", now=now)
+        if claimed is None:  # pruned in between: nothing sensible to answer but "try again"
+            raise ProblemException(
+                409, "idempotency-key-conflict", "Idempotency-Key in use", "retry the request"
+            ) from None
+        return _replay(claimed, digest)
+    return StoredAnswer(doc, HTTP_201_CREATED, f"/v1/recommendations/{doc.id}")
+
+
+def check_idempotency_key(key: str) -> None:
+    """1 to 255 visible ASCII characters (a UUID, a hash…), or a 400 problem naming the header."""
+    if not 1 <= len(key) <= rec_store.IDEMPOTENCY_KEY_MAX_LENGTH or not all("!" <= c <= "~" for c in key):
+        raise ProblemException(
+            400,
+            "invalid-request",
+            "The request is invalid",
+            f"Idempotency-Key: must be 1 to {rec_store.IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters "
+            "(no spaces), e.g. a UUID",
+            field="Idempotency-Key",
+        )
+
+
+def _replay(claimed: rec_store.Claimed, digest: str) -> StoredAnswer:
+    """The answer of an earlier request with the same Idempotency-Key, or 409 when the body differs."""
+    if claimed.request_hash != digest:
+        raise ProblemException(
+            409,
+            "idempotency-key-conflict",
+            "Idempotency-Key reused with another body",
+            f"the Idempotency-Key was used within the last 24 h with another request body (recommendation "
+            f"{claimed.recommendation_id}); send a new key for a new request",
+            field="Idempotency-Key",
+        )
+    return StoredAnswer(
+        claimed.response, claimed.status, f"/v1/recommendations/{claimed.recommendation_id}", replayed=True
+    )

@@ -1,0 +1,87 @@
+"""``GET /explorer``: a hand-written page (HTML, JS, CSS in ``static/``) that asks for an API key,
+keeps it in the browser's session storage and calls the API with it as ``X-API-Key``. The page and
+its files are open (``app.lib.public``); everything it shows comes from the API.
+
+The page's words are the ``[explorer]`` codes of the message catalogs, both languages inlined into
+the page with the vocabularies of the profile's fields, so the page needs no request to start.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import get_args
+
+from litestar import Controller, MediaType, Response, get
+from litestar.datastructures import CacheControlHeader
+from litestar.router import Router
+from litestar.static_files import create_static_files_router
+
+from app.core.vocab import Currency, DataSecurity, OpsTeam, RentalPlan
+from app.domain.shared.schemas import MAX_GPUS, MAX_HORIZON_YEARS, MAX_START_DAYS, MAX_TEAM_SIZE, MIN_UTILIZATION
+from app.lib.i18n import DEFAULT_LANG, LANGUAGES, catalog
+
+STATIC = Path(__file__).parent / "static"
+ASSETS_PATH = "/explorer/assets"
+#: what a page's inlined JSON must not contain as is (it would end the script element)
+_SCRIPT_END = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def boot_data() -> dict[str, object]:
+    """What the page starts with: its messages in every language, and the profile's vocabularies and limits."""
+    return {
+        "languages": list(LANGUAGES),
+        "default_language": DEFAULT_LANG,
+        "messages": {
+            lang: {k[len("explorer.") :]: v for k, v in catalog(lang).items() if k.startswith("explorer.")}
+            # the options' names, shared with the API's answers (option.<key>.name)
+            | {
+                k[: -len(".name")]: v
+                for k, v in catalog(lang).items()
+                if k.startswith("option.") and k.endswith(".name")
+            }
+            for lang in LANGUAGES
+        },
+        "vocab": {
+            "ops_team": list(get_args(OpsTeam)),
+            "data_security": list(get_args(DataSecurity)),
+            "rental_plan": list(get_args(RentalPlan)),
+            "currency": list(get_args(Currency)),
+        },
+        "limits": {
+            "gpus": MAX_GPUS,
+            "horizon_years": MAX_HORIZON_YEARS,
+            "team_size": MAX_TEAM_SIZE,
+            "start_within_days": MAX_START_DAYS,
+            "min_utilization": MIN_UTILIZATION,
+        },
+        "assets": ASSETS_PATH,
+    }
+
+
+@cache
+def page() -> str:
+    """The page, its boot data inlined (built once per process)."""
+    boot = json.dumps(boot_data(), ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_END)
+    return (STATIC / "explorer.html").read_text(encoding="utf-8").replace("__BOOT__", boot)
+
+
+class ExplorerController(Controller):
+    path = "/explorer"
+    include_in_schema = False
+
+    @get("/", media_type=MediaType.HTML, cache_control=CacheControlHeader(no_cache=True))
+    async def explorer(self) -> Response[str]:
+        return Response(page(), media_type=MediaType.HTML)
+
+
+def assets_router() -> Router:
+    """The page's script and style sheet."""
+    return create_static_files_router(
+        path=ASSETS_PATH,
+        directories=[STATIC],
+        include_in_schema=False,
+        name="explorer-assets",
+        cache_control=CacheControlHeader(no_cache=True),
+    )

@@ -1,0 +1,298 @@
+// compute-advisor explorer: a profile form, then the ranking, reasons, cost breakdown, charts and P(best).
+// The API key stays in this tab's sessionStorage and goes out only as the X-API-Key header.
+"use strict";
+
+const BOOT = JSON.parse(document.getElementById("boot").textContent);
+const KEY_STORE = "compute-advisor.api-key";
+const LANG_STORE = "compute-advisor.lang";
+const TAGS = { en: "en", zh: "zh-CN" };
+const DRAWS = 1000;
+const state = { lang: initialLanguage(), last: null, urls: {} };
+
+function initialLanguage() {
+  const kept = sessionStorage.getItem(LANG_STORE);
+  if (kept && BOOT.languages.includes(kept)) return kept;
+  for (const tag of navigator.languages || [navigator.language || ""]) {
+    const primary = String(tag).toLowerCase().split("-")[0];
+    if (BOOT.languages.includes(primary)) return primary;
+  }
+  return BOOT.default_language;
+}
+
+function t(code, params) {
+  const messages = BOOT.messages[state.lang] || {};
+  let text = messages[code] ?? BOOT.messages[BOOT.default_language][code] ?? code;
+  for (const [name, value] of Object.entries(params || {})) text = text.split(`{${name}}`).join(String(value));
+  return text;
+}
+
+const $ = (selector) => document.querySelector(selector);
+const el = (tag, props, ...children) => {
+  const node = document.createElement(tag);
+  const { dataset, style, ...rest } = props || {};
+  Object.assign(node, rest);
+  Object.assign(node.dataset, dataset || {});
+  if (style) node.style.cssText = style;
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+};
+
+function number(value, digits = 2) {
+  return new Intl.NumberFormat(TAGS[state.lang], { maximumFractionDigits: digits }).format(value);
+}
+function range(r, digits = 2) {
+  if (!r) return "–";
+  return `${number(r.expected, digits)} (${number(r.low, digits)}–${number(r.high, digits)})`;
+}
+// an amount's cell: the expected figure, its low–high range beneath
+function amountCell(r) {
+  if (!r) return el("td", { className: "num" }, "–");
+  const same = r.low === r.high;
+  return el("td", { className: "num" }, number(r.expected, 0),
+    ...(same ? [] : [el("br"), el("small", {}, `${number(r.low, 0)}–${number(r.high, 0)}`)]));
+}
+const optionName = (key, fallback) => (BOOT.messages.en[`option.${key}`] ? t(`option.${key}`) : fallback || key);
+
+function setStatus(id, text, error = false) {
+  const node = $(id);
+  node.textContent = text;
+  node.classList.toggle("error", error);
+}
+
+// ---- words of the page ---------------------------------------------------------------------------
+
+function applyLanguage() {
+  document.documentElement.lang = TAGS[state.lang];
+  document.title = t("title");
+  for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
+  for (const button of document.querySelectorAll("[data-lang]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.lang === state.lang));
+  }
+  for (const select of document.querySelectorAll("select[data-vocab]")) {
+    const vocab = select.dataset.vocab;
+    const chosen = select.value;
+    select.replaceChildren();
+    if (select.dataset.auto) select.append(el("option", { value: "", textContent: t("auto") }));
+    for (const value of BOOT.vocab[vocab]) {
+      const code = `value.${vocab}_${value}`;
+      const label = BOOT.messages.en[code] ? t(code) : value;
+      select.append(el("option", { value, textContent: label }));
+    }
+    if (chosen !== undefined && [...select.options].some((o) => o.value === chosen)) select.value = chosen;
+  }
+  const first = $("#gpu-model").options[0];
+  if (first && first.value === "") first.textContent = t("default_model");
+  $("#curve").alt = t("chart_alt_curve");
+  $("#tornado").alt = t("chart_alt_tornado");
+  if (state.last) render(state.last);
+}
+
+// ---- the API ---------------------------------------------------------------------------------------
+
+function apiKey() {
+  return sessionStorage.getItem(KEY_STORE) || "";
+}
+
+async function api(path, { body, accept = "application/json" } = {}) {
+  const headers = { "X-API-Key": apiKey(), Accept: accept, "Accept-Language": TAGS[state.lang] };
+  const init = { method: body === undefined ? "GET" : "POST", headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  if (!response.ok) {
+    let detail = `${response.status} ${response.statusText}`;
+    try {
+      const problem = await response.json();
+      detail = problem.detail || problem.title || detail;
+    } catch (_) { /* not a problem document */ }
+    throw new Error(detail);
+  }
+  return accept === "application/json" ? response.json() : response.blob();
+}
+
+async function loadCatalog() {
+  if (!apiKey()) return;
+  setStatus("#catalog-status", t("catalog_loading"));
+  try {
+    const [gpus, providers] = await Promise.all([api("/v1/gpus?limit=500"), api("/v1/providers?limit=500")]);
+    const model = $("#gpu-model");
+    const chosenModel = model.value;
+    model.replaceChildren(el("option", { value: "", textContent: t("default_model") }));
+    for (const g of gpus.items) model.append(el("option", { value: g.key, textContent: `${g.vendor} ${g.name}` }));
+    model.value = chosenModel;
+    const list = $("#providers");
+    const chosen = new Set([...list.selectedOptions].map((o) => o.value));
+    list.replaceChildren();
+    for (const p of providers.items) {
+      list.append(el("option", { value: p.key, textContent: `${p.name} (${p.key})`, selected: chosen.has(p.key) }));
+    }
+    setStatus("#catalog-status", t("catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length }));
+  } catch (error) {
+    setStatus("#catalog-status", t("catalog_failed", { detail: error.message }), true);
+  }
+}
+
+// ---- the profile -------------------------------------------------------------------------------------
+
+function profile() {
+  const form = $("#profile");
+  const value = (name) => form.elements[name].value.trim();
+  const body = {
+    gpus: Number(value("gpus")),
+    utilization: Number(value("utilization")),
+    horizon_years: Number(value("horizon_years")),
+    team_size: Number(value("team_size")),
+    ops_team: value("ops_team"),
+    data_security: value("data_security"),
+    start_within_days: Number(value("start_within_days")),
+    currency: value("currency"),
+  };
+  for (const name of ["rental_plan", "as_of", "gpu_model"]) if (value(name)) body[name] = value(name);
+  for (const name of ["capex_budget", "delay_cost_per_day"]) if (value(name)) body[name] = Number(value(name));
+  const providers = [...form.elements.providers.selectedOptions].map((o) => o.value);
+  if (providers.length) body.providers = providers;
+  const regions = value("regions").split(",").map((r) => r.trim()).filter(Boolean);
+  if (regions.length) body.regions = regions;
+  const weights = {};
+  for (const d of ["cost", "efficiency", "stability", "usability"]) if (value(`w_${d}`)) weights[d] = Number(value(`w_${d}`));
+  if (Object.keys(weights).length) body.weights = weights;
+  return body;
+}
+
+function comparisonOf(body) {
+  const fields = ["gpus", "utilization", "horizon_years", "rental_plan", "currency", "as_of", "gpu_model", "providers", "regions"];
+  return Object.fromEntries(fields.filter((f) => f in body).map((f) => [f, body[f]]));
+}
+
+async function submit(event) {
+  event.preventDefault();
+  if (!apiKey()) {
+    setStatus("#status", t("key_missing"), true);
+    $("#api-key").focus();
+    return;
+  }
+  const body = profile();
+  setStatus("#status", t("working"));
+  $("#submit").disabled = true;
+  try {
+    const [evaluations, comparison, uncertainty] = await Promise.all([
+      api("/v1/evaluations", { body: { profiles: [body], detail: "full" } }),
+      api("/v1/price-comparisons", { body: comparisonOf(body) }),
+      api("/v1/uncertainty", { body: { ...body, draws: DRAWS } }),
+    ]);
+    state.last = { body, evaluation: evaluations.evaluations[0], comparison, uncertainty };
+    render(state.last);
+    $("#results").hidden = false;
+    setStatus("#status", t("done", { version: evaluations.knowledge_version }));
+    await loadCharts(body);
+  } catch (error) {
+    setStatus("#status", t("failed", { detail: error.message }), true);
+  } finally {
+    $("#submit").disabled = false;
+  }
+}
+
+async function loadCharts(body) {
+  const charts = [["#curve", "/v1/cost-curves"], ["#tornado", "/v1/sensitivity"]];
+  await Promise.all(charts.map(async ([id, path]) => {
+    const blob = await api(path, { body, accept: "image/svg+xml" });
+    if (state.urls[id]) URL.revokeObjectURL(state.urls[id]);
+    state.urls[id] = URL.createObjectURL(blob);
+    $(id).src = state.urls[id];
+  }));
+}
+
+// ---- the answer --------------------------------------------------------------------------------------
+
+function render({ body, evaluation, comparison, uncertainty }) {
+  const currency = body.currency;
+  const names = Object.fromEntries(evaluation.ranking.map((r) => [r.option, optionName(r.option, r.name)]));
+  $("#recommended").textContent = evaluation.recommended_option
+    ? t("recommended", { option: names[evaluation.recommended_option] }) : "";
+  const columns = ["rank", "option", "score", "cost", "efficiency", "stability", "usability"];
+  const head = el("tr", {}, ...columns.map((c) => el("th", { className: c === "option" ? "" : "num" }, t(`column.${c}`))),
+    el("th", { className: "num" }, t("column.cost_per_hour", { currency })),
+    el("th", {}, t("column.feasible")), el("th", { className: "num" }, t("column.p_best")));
+  $("#ranking thead").replaceChildren(head);
+  const rows = evaluation.ranking.map((r) => {
+    const p = uncertainty.options[r.option];
+    const score = el("td", { className: "num" }, number(r.score, 1), el("span", { className: "bar", style: `width:${Math.max(2, r.score * 0.6)}px` }));
+    return el("tr", { dataset: { option: r.option } },
+      el("td", { className: "num" }, r.rank), el("td", {}, names[r.option]), score,
+      ...["cost", "efficiency", "stability", "usability"].map((d) => el("td", { className: "num" }, number(r.scores[d], 1))),
+      el("td", { className: "num" }, r.cost ? range(r.cost.cost_per_useful_gpu_hour) : "–"),
+      el("td", { className: r.feasible ? "" : "infeasible" }, t(r.feasible ? "feasible_yes" : "feasible_no")),
+      el("td", { className: "num" }, p ? `${number(p.probability_first * 100, 1)}%` : "–"));
+  });
+  $("#ranking tbody").replaceChildren(...rows);
+  $("#break-even").textContent = evaluation.break_even ? t("break_even", { statement: evaluation.break_even }) : "";
+  $("#p-best-note").textContent = t("p_best_note", { draws: number(uncertainty.draws, 0) });
+
+  $("#reasons").replaceChildren(...evaluation.ranking.map((r) => el("div", { className: "option-block" },
+    el("h3", {}, names[r.option]),
+    r.reasons.length ? el("ul", {}, ...r.reasons.map((x) => el("li", {}, x))) : el("p", { className: "hint" }, t("no_reasons")))));
+
+  $("#breakdown").replaceChildren(...comparison.items.map((item) => {
+    const headRow = el("tr", {}, el("th", {}, t("column.item")),
+      el("th", { className: "num" }, t("column.annual", { currency })),
+      el("th", { className: "num" }, t("column.upfront", { currency })),
+      el("th", { className: "num" }, t("column.total", { currency })), el("th", {}, t("column.basis")));
+    const lines = (item.breakdown || []).map((li) => el("tr", {}, el("td", {}, li.label),
+      amountCell(li.annual), amountCell(li.upfront), amountCell(li.total), el("td", { className: "hint" }, li.basis)));
+    return el("div", { className: "option-block" }, el("h3", {}, optionName(item.option, item.name)),
+      item.error ? el("p", { className: "infeasible" }, item.error) : el("table", {}, el("thead", {}, headRow), el("tbody", {}, ...lines)));
+  }));
+}
+
+// ---- wiring -------------------------------------------------------------------------------------------
+
+function saveKey(event) {
+  event.preventDefault();
+  const key = $("#api-key").value.trim();
+  if (!key) {
+    setStatus("#key-status", t("key_missing"), true);
+    return;
+  }
+  sessionStorage.setItem(KEY_STORE, key);
+  $("#api-key").value = "";
+  $("#api-key").placeholder = "••••••••";
+  setStatus("#key-status", t("key_saved"));
+  loadCatalog();
+}
+
+function forgetKey() {
+  sessionStorage.removeItem(KEY_STORE);
+  $("#api-key").placeholder = "";
+  setStatus("#key-status", t("key_forgotten"));
+}
+
+async function switchLanguage(lang) {
+  state.lang = lang;
+  sessionStorage.setItem(LANG_STORE, lang);
+  applyLanguage();
+  if (state.last) {
+    try {
+      await loadCharts(state.last.body);
+    } catch (error) {
+      setStatus("#status", t("failed", { detail: error.message }), true);
+    }
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#gpu-model").append(el("option", { value: "" }));
+  applyLanguage();
+  $("#key-form").addEventListener("submit", saveKey);
+  $("#key-forget").addEventListener("click", forgetKey);
+  $("#profile").addEventListener("submit", submit);
+  for (const button of document.querySelectorAll("[data-lang]")) {
+    button.addEventListener("click", () => switchLanguage(button.dataset.lang));
+  }
+  if (apiKey()) {
+    $("#api-key").placeholder = "••••••••";
+    setStatus("#key-status", t("key_saved"));
+    loadCatalog();
+  }
+});

@@ -1,0 +1,280 @@
+"""Server-rendered SVG charts of the insights, for portals that embed an image by URL.
+
+Hand-written SVG (no plotting dependency): a cost-per-useful-GPU-hour curve over utilization with
+its low–high band and the break-even points, and a tornado of the sensitivity analysis. 640 px wide
+(the ``viewBox`` scales), every word from the ``[chart]`` message catalog in the request's language.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from xml.sax.saxutils import escape, quoteattr
+
+from app.domain.insights import schemas as si
+from app.lib.i18n import CONTENT_LANGUAGE, Lang, name_of, translate
+
+__all__ = ["SVG", "Lang", "cost_curve_svg", "tornado_svg"]
+
+SVG = "image/svg+xml"
+WIDTH = 640
+#: one colour per option, in series order (colour-blind safe: Okabe–Ito)
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
+
+
+def option_name(option: str, fallback: str, lang: Lang) -> str:
+    """An option's name in ``lang`` (the plugin's own name for an option the catalog does not know)."""
+    return name_of(f"option.{option}.name", lang, fallback)
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2 or 5 × 10ⁿ apart) covering ``low``–``high``."""
+    span = high - low if high > low else abs(high) or 1.0
+    raw = span / count
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 5, 10) if raw <= m * step)
+    first = math.floor(low / step) * step
+    ticks = []
+    v = first
+    while v <= high + step * 1e-9:
+        ticks.append(round(v, 10))
+        v += step
+    if ticks[-1] < high:
+        ticks.append(round(ticks[-1] + step, 10))
+    return ticks
+
+
+def money(v: float) -> str:
+    """A tick or value label: thousands separated, decimals only where the value needs them."""
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:,.1f}".rstrip("0").rstrip(".")
+    return f"{v:,.2f}".rstrip("0").rstrip(".") or "0"
+
+
+class _Svg:
+    def __init__(self, height: int, title: str, lang: Lang) -> None:
+        self.height = height
+        self.parts: list[str] = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" role="img" xml:lang="{CONTENT_LANGUAGE[lang]}" '
+            f'font-family={quoteattr(FONT)} font-size="12">',
+            f"<title>{escape(title)}</title>",
+            f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',
+        ]
+
+    def add(self, element: str) -> None:
+        self.parts.append(element)
+
+    def el(self, tag: str, **attrs: str | float) -> None:
+        """An empty element; ``stroke_width`` is written ``stroke-width``, floats to one decimal."""
+        self.add(f"<{tag}{_attrs(attrs)}/>")
+
+    def text(self, x: float, y: float, content: str, **attrs: str | float) -> None:
+        self.add(f'<text x="{x:.1f}" y="{y:.1f}"{_attrs(attrs)}>{escape(content)}</text>')
+
+    def render(self) -> str:
+        return "\n".join([*self.parts, "</svg>"]) + "\n"
+
+
+def _attrs(attrs: Mapping[str, str | float]) -> str:
+    return "".join(
+        f" {k.rstrip('_').replace('_', '-')}={quoteattr(f'{v:.1f}' if isinstance(v, float) else str(v))}"
+        for k, v in attrs.items()
+    )
+
+
+def _polyline(points: Iterable[tuple[float, float]]) -> str:
+    return " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+
+
+def cost_curve_svg(doc: si.CostCurvesRead, lang: Lang) -> str:
+    """The cost per useful GPU-hour of every option over utilization: the expected figure as a line,
+    the low–high range as a band, the break-even points marked, the profile's utilization shown."""
+
+    def t(code: str, **params: object) -> str:
+        return translate(f"chart.cost_curve.{code}", lang, **params)
+
+    left, right, top, plot_h = 78, 20, 58, 260
+    plot_w = WIDTH - left - right
+    rows = max(1, math.ceil(len(doc.series) / 3))
+    height = top + plot_h + 58 + rows * 20 + 24
+    svg = _Svg(height, t("title"), lang)
+    svg.text(left, 24, t("title"), font_size=16, font_weight="600")
+    svg.text(
+        left,
+        44,
+        t("subtitle", gpus=f"{doc.gpus:,}", years=f"{doc.horizon_years:g}", version=doc.knowledge_version),
+        fill="#555",
+    )
+
+    # y scale: from 0 to the highest figure, capped at 4× the dearest expected cost at full load so
+    # that the curves stay readable where utilization is low (what rises above is clipped)
+    highs = [p.cost_per_useful_gpu_hour.high for s in doc.series for p in s.points]
+    full_load = [s.points[-1].cost_per_useful_gpu_hour.expected for s in doc.series if s.points]
+    top_value = max(highs, default=1.0)
+    if full_load and max(full_load) > 0:
+        top_value = min(top_value, 4 * max(full_load))
+    yt = nice_ticks(0, top_value if top_value > 0 else 1.0)
+    y_max = yt[-1]
+
+    def x(u: float) -> float:
+        return left + u * plot_w
+
+    def y(v: float) -> float:
+        return top + plot_h - (v / y_max) * plot_h
+
+    svg.add(f'<clipPath id="plot"><rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/></clipPath>')
+    for v in yt:
+        svg.add(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e3e3e3"/>')
+        svg.text(left - 6, y(v) + 4, money(v), text_anchor="end", fill="#333")
+    for i in range(0, 11, 2):
+        u = i / 10
+        svg.add(f'<line x1="{x(u):.1f}" x2="{x(u):.1f}" y1="{top}" y2="{top + plot_h}" stroke="#f0f0f0"/>')
+        svg.text(x(u), top + plot_h + 16, f"{u:.0%}", text_anchor="middle", fill="#333")
+    svg.add(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>')
+    svg.text(left + plot_w / 2, top + plot_h + 36, t("x_axis"), text_anchor="middle", font_size=13)
+    mid = top + plot_h / 2
+    svg.text(
+        18,
+        mid,
+        t("y_axis", currency=doc.currency),
+        text_anchor="middle",
+        font_size=13,
+        transform=f"rotate(-90 18 {mid})",
+    )
+
+    svg.add('<g clip-path="url(#plot)">')
+    for n, s in enumerate(doc.series):
+        colour = COLOURS[n % len(COLOURS)]
+        ps = s.points
+        band = [(x(p.utilization), y(p.cost_per_useful_gpu_hour.high)) for p in ps]
+        band += [(x(p.utilization), y(p.cost_per_useful_gpu_hour.low)) for p in reversed(ps)]
+        svg.add(f'<polygon points="{_polyline(band)}" fill="{colour}" fill-opacity="0.14" stroke="none"/>')
+        line = [(x(p.utilization), y(p.cost_per_useful_gpu_hour.expected)) for p in ps]
+        svg.add(
+            f'<polyline class="series" data-option={quoteattr(s.option)} points="{_polyline(line)}" '
+            f'fill="none" stroke="{colour}" stroke-width="2.2"/>'
+        )
+    svg.add("</g>")
+
+    # the profile's utilization, then the break-even points
+    svg.add(
+        f'<line x1="{x(doc.utilization):.1f}" x2="{x(doc.utilization):.1f}" y1="{top}" y2="{top + plot_h}" '
+        'stroke="#333" stroke-dasharray="2 3"/>'
+    )
+    svg.text(x(doc.utilization) + 4, top + 12, t("profile"), fill="#333", font_size=11)
+    shown = 0
+    for be in doc.break_even:
+        at, cost = be.utilization.expected, be.cost_per_useful_gpu_hour
+        if at is None or cost is None or cost > y_max:
+            continue
+        cx, cy = x(at), y(cost)
+        svg.el("circle", class_="break-even", cx=cx, cy=cy, r=4.5, fill="#fff", stroke="#111", stroke_width=1.6)
+        anchor = "end" if at > 0.8 else "start"
+        dx = -7 if anchor == "end" else 7
+        svg.text(
+            cx + dx,
+            cy - 8 - 13 * (shown % 3),
+            t("break_even", utilization=f"{at:.0%}"),
+            text_anchor=anchor,
+            font_size=11,
+            fill="#111",
+        )
+        shown += 1
+
+    # legend
+    ly = top + plot_h + 60
+    for n, s in enumerate(doc.series):
+        lx = left + (n % 3) * (plot_w / 3)
+        row_y = ly + (n // 3) * 20
+        colour = COLOURS[n % len(COLOURS)]
+        svg.add(f'<rect x="{lx:.1f}" y="{row_y - 9:.1f}" width="14" height="10" fill="{colour}" fill-opacity="0.3"/>')
+        svg.el("line", x1=lx, x2=lx + 14, y1=row_y - 4, y2=row_y - 4, stroke=colour, stroke_width=2.2)
+        svg.text(lx + 20, row_y, option_name(s.option, s.name, lang))
+    note_y = ly + rows * 20
+    svg.add(f'<circle cx="{left + 5}" cy="{note_y - 4}" r="4" fill="#fff" stroke="#111" stroke-width="1.4"/>')
+    svg.text(left + 14, note_y, t("legend_note"), fill="#555", font_size=11)
+    return svg.render()
+
+
+def tornado_svg(
+    doc: si.SensitivityRead,
+    lang: Lang,
+    *,
+    currency: str,
+    option: str | None = None,
+    names: Mapping[str, str] | None = None,
+    limit: int = 12,
+) -> str:
+    """Which inputs move ``option``'s cost per useful GPU-hour most (the recommended option by
+    default): a bar per input from its cost at the input's low end to its cost at the high end,
+    around the baseline, largest swing first."""
+
+    def t(code: str, **params: object) -> str:
+        return translate(f"chart.tornado.{code}", lang, **params)
+
+    target = option or doc.recommended_option or next(iter(doc.baseline), "")
+    name = option_name(target, (names or {}).get(target, target), lang)
+    rows: list[tuple[str, float, float]] = []
+    for i in doc.inputs:
+        e = i.effects.get(target)
+        if e is not None and abs(e.cost_per_useful_gpu_hour_high - e.cost_per_useful_gpu_hour_low) > 1e-9:
+            rows.append((i.label, e.cost_per_useful_gpu_hour_low, e.cost_per_useful_gpu_hour_high))
+    rows.sort(key=lambda r: abs(r[2] - r[1]), reverse=True)
+    rows = rows[:limit]
+    base = doc.baseline[target].cost_per_useful_gpu_hour if target in doc.baseline else 0.0
+
+    label_w, right, top, row_h = 230, 24, 64, 24
+    plot_w = WIDTH - label_w - right
+    plot_h = max(1, len(rows)) * row_h
+    height = top + plot_h + 92
+    svg = _Svg(height, t("title", option=name), lang)
+    svg.text(16, 24, t("title", option=name), font_size=16, font_weight="600")
+    svg.text(16, 44, t("subtitle"), fill="#555")
+    values = [base, *(v for _, lo, hi in rows for v in (lo, hi))]
+    xt = nice_ticks(min(values), max(values)) if rows else nice_ticks(0, base or 1.0)
+    x_lo, x_hi = xt[0], xt[-1]
+
+    def x(v: float) -> float:
+        return label_w + (v - x_lo) / ((x_hi - x_lo) or 1.0) * plot_w
+
+    for v in xt:
+        svg.add(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{top}" y2="{top + plot_h}" stroke="#e3e3e3"/>')
+        svg.text(x(v), top + plot_h + 16, money(v), text_anchor="middle", fill="#333")
+    svg.text(
+        label_w + plot_w / 2,
+        top + plot_h + 38,
+        t("x_axis", option=name, currency=currency),
+        text_anchor="middle",
+        font_size=13,
+    )
+    if not rows:
+        svg.text(label_w + plot_w / 2, top + row_h / 2 + 4, t("empty"), text_anchor="middle", fill="#555")
+    for n, (label, lo, hi) in enumerate(rows):
+        cy = top + n * row_h
+        short = label if len(label) <= 30 else label[:29] + "…"
+        svg.add(f'<g class="bar"><title>{escape(label)}: {money(lo)} – {money(hi)}</title>')
+        svg.text(label_w - 8, cy + row_h / 2 + 4, short, text_anchor="end")
+        for value, colour in ((lo, COLOURS[0]), (hi, COLOURS[1])):
+            a, b = sorted((x(base), x(value)))
+            svg.el("rect", x=a, y=cy + 4, width=max(b - a, 1.0), height=row_h - 8, fill=colour, fill_opacity=0.85)
+        svg.add("</g>")
+    svg.el("line", x1=x(base), x2=x(base), y1=top - 6, y2=top + plot_h, stroke="#111", stroke_width=1.5)
+    svg.text(x(base), top - 10, t("baseline", value=money(base)), text_anchor="middle", font_size=11)
+    ly = top + plot_h + 62
+    for n, (code, colour) in enumerate((("low", COLOURS[0]), ("high", COLOURS[1]))):
+        lx = 16 + n * 300
+        svg.add(f'<rect x="{lx}" y="{ly - 10}" width="14" height="10" fill="{colour}" fill-opacity="0.85"/>')
+        svg.text(lx + 20, ly, t(code))
+    svg.text(
+        WIDTH - 16,
+        height - 8,
+        translate("chart.knowledge", lang, version=doc.knowledge_version),
+        text_anchor="end",
+        fill="#777",
+        font_size=10,
+    )
+    return svg.render()
