@@ -40,6 +40,7 @@ from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.lib import metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
+from app.lib.bodies import StrictJsonRequest
 from app.lib.caching import plugins_fingerprint
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.logs import RequestLogMiddleware, configure_logging
@@ -205,6 +206,7 @@ def create_app(
                 ),
             }
         ),
+        request_class=StrictJsonRequest,  # hostile bodies are 400s (app.lib.bodies)
         request_max_body_size=settings.max_body_bytes,
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS),
         logging_config=None,  # app.lib.logs configures logging, for the service and the CLI alike
