@@ -41,7 +41,7 @@ from app.kb.writer import RecommendationWriter
 from app.lib import metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyVerifier, Lookup, Principal, document_security
 from app.lib.bodies import StrictJsonRequest
-from app.lib.caching import plugins_fingerprint
+from app.lib.caching import plugins_fingerprint, send_cache_control
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
@@ -192,7 +192,7 @@ def create_app(
             *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
         ],
-        before_send=[send_request_id, knowledge_source_hook(store)],
+        before_send=[send_request_id, send_cache_control, knowledge_source_hook(store)],
         before_request=require_json_body,
         lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
         state=State(

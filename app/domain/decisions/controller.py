@@ -44,9 +44,9 @@ class DecisionController(Controller):
         media = negotiate(request, [JSON, CSV])
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
+        doc = decisions.compare(data)  # first: a 304 only where the answer would be a 200 (memoised)
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        doc = decisions.compare(data)
         if media == CSV:
             return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
