@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import csv
 import io
 
 from app.domain.decisions.schemas import ComparisonRead
+from app.lib.negotiation import SafeCsvWriter
 
 RANGE_FIELDS = ("annual_cost", "total_cost", "upfront_cost", "cost_per_useful_gpu_hour")
 ENDS = ("low", "expected", "high")
 
 
 def comparison_csv(doc: ComparisonRead) -> str:
-    """One row per option (record ``total``) and one per breakdown line (record ``line_item``)."""
+    """One row per option (record ``total``) and one per breakdown line (record ``line_item``); every cell
+    through ``csv_cell`` (no formula from a price book's label or source reaches a spreadsheet)."""
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
+    w = SafeCsvWriter(out)
     w.writerow(
         [
             "knowledge_version",
