@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
@@ -48,7 +48,7 @@ from app.lib.negotiation import require_json_body
 from app.lib.openapi import complete_openapi
 from app.lib.problems import EXCEPTION_HANDLERS
 from app.lib.public import PUBLIC_PATHS
-from app.lib.rate_limits import rate_limit_config
+from app.lib.rate_limits import rate_limiter, send_rate_limit_headers
 from app.lib.request_id import request_id_middleware, send_request_id
 from app.plugin_manager import OptionHost, create_option_host
 from app.settings import Settings
@@ -130,7 +130,7 @@ def create_app(
     writer = RecommendationWriter(
         db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
     )
-    limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
+    limiter = rate_limiter(settings, key_verifier.recently_verified)  # None when RATE_LIMIT=off
     metrics_listener = (
         metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
         if (settings.metrics_bind)
@@ -157,6 +157,19 @@ def create_app(
             if own_provider is not None:
                 own_provider.shutdown()  # sends the spans still buffered
             metrics.process_exit(settings.prometheus_multiproc_dir)
+
+    @asynccontextmanager
+    async def rate_limit_lifespan(app: Litestar) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if limiter is not None:
+                await limiter.close()
+
+    async def before_request(request: Request[Any, Any, Any]) -> None:
+        await require_json_body(request)
+        if limiter is not None:
+            await limiter.charge_request(request)  # the request's cost, against its key
 
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
     if provider is not None:
@@ -189,12 +202,12 @@ def create_app(
             request_id_middleware,
             *([tracing.name_request_span] if provider is not None else []),
             metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
-            *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
+            *([limiter.middleware] if limiter else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS),
         ],
-        before_send=[send_request_id, send_cache_control, knowledge_source_hook(store)],
-        before_request=require_json_body,
-        lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
+        before_send=[send_request_id, send_cache_control, send_rate_limit_headers, knowledge_source_hook(store)],
+        before_request=before_request,
+        lifespan=[observability_lifespan, knowledge_lifespan, rate_limit_lifespan],
         state=State(
             {
                 "knowledge_store": store,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ def async_url(url: str) -> str:
 
 
 RateUnit = Literal["second", "minute", "hour", "day"]
-DEFAULT_RATE_LIMIT = "600/minute"
+DEFAULT_RATE_LIMIT = "10000/minute"
 _RATE_UNITS: dict[str, RateUnit] = {
     "s": "second",
     "sec": "second",
@@ -36,6 +37,22 @@ _RATE_UNITS: dict[str, RateUnit] = {
     "d": "day",
     "day": "day",
 }
+
+
+#: proxies whose ``X-Forwarded-For`` is believed; ``None``: every peer (``*``)
+TrustedProxies = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] | None
+DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1"
+
+
+def parse_trusted_proxies(value: str) -> TrustedProxies:
+    """``FORWARDED_ALLOW_IPS`` as uvicorn reads it: comma-separated addresses or networks, ``*`` for all."""
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    if "*" in items:
+        return None
+    try:
+        return tuple(ipaddress.ip_network(x, strict=False) for x in items)
+    except ValueError as exc:
+        raise ValueError(f"FORWARDED_ALLOW_IPS must list addresses or networks (or *): {exc}") from None
 
 
 LogFormat = Literal["console", "json"]
@@ -98,8 +115,12 @@ class Settings:
     #: (revocation takes effect within this time in every worker; 0 = check every request)
     api_key_cache_seconds: float = 1.0
     debug: bool = False
-    #: requests per API key (or client address) and window; ``None`` disables rate limiting
+    #: cost units per API key (or client address) and window; ``None`` disables rate limiting
     rate_limit: tuple[RateUnit, int] | None = parse_rate_limit(DEFAULT_RATE_LIMIT)
+    #: peers whose ``X-Forwarded-For`` names the client (rate limits by address); ``None``: any peer
+    forwarded_allow_ips: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] | None = parse_trusted_proxies(
+        DEFAULT_FORWARDED_ALLOW_IPS
+    )
     #: Redis holding the rate-limit counters for every worker; ``None``: each process counts alone
     redis_url: str | None = None
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
@@ -153,6 +174,7 @@ class Settings:
             api_key_cache_seconds=float(env.get("API_KEY_CACHE_SECONDS") or 1.0),
             debug=(env.get("DEBUG") or "").lower() in {"1", "true", "yes"},
             rate_limit=parse_rate_limit(env.get("RATE_LIMIT") or DEFAULT_RATE_LIMIT),
+            forwarded_allow_ips=parse_trusted_proxies(env.get("FORWARDED_ALLOW_IPS") or DEFAULT_FORWARDED_ALLOW_IPS),
             redis_url=env.get("REDIS_URL") or None,
             rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
             log_format=_log_format(env.get("LOG_FORMAT") or "console"),

@@ -16,7 +16,6 @@ computations go on answering from the in-memory knowledge snapshot.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -46,6 +45,7 @@ from litestar.types import ASGIApp
 
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
 from app.lib.problems import PROBLEM_JSON
+from app.lib.rate_limits import key_digest, normalised_key
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,13 @@ class KeyVerifier:
         #: sha256 of the key -> (principal, when the database last confirmed it)
         self._verified: dict[str, tuple[Principal, float]] = {}
 
+    def recently_verified(self, key: str) -> bool:
+        """The database confirmed this key within the grace period (rate limits charge it, not the address)."""
+        cached = self._verified.get(key_digest(key))
+        return cached is not None and self._clock() - cached[1] < self.grace_seconds
+
     async def verify(self, key: str) -> Principal | None:
-        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+        digest = key_digest(key)
         now = self._clock()
         cached = self._verified.get(digest)
         if cached is not None and now - cached[1] < self.cache_seconds:
@@ -130,7 +135,7 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         self.verifier = verifier
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        key = connection.headers.get(API_KEY_HEADER, "").strip()
+        key = normalised_key(connection.headers.get(API_KEY_HEADER, ""))
         if not key:
             raise NotAuthorizedException(f"send an API key in the {API_KEY_HEADER} header")
         principal = await self.verifier.verify(key) if len(key) <= API_KEY_MAX_LENGTH else None

@@ -11,7 +11,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, TooMuchWork, UnknownReference
 from app.lib.rate_limits import retry_after
 from app.lib.request_id import request_id
 
@@ -46,6 +46,7 @@ DOMAIN_PROBLEMS: dict[type[DomainError], tuple[int, str, str]] = {
         "The request refers to something the knowledge base does not have",
     ),
     NothingAssessable: (422, "no-option-assessable", "No option could be assessed for this request"),
+    TooMuchWork: (422, "too-much-work", "The request asks for more work than one request may"),
     KnowledgeUnavailable: (503, "knowledge-unavailable", "The knowledge base is not loaded"),
 }
 

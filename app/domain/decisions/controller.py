@@ -14,6 +14,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv
 from app.domain.decisions.service import DecisionService
+from app.domain.shared import costs
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
@@ -30,7 +31,7 @@ class DecisionController(Controller):
     @post(
         "/price-comparisons",
         operation_id="createPriceComparison",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.comparison},
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -54,7 +55,7 @@ class DecisionController(Controller):
     @post(
         "/recommendations",
         operation_id="createRecommendation",
-        opt={"scope": "recommendations:write"},
+        opt={"scope": "recommendations:write", "cost": costs.recommendation},
         summary="Rank the options for a team's profile, store and return the recommendation",
         status_code=HTTP_201_CREATED,
         responses={
@@ -108,7 +109,7 @@ class DecisionController(Controller):
     @post(
         "/evaluations",
         operation_id="createEvaluations",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.evaluations},
         summary="Rank the options for many profiles at once, without storing them",
         status_code=200,
         responses={**BODY_PROBLEMS},

@@ -19,6 +19,7 @@ from cachetools import LRUCache
 
 from app.core import batch, decision
 from app.core import insights as ins
+from app.core.errors import TooMuchWork
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
@@ -186,6 +187,13 @@ class DecisionService:
         """Rank the options for every profile; not stored. Large batches are vectorised
         (``app.core.batch``); a few profiles go one at a time through the memoised path, where
         NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
+        if req.detail == "full" and len(req.profiles) > s.MAX_FULL_PROFILES:
+            raise TooMuchWork(
+                f'detail "full" answers at most {s.MAX_FULL_PROFILES} profiles, not {len(req.profiles)}: '
+                'split the batch, or ask for detail "scores" (up to '
+                f"{s.MAX_BATCH_PROFILES})",
+                field="profiles",
+            )
         kb = self.engine.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
             results = [_scored(self.evaluate(p, kb)) for p in req.profiles]

@@ -10,6 +10,7 @@ from litestar.params import Body
 
 from app.domain.insights.schemas import BreakEvenRead, SensitivityRead, UncertaintyCreate, UncertaintyRead
 from app.domain.insights.service import InsightService
+from app.domain.shared import costs
 from app.domain.shared.schemas import ProfileCreate
 from app.lib.problems import BODY_PROBLEMS
 
@@ -21,7 +22,7 @@ class InsightsController(Controller):
     @post(
         "/break-even",
         operation_id="createBreakEven",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.break_even},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
@@ -34,7 +35,7 @@ class InsightsController(Controller):
     @post(
         "/sensitivity",
         operation_id="createSensitivity",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.sensitivity},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Each input moved across its range, ordered by effect; what would change the answer",
@@ -47,7 +48,7 @@ class InsightsController(Controller):
     @post(
         "/uncertainty",
         operation_id="createUncertainty",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.uncertainty},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",

@@ -10,6 +10,7 @@ from litestar.params import Body
 
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
+from app.domain.shared import costs
 from app.domain.shared.engine import Engine
 from app.lib.problems import BODY_PROBLEMS
 
@@ -21,7 +22,7 @@ class PlanningController(Controller):
     @post(
         "/training-plans",
         operation_id="createTrainingPlan",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.training_plan},
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
         responses={**BODY_PROBLEMS},
