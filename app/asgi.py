@@ -45,6 +45,7 @@ from app.lib.caching import plugins_fingerprint, send_cache_control
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
+from app.lib.offload import WorkerPool
 from app.lib.openapi import complete_openapi
 from app.lib.problems import EXCEPTION_HANDLERS
 from app.lib.public import PUBLIC_PATHS
@@ -130,6 +131,7 @@ def create_app(
     writer = RecommendationWriter(
         db.create_session_maker(), tracer=tracer, on_queue=metrics.writer_queue, on_commit=metrics.writer_commit
     )
+    worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue)
     limiter = rate_limiter(settings, key_verifier.recently_verified)  # None when RATE_LIMIT=off
     metrics_listener = (
         metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
@@ -159,12 +161,13 @@ def create_app(
             metrics.process_exit(settings.prometheus_multiproc_dir)
 
     @asynccontextmanager
-    async def rate_limit_lifespan(app: Litestar) -> AsyncIterator[None]:
+    async def resources_lifespan(app: Litestar) -> AsyncIterator[None]:
         try:
             yield
         finally:
             if limiter is not None:
                 await limiter.close()
+            worker_pool.shutdown()
 
     async def before_request(request: Request[Any, Any, Any]) -> None:
         await require_json_body(request)
@@ -193,6 +196,7 @@ def create_app(
             "decisions": singleton(DecisionService(engine)),
             "insights": singleton(InsightService(engine)),
             "recommendation_writer": singleton(writer),
+            "worker_pool": singleton(worker_pool),
             "knowledge_versions": Provide(provide_knowledge_versions),
             "recommendations": Provide(provide_recommendations),
             "audit_events_repository": Provide(provide_audit_events),
@@ -207,7 +211,7 @@ def create_app(
         ],
         before_send=[send_request_id, send_cache_control, send_rate_limit_headers, knowledge_source_hook(store)],
         before_request=before_request,
-        lifespan=[observability_lifespan, knowledge_lifespan, rate_limit_lifespan],
+        lifespan=[observability_lifespan, knowledge_lifespan, resources_lifespan],
         state=State(
             {
                 "knowledge_store": store,

@@ -135,6 +135,10 @@ class Settings:
     prometheus_multiproc_dir: Path | None = None
     #: span exporters (``otlp``, ``console``); empty: tracing off
     trace_exporters: tuple[str, ...] = ()
+    #: threads computing CPU-heavy requests off the event loop (``app.lib.offload``)
+    worker_pool_size: int = 2
+    #: heavy requests that may wait for a thread; one more is answered 503 with ``Retry-After``
+    worker_pool_queue: int = 8
     #: origins a browser page may call the API from (CORS); empty: none
     cors_origins: tuple[str, ...] = ()
 
@@ -182,8 +186,16 @@ class Settings:
             metrics_bind=parse_bind(env["METRICS_BIND"]) if env.get("METRICS_BIND") else None,
             prometheus_multiproc_dir=Path(d) if (d := env.get("PROMETHEUS_MULTIPROC_DIR")) else None,
             trace_exporters=parse_trace_exporters(env),
+            worker_pool_size=_positive("WORKER_POOL_SIZE", env.get("WORKER_POOL_SIZE") or "2", minimum=1),
+            worker_pool_queue=_positive("WORKER_POOL_QUEUE", env.get("WORKER_POOL_QUEUE") or "8", minimum=0),
             cors_origins=tuple(o.strip() for o in (env.get("CORS_ORIGINS") or "").split(",") if o.strip()),
         )
+
+
+def _positive(name: str, value: str, minimum: int) -> int:
+    if not value.strip().isdigit() or int(value) < minimum:
+        raise ValueError(f"{name} must be an integer of at least {minimum}, not {value!r}")
+    return int(value)
 
 
 def _log_format(value: str) -> LogFormat:

@@ -191,7 +191,11 @@ COMMON_PROBLEMS = {
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
     429: problem(429, "Rate limit exceeded: retry after the Retry-After header's seconds."),
     500: problem(500, "Internal error: only a request id, which the logs also carry."),
-    503: problem(503, "The knowledge base or the database is unavailable."),
+    503: problem(
+        503,
+        "The knowledge base or the database is unavailable, or every worker thread is busy with heavy "
+        "computations and the queue is full: retry after the Retry-After header's seconds.",
+    ),
 }
 BODY_PROBLEMS = {
     **COMMON_PROBLEMS,

@@ -21,6 +21,7 @@ from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.negotiation import CSV, JSON, negotiate
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS
 
 
@@ -115,6 +116,11 @@ class DecisionController(Controller):
         responses={**BODY_PROBLEMS},
     )
     async def evaluate(
-        self, decisions: NamedDependency[DecisionService], data: Annotated[s.EvaluationCreate, Body()]
+        self,
+        decisions: NamedDependency[DecisionService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[s.EvaluationCreate, Body()],
     ) -> s.EvaluationsRead:
+        if decisions.is_heavy(data):
+            return await worker_pool.run(decisions.evaluate_many, data)
         return decisions.evaluate_many(data)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 import uuid
 from collections.abc import Hashable
 from typing import Any
@@ -59,16 +60,21 @@ class DecisionService:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
+        #: the memo is read and written from the event loop and from the worker pool's threads
+        self._memo_lock = threading.Lock()
 
     def _remembered(self, key: tuple[Hashable, ...], compute: Any) -> Any:
         """The memo's answer for ``key`` (``(kind, knowledge version, …)``), else ``compute()``'s, remembered."""
         kind = str(key[0])
-        found = self._memo.get(key)
+        with self._memo_lock:
+            found = self._memo.get(key)
         if found is None:
             with self.engine.tracer.start_as_current_span(
                 f"decision.{kind}", attributes={"knowledge.version": str(key[1])}
             ):
-                found = self._memo[key] = compute()
+                found = compute()
+            with self._memo_lock:
+                self._memo[key] = found
             metrics.evaluation_computed(kind)
         else:
             metrics.memo_hit(kind)
@@ -182,6 +188,11 @@ class DecisionService:
             return None
         found = ins.crossing(self.engine.assess, profile, kb, owner, rent)
         return None if found is None else break_even_sentence(found, profile.gpus)
+
+    @staticmethod
+    def is_heavy(req: s.EvaluationCreate) -> bool:
+        """Whether a batch is computed in the worker pool: more than a few profiles, or full detail."""
+        return len(req.profiles) > SMALL_BATCH or req.detail == "full"
 
     def evaluate_many(self, req: s.EvaluationCreate) -> s.EvaluationsRead:
         """Rank the options for every profile; not stored. Large batches are vectorised

@@ -12,6 +12,7 @@ from app.domain.insights.schemas import BreakEvenRead, SensitivityRead, Uncertai
 from app.domain.insights.service import InsightService
 from app.domain.shared import costs
 from app.domain.shared.schemas import ProfileCreate
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -28,9 +29,12 @@ class InsightsController(Controller):
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
     )
     async def break_even(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[ProfileCreate, Body()],
     ) -> BreakEvenRead:
-        return insights.break_even(data)
+        return await worker_pool.run(insights.break_even, data)
 
     @post(
         "/sensitivity",
@@ -41,9 +45,12 @@ class InsightsController(Controller):
         summary="Each input moved across its range, ordered by effect; what would change the answer",
     )
     async def sensitivity(
-        self, insights: NamedDependency[InsightService], data: Annotated[ProfileCreate, Body()]
+        self,
+        insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[ProfileCreate, Body()],
     ) -> SensitivityRead:
-        return insights.sensitivity(data)
+        return await worker_pool.run(insights.sensitivity, data)
 
     @post(
         "/uncertainty",
@@ -54,6 +61,9 @@ class InsightsController(Controller):
         summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",
     )
     async def uncertainty(
-        self, insights: NamedDependency[InsightService], data: Annotated[UncertaintyCreate, Body()]
+        self,
+        insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[UncertaintyCreate, Body()],
     ) -> UncertaintyRead:
-        return insights.uncertainty(data)
+        return await worker_pool.run(insights.uncertainty, data)

@@ -12,6 +12,7 @@ from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
 from app.domain.shared import costs
 from app.domain.shared.engine import Engine
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -28,6 +29,9 @@ class PlanningController(Controller):
         responses={**BODY_PROBLEMS},
     )
     async def create_training_plan(
-        self, engine: NamedDependency[Engine], data: Annotated[TrainingPlanCreate, Body()]
+        self,
+        engine: NamedDependency[Engine],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[TrainingPlanCreate, Body()],
     ) -> TrainingPlanRead:
-        return plan(engine, data)
+        return await worker_pool.run(plan, engine, data)
