@@ -18,17 +18,22 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import sys
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+import msgspec
+from litestar import Response
+from litestar.enums import MediaType
 from litestar.exceptions import ServiceUnavailableException
 
 from app.lib import metrics
 
 P = ParamSpec("P")
 T = TypeVar("T")
+GIL_SWITCH_SECONDS = 0.001
 #: what a refused request is told to wait, in seconds
 RETRY_AFTER_SECONDS = 2
 
@@ -42,6 +47,10 @@ class WorkerPool:
     def __init__(self, size: int, queue_limit: int) -> None:
         if size < 1 or queue_limit < 0:
             raise ValueError("WORKER_POOL_SIZE must be at least 1 and WORKER_POOL_QUEUE at least 0")
+        # the loop thread waits up to this long for the GIL each time it takes it back from a busy worker
+        # thread (after each socket read or write): 1 ms instead of CPython's 5 ms keeps light answers
+        # quick while heavy ones compute (docs/performance.md has both measurements)
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self.size = size
         self.queue_limit = queue_limit
         self._executor: ThreadPoolExecutor | None = None
@@ -92,6 +101,15 @@ class WorkerPool:
                 waiter.set_result(None)
                 return
         self._running -= 1
+
+    async def answer(self, fn: Callable[P, Any], /, *args: P.args, **kwargs: P.kwargs) -> Response[bytes]:
+        """``fn``'s result as a JSON answer, computed *and encoded* in a worker thread: a large answer
+        (a full batch is megabytes) is not serialised on the loop either."""
+
+        def encoded() -> bytes:
+            return msgspec.json.encode(fn(*args, **kwargs))
+
+        return Response(await self.run(encoded), media_type=MediaType.JSON)
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)`` in a worker thread (with this task's context: request id, span);

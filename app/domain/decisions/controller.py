@@ -120,7 +120,7 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         worker_pool: NamedDependency[WorkerPool],
         data: Annotated[s.EvaluationCreate, Body()],
-    ) -> s.EvaluationsRead:
+    ) -> Response[s.EvaluationsRead]:
         if decisions.is_heavy(data):
-            return await worker_pool.run(decisions.evaluate_many, data)
-        return decisions.evaluate_many(data)
+            return await worker_pool.answer(decisions.evaluate_many, data)  # type: ignore[return-value]
+        return Response(decisions.evaluate_many(data))

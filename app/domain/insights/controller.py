@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, post
+from litestar import Controller, Response, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
@@ -33,8 +33,8 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
-    ) -> BreakEvenRead:
-        return await worker_pool.run(insights.break_even, data)
+    ) -> Response[BreakEvenRead]:
+        return await worker_pool.answer(insights.break_even, data)  # type: ignore[return-value]
 
     @post(
         "/sensitivity",
@@ -49,8 +49,8 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
-    ) -> SensitivityRead:
-        return await worker_pool.run(insights.sensitivity, data)
+    ) -> Response[SensitivityRead]:
+        return await worker_pool.answer(insights.sensitivity, data)  # type: ignore[return-value]
 
     @post(
         "/uncertainty",
@@ -65,5 +65,5 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         worker_pool: NamedDependency[WorkerPool],
         data: Annotated[UncertaintyCreate, Body()],
-    ) -> UncertaintyRead:
-        return await worker_pool.run(insights.uncertainty, data)
+    ) -> Response[UncertaintyRead]:
+        return await worker_pool.answer(insights.uncertainty, data)  # type: ignore[return-value]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, post
+from litestar import Controller, Response, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
@@ -33,5 +33,5 @@ class PlanningController(Controller):
         engine: NamedDependency[Engine],
         worker_pool: NamedDependency[WorkerPool],
         data: Annotated[TrainingPlanCreate, Body()],
-    ) -> TrainingPlanRead:
-        return await worker_pool.run(plan, engine, data)
+    ) -> Response[TrainingPlanRead]:
+        return await worker_pool.answer(plan, engine, data)  # type: ignore[return-value]
