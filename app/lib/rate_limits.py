@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
-from litestar.exceptions import HTTPException, TooManyRequestsException
+from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.lib import metrics
 from app.lib.public import PUBLIC_PATHS
@@ -257,7 +257,12 @@ class RateLimiter:
         handler = request.route_handler
         if handler.opt.get(SKIP_OPT) or request.scope.get("user") is None:
             return
-        units = request_cost(handler.opt.get(COST_OPT), request.method, await _body_or_none(request))
+        refused: ClientException | None = None
+        try:
+            body = await _body_or_none(request)
+        except ClientException as exc:  # a hostile body (app.lib.bodies): it costs one unit all the same
+            body, refused = None, exc
+        units = 1 if refused is not None else request_cost(handler.opt.get(COST_OPT), request.method, body)
         if units > self.budget:
             raise HTTPException(
                 status_code=422,
@@ -269,6 +274,8 @@ class RateLimiter:
         if not charge.allowed:
             raise self._refuse(charge)
         request.scope.setdefault("state", {})[_STATE] = charge
+        if refused is not None:
+            raise refused
 
     async def close(self) -> None:
         await self.counters.close()
