@@ -88,7 +88,10 @@ def _crossing(
 def _cheapest_from(
     costs: Costs, owner: Variant, others: Sequence[Variant], gpus_per_server: int
 ) -> dict[str, int | None]:
-    """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end)."""
+    """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end).
+
+    At a size where an alternative cannot be assessed (no offer of it holds that many GPUs on the
+    profile's plan), it does not compete; where the owner cannot be, it is not cheapest."""
     u = costs.profile.utilization
     sizes = [*range(1, 129), *range(144, 4097, 16)]  # servers
     result: dict[str, int | None] = {}
@@ -96,11 +99,19 @@ def _cheapest_from(
         first: int | None = None
         for servers in sizes:
             gpus = servers * gpus_per_server
-            own = float(getattr(costs.assessment(owner, u, gpus).cost.per_useful_gpu_hour, end))
-            rest = min(float(getattr(costs.assessment(v, u, gpus).cost.per_useful_gpu_hour, end)) for v in others)
-            first = (first or gpus) if own < rest else None  # must stay cheapest from there on
+            own = _per_hour_or_none(costs, owner, u, gpus, end)
+            rest = [c for v in others if (c := _per_hour_or_none(costs, v, u, gpus, end)) is not None]
+            cheapest = own is not None and (not rest or own < min(rest))
+            first = (first or gpus) if cheapest else None  # must stay cheapest from there on
         result[end] = first
     return result
+
+
+def _per_hour_or_none(costs: Costs, v: Variant, u: float, gpus: int, end: str) -> float | None:
+    try:
+        return float(getattr(costs.assessment(v, u, gpus).cost.per_useful_gpu_hour, end))
+    except Exception:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
+        return None
 
 
 def _payback(own: Assessment, alt: Assessment, alt_label: str, horizon_years: float) -> Payback:
