@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
 from app.kb import models as m
 from app.kb import seeds
+from app.kb.seeds.loader import Change
 from app.settings import Settings
 
 HARDWARE = "10-hardware.yaml"
@@ -379,3 +380,15 @@ def test_retiring_a_gpu_model_is_reported_and_removes_it(empty_db: str, tmp_path
     with make_client(empty_db) as client:
         assert client.get("/v1/gpus/rtx_4090").status_code == 404
         assert client.get("/v1/gpus/h100_sxm").status_code == 200
+
+
+def test_a_planned_change_shows_values_as_the_seed_files_spell_them() -> None:
+    change = Change(
+        "change",
+        "prices",
+        ("rented_gpu_instances", "aws"),
+        {"valid_to": (None, dt.date(2027, 1, 1)), "expected": (Decimal("1.50"), Decimal("1.25")), "notes": ("a", "b")},
+    )
+    assert change.describe() == (
+        "~ prices rented_gpu_instances/aws (valid_to: None → 2027-01-01; expected: 1.50 → 1.25; notes: 'a' → 'b')"
+    )

@@ -33,6 +33,15 @@ PRICE_FIGURES = ("unit", "gpus_per_unit", "low", "expected", "high")
 APPEND_ONLY: dict[str, tuple[str, ...]] = {"prices": PRICE_FIGURES, "exchange_rates": ("rate",)}
 
 
+def _shown(value: Any) -> str:
+    """A field's value as a seed file spells it: dates ISO, strings quoted, numbers as they are."""
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return repr(value)
+
+
 @dataclass
 class Change:
     kind: Literal["add", "change", "retire"]
@@ -43,7 +52,7 @@ class Change:
     def describe(self) -> str:
         sign = {"add": "+", "change": "~", "retire": "-"}[self.kind]
         label = "/".join(str(k) for k in self.key)
-        detail = "; ".join(f"{f}: {a!r} → {b!r}" for f, a, b in ((f, *v) for f, v in self.fields.items()))
+        detail = "; ".join(f"{f}: {_shown(a)} → {_shown(b)}" for f, (a, b) in self.fields.items())
         return f"{sign} {self.section} {label}" + (f" ({detail})" if detail else "")
 
 

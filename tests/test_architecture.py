@@ -1,0 +1,103 @@
+"""The shape of the code: imports point inward, plugins use the SDK only, no file grows past 400 lines.
+
+Units are ``app``'s top-level packages and modules (``core``, ``kb``, ``lib``, ``domain``, ``cli``,
+``settings``…). Imports under ``if TYPE_CHECKING:`` are for annotations and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import __all__ as SDK
+
+ROOT = Path(__file__).resolve().parent.parent
+#: what each unit may import of ``app`` (besides itself); ``settings`` is a leaf every outer unit may read
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "settings": set(),
+    "hookspecs": {"core"},
+    "plugin_manager": {"core", "hookspecs"},
+    "kb": {"core", "settings"},
+    "lib": {"core", "settings"},
+    "domain": {"core", "kb", "lib", "settings"},
+    "cli": {"core", "kb", "lib", "settings", "plugin_manager"},
+    "asgi": {"core", "kb", "lib", "domain", "settings", "plugin_manager", "hookspecs"},
+    "openapi_export": {"asgi", "settings"},
+}
+SDK_MODULES = {"app.core", "app.hookspecs"} | {f"app.core.{name}" for name in SDK if name.islower()}
+MAX_LINES = 400
+
+
+def _runtime_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line, module)`` of every import outside ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(n) for n in ast.walk(node))
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+
+
+def _unit(path: Path) -> str:
+    return path.relative_to(ROOT / "app").parts[0].removesuffix(".py")
+
+
+def test_imports_point_inward() -> None:
+    wrong = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        unit = _unit(path)
+        if unit == "__init__":
+            continue
+        assert unit in ALLOWED, f"app/{unit} is a new unit: say in ALLOWED what it may import"
+        for line, module in _runtime_imports(path):
+            parts = module.split(".")
+            if parts[0] != "app" or len(parts) < 2 or parts[1] == unit:
+                continue
+            if parts[1] not in ALLOWED[unit]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_units_import_graph_has_no_cycle() -> None:
+    # ALLOWED is the graph's upper bound; test_imports_point_inward keeps the code inside it
+    done: set[str] = set()
+
+    def visit(unit: str, path: tuple[str, ...]) -> None:
+        assert unit not in path, " → ".join((*path, unit))
+        if unit not in done:
+            for dep in ALLOWED[unit]:
+                visit(dep, (*path, unit))
+            done.add(unit)
+
+    for unit in ALLOWED:
+        visit(unit, ())
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "plugins").glob("*.py")), ids=lambda p: p.name)
+def test_plugins_use_only_the_sdk(path: Path) -> None:
+    outside = [
+        f"{path.name}:{line} imports {module}"
+        for line, module in _runtime_imports(path)
+        if module.split(".")[0] == "app" and module not in SDK_MODULES
+    ]
+    assert not outside, "\n".join(outside)
+
+
+def test_no_file_in_app_or_plugins_is_over_400_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in [*(ROOT / "app").rglob("*.py"), *(ROOT / "plugins").glob("*.py")]
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, long
