@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
@@ -41,16 +41,18 @@ from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.lib import docs_ui, metrics, tracing
 from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
-from app.lib.caching import plugins_fingerprint
+from app.lib.bodies import StrictJsonRequest
+from app.lib.caching import plugins_fingerprint, send_cache_control
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
 from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
+from app.lib.offload import WorkerPool
 from app.lib.openapi import complete_openapi
 from app.lib.openapi_generators import document_for_generators
 from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.lib.public import PUBLIC_PATHS
-from app.lib.rate_limits import rate_limit_config
+from app.lib.rate_limits import rate_limiter, send_rate_limit_headers
 from app.lib.request_id import request_id_middleware, send_request_id
 from app.plugin_manager import OptionHost, create_option_host
 from app.settings import Settings
@@ -154,7 +156,8 @@ def create_app(
         on_commit=metrics.writer_commit,
         queue_limit=settings.writer_queue_limit,
     )
-    limits = rate_limit_config(settings)  # None when RATE_LIMIT=off
+    worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue)
+    limiter = rate_limiter(settings, key_verifier.recently_verified)  # None when RATE_LIMIT=off
     metrics_listener = (
         metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
         if (settings.metrics_bind)
@@ -182,6 +185,21 @@ def create_app(
                 own_provider.shutdown()  # sends the spans still buffered
             metrics.process_exit(settings.prometheus_multiproc_dir)
 
+    @asynccontextmanager
+    async def resources_lifespan(app: Litestar) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if limiter is not None:
+                await limiter.close()
+            worker_pool.shutdown()
+            await key_usage.drain()  # the last uses still queued
+
+    async def before_request(request: Request[Any, Any, Any]) -> None:
+        await require_json_body(request)
+        if limiter is not None:
+            await limiter.charge_request(request)  # the request's cost, against its key
+
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
     if provider is not None:
         plugins.append(tracing.tracing_plugin(provider))
@@ -207,6 +225,7 @@ def create_app(
             "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
             "recommendation_writer": singleton(writer),
+            "worker_pool": singleton(worker_pool),
             "knowledge_versions": Provide(provide_knowledge_versions),
             "recommendations": Provide(provide_recommendations),
             "audit_events_repository": Provide(provide_audit_events),
@@ -216,12 +235,18 @@ def create_app(
             request_id_middleware,
             *([tracing.name_request_span] if provider is not None else []),
             metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
-            *([limits.middleware] if limits else []),  # before auth: floods never reach the key lookup
+            *([limiter.middleware] if limiter else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
         ],
-        before_send=[send_request_id, send_content_language, knowledge_source_hook(store)],
-        before_request=require_json_body,
-        lifespan=[observability_lifespan, knowledge_lifespan, *([limits.lifespan] if limits else [])],
+        before_send=[
+            send_request_id,
+            send_content_language,
+            send_cache_control,
+            send_rate_limit_headers,
+            knowledge_source_hook(store),
+        ],
+        before_request=before_request,
+        lifespan=[observability_lifespan, knowledge_lifespan, resources_lifespan],
         state=State(
             {
                 "knowledge_store": store,
@@ -234,6 +259,7 @@ def create_app(
                 ),
             }
         ),
+        request_class=StrictJsonRequest,  # hostile bodies are 400s (app.lib.bodies)
         request_max_body_size=settings.max_body_bytes,
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS),
         logging_config=None,  # app.lib.logs configures logging, for the service and the CLI alike

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ def async_url(url: str) -> str:
 
 
 RateUnit = Literal["second", "minute", "hour", "day"]
-DEFAULT_RATE_LIMIT = "600/minute"
+DEFAULT_RATE_LIMIT = "10000/minute"
 _RATE_UNITS: dict[str, RateUnit] = {
     "s": "second",
     "sec": "second",
@@ -36,6 +37,22 @@ _RATE_UNITS: dict[str, RateUnit] = {
     "d": "day",
     "day": "day",
 }
+
+
+#: proxies whose ``X-Forwarded-For`` is believed; ``None``: every peer (``*``)
+TrustedProxies = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] | None
+DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1"
+
+
+def parse_trusted_proxies(value: str) -> TrustedProxies:
+    """``FORWARDED_ALLOW_IPS`` as uvicorn reads it: comma-separated addresses or networks, ``*`` for all."""
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    if "*" in items:
+        return None
+    try:
+        return tuple(ipaddress.ip_network(x, strict=False) for x in items)
+    except ValueError as exc:
+        raise ValueError(f"FORWARDED_ALLOW_IPS must list addresses or networks (or *): {exc}") from None
 
 
 LogFormat = Literal["console", "json"]
@@ -99,8 +116,12 @@ class Settings:
     #: (revocation takes effect within this time in every worker; 0 = check every request)
     api_key_cache_seconds: float = 1.0
     debug: bool = False
-    #: requests per API key (or client address) and window; ``None`` disables rate limiting
+    #: cost units per API key (or client address) and window; ``None`` disables rate limiting
     rate_limit: tuple[RateUnit, int] | None = parse_rate_limit(DEFAULT_RATE_LIMIT)
+    #: peers whose ``X-Forwarded-For`` names the client (rate limits by address); ``None``: any peer
+    forwarded_allow_ips: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] | None = parse_trusted_proxies(
+        DEFAULT_FORWARDED_ALLOW_IPS
+    )
     #: Redis holding the rate-limit counters for every worker; ``None``: each process counts alone
     redis_url: str | None = None
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
@@ -115,6 +136,10 @@ class Settings:
     prometheus_multiproc_dir: Path | None = None
     #: span exporters (``otlp``, ``console``); empty: tracing off
     trace_exporters: tuple[str, ...] = ()
+    #: threads computing CPU-heavy requests off the event loop (``app.lib.offload``)
+    worker_pool_size: int = 2
+    #: heavy requests that may wait for a thread; one more is answered 503 with ``Retry-After``
+    worker_pool_queue: int = 8
     #: origins a browser page may call the API from (CORS); empty: none
     cors_origins: tuple[str, ...] = ()
     #: SQLite's ``synchronous`` pragma: ``FULL`` (a commit survives a power loss) or ``NORMAL``
@@ -175,6 +200,7 @@ class Settings:
             api_key_cache_seconds=float(env.get("API_KEY_CACHE_SECONDS") or 1.0),
             debug=(env.get("DEBUG") or "").lower() in {"1", "true", "yes"},
             rate_limit=parse_rate_limit(env.get("RATE_LIMIT") or DEFAULT_RATE_LIMIT),
+            forwarded_allow_ips=parse_trusted_proxies(env.get("FORWARDED_ALLOW_IPS") or DEFAULT_FORWARDED_ALLOW_IPS),
             redis_url=env.get("REDIS_URL") or None,
             rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
             log_format=_log_format(env.get("LOG_FORMAT") or "console"),
@@ -182,6 +208,8 @@ class Settings:
             metrics_bind=parse_bind(env["METRICS_BIND"]) if env.get("METRICS_BIND") else None,
             prometheus_multiproc_dir=Path(d) if (d := env.get("PROMETHEUS_MULTIPROC_DIR")) else None,
             trace_exporters=parse_trace_exporters(env),
+            worker_pool_size=_positive("WORKER_POOL_SIZE", env.get("WORKER_POOL_SIZE") or "2", minimum=1),
+            worker_pool_queue=_positive("WORKER_POOL_QUEUE", env.get("WORKER_POOL_QUEUE") or "8", minimum=0),
             cors_origins=tuple(o.strip() for o in (env.get("CORS_ORIGINS") or "").split(",") if o.strip()),
             sqlite_synchronous=_sqlite_synchronous(env.get("SQLITE_SYNCHRONOUS") or "FULL"),
             database_statement_timeout_ms=_count(env, "DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=0),
@@ -190,6 +218,12 @@ class Settings:
             recommendation_daily_quota=_optional_count(env, "RECOMMENDATION_DAILY_QUOTA"),
             recommendation_retention_days=_optional_count(env, "RECOMMENDATION_RETENTION_DAYS"),
         )
+
+
+def _positive(name: str, value: str, minimum: int) -> int:
+    if not value.strip().isdigit() or int(value) < minimum:
+        raise ValueError(f"{name} must be an integer of at least {minimum}, not {value!r}")
+    return int(value)
 
 
 def _log_format(value: str) -> LogFormat:

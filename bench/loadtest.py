@@ -23,7 +23,13 @@ fixed lists, so most decision requests are computed, not answered from the worke
 stored before the run starts). Reported: requests, errors (a status other than 2xx/304, or a
 transport error), status counts and latency percentiles per kind and overall, as Markdown.
 
-Environment: ``REQUESTS`` (20000), ``CONNECTIONS`` (64), ``WORKERS`` (2), ``SEED`` (1).
+With ``HEAVY=N``, N of the planned requests, spread evenly over the run, are replaced by heavy ones,
+in turn: break-even, sensitivity, uncertainty with 100,000 draws, 200 profiles with ``detail: "full"``
+and 1,000 profiles that all differ. They run in each worker's thread pool (docs/operations.md,
+"Heavy requests"); the table then shows what they cost the other kinds' latencies. A heavy request
+may take up to ``HEAVY_TIMEOUT`` seconds (120) before it counts as a transport error.
+
+Environment: ``REQUESTS`` (20000), ``CONNECTIONS`` (64), ``WORKERS`` (2), ``SEED`` (1), ``HEAVY`` (0).
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ REQUESTS = int(os.environ.get("REQUESTS") or 20_000)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 64)
 WORKERS = int(os.environ.get("WORKERS") or 2)
 SEED = int(os.environ.get("SEED") or 1)
+HEAVY = int(os.environ.get("HEAVY") or 0)
+HEAVY_TIMEOUT = float(os.environ.get("HEAVY_TIMEOUT") or 120)
 PRESTORED = 16
 
 MIX: list[tuple[str, int]] = [
@@ -55,6 +63,8 @@ MIX: list[tuple[str, int]] = [
     ("recommendations", 15),
     ("recommendation-get", 15),
 ]
+#: not drawn from the mix: ``HEAVY`` of them replace planned requests
+HEAVY_KIND = "heavy"
 
 GPUS = [1, 2, 4, 8, 16, 24, 32, 64, 128, 256, 512]
 UTILIZATION = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -106,7 +116,22 @@ def plan(n: int, seed: int) -> list[Planned]:
             out.append(Planned(kind, "POST", "/v1/recommendations", lib.dumps(profile(rng))))
         else:
             out.append(Planned(kind, "GET", None))
+    for i in range(min(HEAVY, n)):
+        out[(i * n) // HEAVY + n // (2 * HEAVY)] = heavy(i, rng)
     return out
+
+
+def heavy(i: int, rng: random.Random) -> Planned:
+    p = profile(rng)
+    bodies: list[tuple[str, dict[str, Any]]] = [
+        ("/v1/break-even", p),
+        ("/v1/sensitivity", p),
+        ("/v1/uncertainty", {**p, "draws": 100_000}),
+        ("/v1/evaluations", {"profiles": [{**profile(rng), "gpus": 1 + j} for j in range(200)], "detail": "full"}),
+        ("/v1/evaluations", {"profiles": [{**profile(rng), "gpus": 1 + j} for j in range(1_000)]}),
+    ]
+    path, body = bodies[i % len(bodies)]
+    return Planned(HEAVY_KIND, "POST", path, lib.dumps(body))
 
 
 @dataclass
@@ -130,7 +155,7 @@ class Run:
         self.next = 0
         self.stored = stored
         self.rng = random.Random(SEED + 1)
-        self.stats: dict[str, Stats] = {k: Stats() for k, _ in MIX}
+        self.stats: dict[str, Stats] = {k: Stats() for k, _ in [*MIX, (HEAVY_KIND, 0)]}
 
     def _next_request(self) -> tuple[Planned, bytes] | None:
         if self.next >= len(self.planned):
@@ -156,7 +181,10 @@ class Run:
 
     async def go(self) -> float:
         start = time.perf_counter()
-        await asyncio.gather(*(connection(self.port, self._next_request, self._record, 30) for _ in range(CONNECTIONS)))
+        timeout = max(30.0, HEAVY_TIMEOUT) if HEAVY else 30.0
+        await asyncio.gather(
+            *(connection(self.port, self._next_request, self._record, timeout) for _ in range(CONNECTIONS))
+        )
         return time.perf_counter() - start
 
 
@@ -189,7 +217,7 @@ def loadtest() -> int:
                 raise SystemExit(f"storing a recommendation failed: {resp.status} {resp.body[:300]!r}")
             stored.append(resp.headers["location"])
         # warm both workers' code paths (a few requests of every kind; not counted)
-        warm = Run(srv.port, srv.key, plan(200, SEED + 3), list(stored))
+        warm = Run(srv.port, srv.key, [p for p in plan(200, SEED + 3) if p.kind != HEAVY_KIND], list(stored))
         run_loop(warm.go())
         before = lib.loadavg()
         run = Run(srv.port, srv.key, planned, stored)
@@ -198,7 +226,14 @@ def loadtest() -> int:
         rss = [lib.rss_mb(pid) for pid in srv.pids]
 
     total = Stats()
-    for s in run.stats.values():
+    others = Stats()  # every kind but the heavy ones
+    for kind, s in run.stats.items():
+        if kind != HEAVY_KIND:
+            others.latencies += s.latencies
+            others.errors += s.errors
+            others.transport += s.transport
+            for k, v in s.codes.items():
+                others.codes[k] = others.codes.get(k, 0) + v
         total.latencies += s.latencies
         total.errors += s.errors
         total.transport += s.transport
@@ -215,6 +250,7 @@ def loadtest() -> int:
         f"- client: bench/loadtest.py (Python asyncio + uvloop, on the same machine), {CONNECTIONS} keep-alive "
         f"connections, {REQUESTS:,} requests in a seeded mix (seed {SEED}); {PRESTORED} recommendations stored "
         "and 200 mixed requests sent before, not counted"
+        + (f"; {HEAVY} heavy requests mixed in (break-even, sensitivity, 100,000 draws, full batches)" if HEAVY else "")
     )
     print(f"- load average before: {before}; after: {after}")
     peaks = ", ".join(f"{r.get('VmHWM', 0):.0f} MB" for r in rss) or "unknown"
@@ -234,6 +270,10 @@ def loadtest() -> int:
     }
     for kind, _ in MIX:
         print(row(labels[kind], run.stats[kind], seconds))
+    if HEAVY:
+        heavy_label = "heavy (break-even, sensitivity, uncertainty, full and large batches)"
+        print(row(heavy_label, run.stats[HEAVY_KIND], seconds))
+        print(row("all but the heavy", others, seconds))
     print(row("**all**", total, seconds))
     return 0 if total.errors == 0 else 1
 

@@ -392,3 +392,25 @@ def test_too_many_profiles_are_refused(client):
     tiny = {"gpus": 1, "utilization": 1, "horizon_years": 1}
     r = client.post(EVALUATE, json={"profiles": [tiny] * (MAX_BATCH_PROFILES + 1)})
     assert_problem(r, 400, "profiles")
+
+
+def test_break_even_of_a_cluster_no_rental_offer_can_hold_is_answered(client):
+    """make fuzz, 2026-12-03: an H100 cluster of 362,881 GPUs on the monthly plan. At the larger sizes
+    the break-even sweep tries, no rented offer exists: that alternative drops out there instead of a 500."""
+    body = {
+        "as_of": "2025-08-05",
+        "data_security": "high",
+        "delay_cost_per_day": 109144023947.40488,
+        "weights": {"cost": 584.3, "stability": 966.2, "efficiency": 124.6, "usability": 863.7},
+        "gpu_model": "h100_sxm",
+        "gpus": 362881,
+        "team_size": 10332,
+        "utilization": 0.4998726471914327,
+        "rental_plan": "monthly",
+        "horizon_years": 10.0,
+        "start_within_days": 123,
+        "ops_team": "basic",
+    }
+    r = client.post("/v1/break-even", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["crossings"]

@@ -75,11 +75,60 @@ def test_no_304_without_the_right_scope(client):
     assert anonymous.status_code == 401
 
 
-def test_if_none_match_star_is_304_only_where_the_resource_exists(client):
-    gpus = client.get("/v1/gpus").json()["items"]
-    found = client.get(f"/v1/gpus/{gpus[0]['key']}", headers={"If-None-Match": "*"})
-    assert found.status_code == 304 and found.content == b""
-    assert found.headers["etag"]
+# ---- a 304 only where the answer would have been a 200 ---------------------------------------------------
+
+
+def test_if_none_match_star_never_hides_a_404(client):
+    known = client.get("/v1/gpus", params={"limit": 1}).json()["items"][0]["key"]
+    assert client.get(f"/v1/gpus/{known}", headers={"If-None-Match": "*"}).status_code == 304
     missing = client.get("/v1/gpus/no-such-gpu", headers={"If-None-Match": "*"})
-    assert missing.status_code == 404
+    assert missing.status_code == 404, missing.text
     assert missing.headers["content-type"].startswith("application/problem+json")
+    assert "etag" not in missing.headers
+
+
+def test_if_none_match_never_hides_a_catalog_400(client):
+    etag = client.get("/v1/gpus").headers["etag"]
+    bad = client.get("/v1/gpus", params={"limit": -1}, headers={"If-None-Match": "*"})
+    assert bad.status_code == 400, bad.text
+    assert client.get("/v1/gpus", headers={"If-None-Match": etag}).status_code == 304
+
+
+def test_if_none_match_never_hides_a_comparison_error(client):
+    unknown = client.post(COMPARE, json={**BODY, "gpu_model": "no-such-gpu"}, headers={"If-None-Match": "*"})
+    assert unknown.status_code == 422, unknown.text
+    assert unknown.json()["field"] == "gpu_model"
+    invalid = client.post(COMPARE, json={**BODY, "gpus": 0}, headers={"If-None-Match": "*"})
+    assert invalid.status_code == 400, invalid.text
+    assert client.post(COMPARE, json=BODY, headers={"If-None-Match": "*"}).status_code == 304
+
+
+# ---- answers that depend on the caller are private -------------------------------------------------------
+
+PROFILE = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
+
+
+def _no_store(r):
+    cache_control = {d.strip() for d in r.headers.get("cache-control", "").split(",")}
+    assert {"private", "no-store"} <= cache_control, (r.status_code, r.headers)
+    assert "etag" not in r.headers
+
+
+def test_per_key_answers_are_private_and_never_stored(client):
+    created = client.post("/v1/recommendations", json=PROFILE)
+    assert created.status_code == 201
+    _no_store(created)
+    _no_store(client.get(created.headers["location"]))
+    _no_store(client.get("/v1/audit"))
+    _no_store(client.post("/v1/recommendations", params={"store": "false"}, json=PROFILE))
+    _no_store(client.post("/v1/evaluations", json={"profiles": [PROFILE]}))
+    _no_store(client.post("/v1/break-even", json=PROFILE))
+    _no_store(client.post("/v1/training-plans", json={"parameters": 7e9, "tokens": 1e12, "gpu_model": "x", "gpus": 8}))
+    _no_store(client.get("/v1/recommendations/no-such-id"))  # problems too
+    _no_store(client.get("/v1/gpus", headers={"X-API-Key": "wrong"}))
+
+
+def test_catalog_answers_stay_revalidatable(client):
+    r = client.get("/v1/gpus")
+    assert r.headers["cache-control"].startswith("private, max-age=")
+    assert "X-API-Key" in r.headers["vary"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import Iterator
@@ -10,8 +11,11 @@ from typing import Any
 import pytest
 from conftest import Databases, create_key, load_seeds, make_client, migrate
 
+from app.domain.decisions.schemas import MAX_FULL_PROFILES
+from app.domain.shared import costs
+from app.lib.rate_limits import MemoryCounters, client_address, request_cost
 from app.openapi_export import openapi_document
-from app.settings import Settings, parse_rate_limit
+from app.settings import Settings, parse_rate_limit, parse_trusted_proxies
 
 PROBLEM_JSON = "application/problem+json"
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -78,7 +82,8 @@ def test_a_bad_rate_limit_setting_is_refused_naming_the_variable(text):
 
 
 def test_settings_from_env():
-    assert Settings.from_env({}).rate_limit == ("minute", 600)
+    assert Settings.from_env({}).rate_limit == ("minute", 10_000)
+    assert Settings.from_env({"FORWARDED_ALLOW_IPS": "*"}).forwarded_allow_ips is None
     assert Settings.from_env({}).redis_url is None
     s = Settings.from_env({"RATE_LIMIT": "off", "REDIS_URL": REDIS_URL})
     assert s.rate_limit is None and s.redis_url == REDIS_URL
@@ -107,11 +112,168 @@ def test_the_limit_answers_429_problem_with_retry_after_per_key(db, keys):
 
 
 def test_without_a_key_the_client_address_is_limited(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db)) as c:
+        # the key's first request counts against the address too (not yet verified), then it is known
+        assert c.get(OPTIONS).status_code == 200
+        for _ in range(2):
+            # counted all the same: floods never reach the key lookup
+            assert c.get(OPTIONS, headers={"X-API-Key": ""}).status_code == 401
+        assert_429(c.get(OPTIONS, headers={"X-API-Key": ""}))
+        assert c.get(OPTIONS).status_code == 200  # a known key has its own budget
+
+
+@pytest.mark.parametrize(
+    "made_up",
+    [
+        lambda i: f"ca_made_up_{i}",  # well-formed, unknown: a fresh string each time
+        lambda i: "x" * (300 + i),  # longer than any key
+        lambda i: f"  \t{i}; DROP TABLE ",  # not a key at all
+    ],
+)
+def test_made_up_keys_count_against_the_address_and_are_not_looked_up(db, keys, made_up):
+    lookups: list[str] = []
+    with make_client(db, api_key=keys[0], settings=limited(db)) as c:
+        verifier = _verifier(c)
+        real = verifier._lookup
+
+        async def counting(key: str) -> Any:
+            lookups.append(key)
+            return await real(key)
+
+        verifier._lookup = counting
+        for i in range(3):
+            assert c.get(OPTIONS, headers={"X-API-Key": made_up(i)}).status_code == 401
+        looked_up = len(lookups)
+        for i in range(3, 10):
+            assert_429(c.get(OPTIONS, headers={"X-API-Key": made_up(i)}))
+        assert len(lookups) == looked_up  # refused before the key lookup
+
+
+def _verifier(client: Any) -> Any:
+    from app.lib.auth import ApiKeyMiddleware
+
+    for m in client.app.middleware:
+        if getattr(m, "middleware", None) is ApiKeyMiddleware:
+            return m.kwargs["verifier"]
+    raise AssertionError("no ApiKeyMiddleware")
+
+
+def test_the_key_identity_is_the_normalised_header(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db)) as c:
+        assert c.get(OPTIONS).headers["ratelimit-remaining"] == "2"
+        assert c.get(OPTIONS, headers={"X-API-Key": f"  {keys[0]} "}).headers["ratelimit-remaining"] == "1"
+        assert c.get(OPTIONS, headers={"X-API-Key": f"{keys[0]}\t"}).headers["ratelimit-remaining"] == "0"
+
+
+def test_x_forwarded_for_is_believed_only_from_trusted_proxies(db, keys):
+    # the test client's peer is "testclient": not among the default trusted proxies (127.0.0.1)
     with make_client(db, api_key=None, settings=limited(db)) as c:
+        for i in range(3):
+            assert c.get(OPTIONS, headers={"X-Forwarded-For": f"10.0.0.{i}"}).status_code == 401
+        assert_429(c.get(OPTIONS, headers={"X-Forwarded-For": "10.0.0.9"}))
+    trusting = limited(db, forwarded_allow_ips=parse_trusted_proxies("*"))
+    with make_client(db, api_key=None, settings=trusting) as c:
         for _ in range(3):
-            assert c.get(OPTIONS).status_code == 401  # counted all the same: floods never reach the key lookup
-        assert_429(c.get(OPTIONS))
-        assert c.get(OPTIONS, headers={"X-API-Key": keys[0]}).status_code == 200
+            assert c.get(OPTIONS, headers={"X-Forwarded-For": "10.0.0.1"}).status_code == 401
+        assert_429(c.get(OPTIONS, headers={"X-Forwarded-For": "10.0.0.1"}))
+        # another client behind the proxy has its own budget
+        assert c.get(OPTIONS, headers={"X-Forwarded-For": "10.0.0.2"}).status_code == 401
+
+
+def test_client_address_takes_the_right_most_hop_that_is_not_a_proxy():
+    proxies = parse_trusted_proxies("127.0.0.1, 10.1.0.0/16")
+
+    def scope(peer: str, xff: str | None) -> Any:
+        headers = [(b"x-forwarded-for", xff.encode())] if xff is not None else []
+        return {"client": (peer, 1234), "headers": headers}
+
+    assert client_address(scope("203.0.113.5", "1.2.3.4"), proxies) == "203.0.113.5"  # untrusted peer
+    assert client_address(scope("127.0.0.1", "1.2.3.4"), proxies) == "1.2.3.4"
+    assert client_address(scope("127.0.0.1", "6.6.6.6, 1.2.3.4, 10.1.2.3"), proxies) == "1.2.3.4"
+    assert client_address(scope("127.0.0.1", None), proxies) == "127.0.0.1"
+    with pytest.raises(ValueError, match="FORWARDED_ALLOW_IPS"):
+        parse_trusted_proxies("not-an-address")
+
+
+def test_expired_in_memory_counters_are_swept():
+    now = [1000.0]
+    counters = MemoryCounters(clock=lambda: now[0])
+
+    async def run() -> None:
+        for i in range(100):
+            await counters.add(f"addr:{i}", 1, 60)
+        assert len(counters) == 100
+        now[0] += 61
+        await counters.add("addr:new", 1, 60)
+        assert len(counters) == 1
+
+    asyncio.run(run())
+
+
+# ---- cost --------------------------------------------------------------------------------------------
+
+PROFILE = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
+
+
+def test_a_request_costs_its_work(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db, "100/minute")) as c:
+        r = c.get(OPTIONS)
+        assert r.headers["ratelimit-remaining"] == "99"
+        r = c.post("/v1/evaluations", json={"profiles": [PROFILE] * 10})
+        assert r.status_code == 200 and r.headers["ratelimit-remaining"] == str(99 - 10)
+        r = c.post("/v1/evaluations", json={"profiles": [PROFILE] * 10, "detail": "full"})
+        assert r.status_code == 200 and r.headers["ratelimit-remaining"] == str(89 - 20)
+        r = c.post("/v1/uncertainty", json={**PROFILE, "draws": 2500})
+        assert r.status_code == 200 and r.headers["ratelimit-remaining"] == str(69 - 4)
+        r = c.post("/v1/sensitivity", json=PROFILE)
+        assert r.status_code == 200 and r.headers["ratelimit-remaining"] == str(65 - costs.SENSITIVITY_UNITS)
+        # more than what is left: 429, and nothing is taken
+        left = 65 - costs.SENSITIVITY_UNITS
+        r = c.post("/v1/evaluations", json={"profiles": [PROFILE] * (left + 1)})
+        assert_429_of(r, 100)
+        assert c.get(OPTIONS).headers["ratelimit-remaining"] == str(left - 1)
+
+
+def test_a_request_costing_more_than_the_whole_budget_is_a_422(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db, "100/minute")) as c:
+        r = c.post("/v1/break-even", json=PROFILE)  # 100 units: exactly the budget
+        assert r.status_code == 200
+        over = c.post("/v1/uncertainty", json={**PROFILE, "draws": 100_000})
+        assert over.status_code == 422, over.text
+        assert "more than the whole budget" in over.json()["detail"]
+
+
+def test_detail_full_has_a_maximum_of_profiles(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db, "off")) as c:
+        body = {"profiles": [PROFILE] * (MAX_FULL_PROFILES + 1), "detail": "full"}
+        r = c.post("/v1/evaluations", json=body)
+        assert r.status_code == 422, r.text[:300]
+        problem = r.json()
+        assert problem["type"] == "urn:compute-advisor:problem:too-much-work"
+        assert problem["field"] == "profiles" and str(MAX_FULL_PROFILES) in problem["detail"]
+
+
+def test_a_hostile_body_costs_one_unit_and_is_a_400(db, keys):
+    with make_client(db, api_key=keys[0], settings=limited(db, "100/minute")) as c:
+        assert c.get(OPTIONS).headers["ratelimit-remaining"] == "99"
+        r = c.post("/v1/uncertainty", content=b'{"draws": 1000, "draws": 2000}')
+        assert r.status_code == 400 and "appears twice" in r.json()["detail"]
+        assert r.headers["ratelimit-remaining"] == "98"
+
+
+def test_a_hostile_or_malformed_body_costs_one_unit():
+    assert costs.evaluations({"profiles": "many"}) == 1
+    assert costs.evaluations(None) == 1
+    assert costs.uncertainty({"draws": True}) == 1
+    assert costs.uncertainty({"draws": 10**12}) == 1
+    assert costs.uncertainty({}) == 11  # the default 10,000 draws
+    assert request_cost(lambda body: 1 // 0, "POST", {}) == 1
+
+
+def assert_429_of(r: Any, limit: int) -> None:
+    assert r.status_code == 429, r.text[:300]
+    assert r.headers["ratelimit-limit"] == str(limit)
+    assert int(r.headers["retry-after"]) >= 1
 
 
 def test_each_process_counts_alone_without_redis(db, keys):
@@ -178,8 +340,18 @@ def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace
         assert_429(b.get(OPTIONS))
         assert_429(a.get(OPTIONS))
         assert b.get(OPTIONS, headers={"X-API-Key": keys[1]}).status_code == 200
+        # cost, counted across both: 10 profiles from a, seen by b
+        settings_cost = limited(db, "100/minute", redis_url=REDIS_URL, rate_limit_namespace=namespace + ":cost")
+        with (
+            make_client(db, api_key=keys[1], settings=settings_cost) as c,
+            make_client(db, api_key=keys[1], settings=settings_cost) as d,
+        ):
+            assert c.post("/v1/evaluations", json={"profiles": [PROFILE] * 10}).headers["ratelimit-remaining"] == "90"
+            assert d.get(OPTIONS).headers["ratelimit-remaining"] == "89"
         stored = [k.decode() for k in redis.scan_iter(match=f"{namespace}*")]
-    assert len(stored) == 2, stored  # one counter per key, under this namespace
+    # one counter per key and one for the address (a key is charged to it until this worker has verified it)
+    assert len([k for k in stored if ":cost:" not in k]) == 3, stored
+    assert any(":addr:" in k for k in stored), stored
     for name in stored:  # the store keys carry a hash, never the key itself
         assert keys[0] not in name and keys[1] not in name
 

@@ -26,5 +26,9 @@ class NothingAssessable(DomainError):
     """No option could be assessed for the request."""
 
 
+class TooMuchWork(DomainError):
+    """The request asks for more work than one request may (a documented maximum); split it."""
+
+
 class KnowledgeUnavailable(DomainError):
     """No knowledge version is loaded yet."""

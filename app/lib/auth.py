@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -51,6 +50,7 @@ from litestar.types import ASGIApp
 from app.core.text import msg
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
 from app.lib.problems import PROBLEM_JSON, ProblemException
+from app.lib.rate_limits import key_digest, normalised_key
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,13 @@ class KeyVerifier:
         #: sha256 of the key -> (principal, when the database last confirmed it)
         self._verified: dict[str, tuple[Principal, float]] = {}
 
+    def recently_verified(self, key: str) -> bool:
+        """The database confirmed this key within the grace period (rate limits charge it, not the address)."""
+        cached = self._verified.get(key_digest(key))
+        return cached is not None and self._clock() - cached[1] < self.grace_seconds
+
     async def verify(self, key: str) -> Principal | None:
-        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+        digest = key_digest(key)
         now = self._clock()
         cached = self._verified.get(digest)
         if cached is not None and now - cached[1] < self.cache_seconds:
@@ -194,7 +199,7 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         self.usage = usage
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        key = connection.headers.get(API_KEY_HEADER, "").strip()
+        key = normalised_key(connection.headers.get(API_KEY_HEADER, ""))
         if not key:
             raise NotAuthorizedException(
                 detail=msg(

@@ -26,6 +26,9 @@ from app.lib.i18n import language
 MAX_AGE_SECONDS = 5
 CACHE_CONTROL = f"private, max-age={MAX_AGE_SECONDS}, must-revalidate"
 VARY = "Accept, Accept-Language, X-API-Key"
+#: every other answer: stored recommendations, the audit trail, evaluations, problems — what depends on the
+#: caller (or is not worth revalidating) is kept by no cache, shared or not
+NO_STORE = "private, no-store"
 
 
 def make_etag(*parts: str) -> str:
@@ -72,8 +75,13 @@ def not_modified(scope: Scope, etag: str | None) -> bool:
 
 
 def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
-    """For the catalog's GETs: answer 304 before any work when the client's copy is current,
-    otherwise add ``ETag``/``Cache-Control``/``Vary`` to a 200."""
+    """For the catalog's GETs: add ``ETag``/``Cache-Control``/``Vary`` to a 200, and turn that 200 into a
+    304 when the client's ``If-None-Match`` names the ETag.
+
+    The handler always runs first: a 304 is only ever the replacement of a 200, so ``If-None-Match: *``
+    on a GPU that does not exist still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the
+    condition applies to the representation the request would select). Catalog answers are cheap
+    in-memory reads; what a 304 saves is the transfer."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP or scope["method"] not in ("GET", "HEAD"):
@@ -86,25 +94,27 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         headers = caching_headers(etag)
-        # ``If-None-Match: *`` holds only when the resource exists: the handler decides (a 404 stays a 404)
-        star = _header(scope, b"if-none-match").strip() == "*"
-        if not star and not_modified(scope, etag):
-            await _send_not_modified(send, headers)
-            return
-        swallowing = False
+        replaced = False
 
         async def send_with_etag(message: Message) -> None:
-            nonlocal swallowing
+            nonlocal replaced
+            if replaced:  # the 200's body, not sent after a 304
+                if message["type"] == "http.response.body" and not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
             if message["type"] == "http.response.start" and message["status"] == 200:
-                if star:
-                    swallowing = True
-                    await _send_not_modified(send, headers)
+                if not_modified(scope, etag):
+                    replaced = True
+                    start: Any = {
+                        "type": "http.response.start",
+                        "status": 304,
+                        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+                    }
+                    await send(start)
                     return
                 mutable = MutableScopeHeaders.from_message(message)
                 for k, v in headers.items():
                     mutable[k] = v
-            if swallowing:
-                return
             await send(message)
 
         await app(scope, receive, send_with_etag)
@@ -112,15 +122,19 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
-async def _send_not_modified(send: Send, headers: dict[str, str]) -> None:
-    start: Any = {
-        "type": "http.response.start",
-        "status": 304,
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-    }
-    body: Any = {"type": "http.response.body", "body": b"", "more_body": False}
-    await send(start)
-    await send(body)
+async def send_cache_control(message: Message, scope: Scope) -> None:
+    """App-level ``before_send`` hook: an answer that says nothing of caching gets ``private, no-store``.
+
+    Only the catalog's GETs and price comparisons say something (``CACHE_CONTROL``, revalidated by
+    ETag); the API documentation is left to the defaults."""
+    if (
+        message["type"] == "http.response.start"
+        and scope["type"] == ScopeType.HTTP
+        and not scope["path"].startswith("/docs")
+    ):
+        headers = MutableScopeHeaders.from_message(message)
+        if "cache-control" not in headers:
+            headers["Cache-Control"] = NO_STORE
 
 
 def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:

@@ -58,8 +58,12 @@ def _header(kind: OpenAPIType, description: str) -> OpenAPIHeader:
 RATE_LIMIT_HEADERS = {
     "Retry-After": _header(OpenAPIType.INTEGER, "Seconds until the window resets."),
     "RateLimit-Policy": _header(OpenAPIType.STRING, "`<limit>; w=<window seconds>`"),
-    "RateLimit-Limit": _header(OpenAPIType.INTEGER, "Requests allowed per window (per API key, else per address)."),
-    "RateLimit-Remaining": _header(OpenAPIType.INTEGER, "Requests left in the current window."),
+    "RateLimit-Limit": _header(
+        OpenAPIType.INTEGER,
+        "Cost units allowed per window (per API key, else per client address); a request costs its work "
+        "(README, Rate limits).",
+    ),
+    "RateLimit-Remaining": _header(OpenAPIType.INTEGER, "Cost units left in the current window."),
     "RateLimit-Reset": _header(OpenAPIType.INTEGER, "Seconds until the window resets."),
 }
 UNAVAILABLE_HEADERS = {"Retry-After": _header(OpenAPIType.INTEGER, "Seconds after which to try again.")}

@@ -11,7 +11,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, TooMuchWork, UnknownReference
 from app.core.text import msg
 from app.lib.i18n import Lang, language, name_of, render
 from app.lib.rate_limits import retry_after
@@ -48,6 +48,7 @@ DOMAIN_PROBLEMS: dict[type[DomainError], tuple[int, str, str]] = {
         "The request refers to something the knowledge base does not have",
     ),
     NothingAssessable: (422, "no-option-assessable", "No option could be assessed for this request"),
+    TooMuchWork: (422, "too-much-work", "The request asks for more work than one request may"),
     KnowledgeUnavailable: (503, "knowledge-unavailable", "The knowledge base is not loaded"),
 }
 
@@ -243,7 +244,11 @@ COMMON_PROBLEMS = {
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
     429: problem(429, "Rate limit exceeded: retry after the Retry-After header's seconds."),
     500: problem(500, "Internal error: only a request id, which the logs also carry."),
-    503: problem(503, "The knowledge base or the database is unavailable."),
+    503: problem(
+        503,
+        "The knowledge base or the database is unavailable, or every worker thread is busy with heavy "
+        "computations and the queue is full: retry after the Retry-After header's seconds.",
+    ),
 }
 BODY_PROBLEMS = {
     **COMMON_PROBLEMS,

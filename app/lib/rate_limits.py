@@ -1,130 +1,326 @@
-"""Rate limits per API key (or client address), on Litestar's ``RateLimitMiddleware``.
+"""Rate limits that count cost: each API key has a budget of cost units per window, and a request
+costs the work it asks for (``app.domain.shared.costs``: one unit is about one profile's evaluation).
 
-The counters live in Redis when ``REDIS_URL`` is set, so every worker and replica draws on one
-budget per key; otherwise in the process's memory, so each worker counts alone (the effective
-limit is then the configured one times the number of workers). Health and documentation are never
-limited. A Redis that does not answer lets requests through (logged) rather than failing them.
+Two charges, so that a flood never reaches the key lookup and a made-up key never gets a budget:
+
+1. **Before authentication** (``RateLimitMiddleware``): a request whose ``X-API-Key`` is not a key this
+   worker has verified recently — no key, an empty, malformed, unknown or revoked one — costs one unit
+   of its **client address**'s budget. Over it: ``429``, and the key is not looked up.
+2. **After authentication** (``RateLimiter.charge_request``, the app's ``before_request``): the
+   request's cost is charged to its **key**, identified by a hash of the normalised header (the string
+   authentication verified, surrounding spaces removed; never the key itself).
+
+The client address is the connection's peer, or — only when that peer is one of
+``FORWARDED_ALLOW_IPS`` — the right-most address of ``X-Forwarded-For`` that is not a trusted proxy.
+
+Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
+``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
+counts alone; expired counters are swept once per window). A Redis that does not answer lets requests
+through (logged) rather than failing them. Health and documentation are never limited.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import ipaddress
 import logging
+import math
+import re
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from litestar.exceptions import TooManyRequestsException
-from litestar.middleware.rate_limit import (
-    DURATION_VALUES,
-    CacheObject,
-    RateLimitConfig,
-    RateLimitMiddleware,
-)
-from litestar.stores.memory import MemoryStore
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.lib import metrics
 from app.lib.public import PUBLIC_PATHS
+from app.settings import TrustedProxies
 
 if TYPE_CHECKING:
-    from litestar import Litestar, Request
-    from litestar.stores.base import Store
-    from litestar.types import Receive, Scope, Send
+    from litestar import Request
+    from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
     from app.settings import Settings
 
 log = logging.getLogger(__name__)
-API_KEY_HEADER = "x-api-key"
+API_KEY_HEADER = b"x-api-key"
 #: a route handler with ``opt={SKIP_OPT: True}`` is never counted
 SKIP_OPT = "skip_rate_limit"
+#: a route handler's ``opt[COST_OPT]``: ``cost(body) -> units`` of a request (default: 1 unit)
+COST_OPT = "cost"
+WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_STATE = "rate_limit"  # scope["state"] key: the last charge, for the response's headers
+_PUBLIC = [re.compile(p) for p in PUBLIC_PATHS]
+
+Cost = Callable[[Any], int]
 
 
-def request_identity(request: Request[Any, Any, Any]) -> str:
-    """Whom a request counts against: a hash of its API key (never the key itself), else the client address."""
-    key = request.headers.get(API_KEY_HEADER)
-    if key:
-        return "key:" + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return "addr:" + (request.client.host if request.client else "unknown")
+def normalised_key(value: str) -> str:
+    """The API key as authentication reads the header: surrounding spaces removed."""
+    return value.strip()
 
 
-class FailOpenRateLimitMiddleware(RateLimitMiddleware):
-    """Litestar's middleware, except that a store that does not answer lets the request through."""
+def key_digest(key: str) -> str:
+    """The one hash of a (normalised) key: authentication's cache and the rate limits' counters."""
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
 
-    _store_down = False
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+@dataclass(frozen=True, slots=True)
+class Charge:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_seconds: int
+    window_seconds: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Policy": f"{self.limit}; w={self.window_seconds}",
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_seconds),
+        }
+
+
+class Counters(Protocol):
+    """Fixed-window counters: ``add`` returns (units used in the window after adding, seconds to reset)."""
+
+    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]: ...
+
+    async def refund(self, identity: str, units: int) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryCounters:
+    """This process's counters; a window starts at an identity's first request. Expired ones are
+    swept once per window, so made-up identities do not accumulate."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        #: identity -> (window end, units used)
+        self._used: dict[str, tuple[float, int]] = {}
+        self._next_sweep = 0.0
+
+    def __len__(self) -> int:
+        return len(self._used)
+
+    def sweep(self, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
+        self._used = {k: v for k, v in self._used.items() if v[0] > now}
+
+    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
+        now = self._clock()
+        if now >= self._next_sweep:
+            self.sweep(now)
+            self._next_sweep = now + window_seconds
+        end, used = self._used.get(identity, (0.0, 0))
+        if end <= now:
+            end, used = now + window_seconds, 0
+        used += units
+        self._used[identity] = (end, used)
+        return used, max(1, math.ceil(end - now))
+
+    async def refund(self, identity: str, units: int) -> None:
+        found = self._used.get(identity)
+        if found is not None:
+            self._used[identity] = (found[0], max(0, found[1] - units))
+
+    async def close(self) -> None:
+        self._used.clear()
+
+
+class RedisCounters:
+    """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window."""
+
+    def __init__(self, url: str, namespace: str) -> None:
+        from redis.asyncio import Redis
+
+        self._redis = Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+        self._namespace = namespace
+
+    def _key(self, identity: str) -> str:
+        return f"{self._namespace}:{identity}"
+
+    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
+        key = self._key(identity)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.set(key, 0, ex=window_seconds, nx=True)
+            pipe.incrby(key, units)
+            pipe.ttl(key)
+            _, used, ttl = await pipe.execute()
+        return int(used), max(1, int(ttl))
+
+    async def refund(self, identity: str, units: int) -> None:
+        await self._redis.decrby(self._key(identity), units)
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+def _trusted(address: str, proxies: TrustedProxies) -> bool:
+    if proxies is None:
+        return True
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in net for net in proxies)
+
+
+def client_address(scope: Scope, proxies: TrustedProxies) -> str:
+    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one."""
+    client = scope.get("client")
+    peer = str(client[0]) if client else "unknown"
+    if not _trusted(peer, proxies):
+        return peer
+    forwarded = ",".join(v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for")
+    hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _trusted(hop, proxies):
+            return hop[:64]
+    return hops[0][:64] if hops else peer
+
+
+class RateLimiter:
+    """The budget (``RATE_LIMIT``: units per window), the counters, and the two charges."""
+
+    def __init__(
+        self,
+        budget: int,
+        window_seconds: int,
+        counters: Counters,
+        known_key: Callable[[str], bool],
+        proxies: TrustedProxies,
+    ) -> None:
+        self.budget = budget
+        self.window_seconds = window_seconds
+        self.counters = counters
+        self._known_key = known_key
+        self.proxies = proxies
+        self._store_down = False
+
+    async def charge(self, identity: str, units: int) -> Charge:
+        """Add ``units`` to ``identity``'s window; refused (and refunded) when that goes over the budget."""
         try:
-            await super().__call__(scope, receive, send)
-        except TooManyRequestsException:
-            metrics.rate_limited()
-            raise
-
-    def _store_failed(self, exc: Exception) -> None:
-        if not self._store_down:
-            log.warning("rate-limit store unavailable, not limiting: %s: %s", type(exc).__name__, exc)
-        self._store_down = True
-
-    async def retrieve_cached_history(self, key: str, store: Store) -> CacheObject:
-        try:
-            found = await super().retrieve_cached_history(key, store)
+            used, reset = await self.counters.add(identity, units, self.window_seconds)
         except Exception as exc:
-            self._store_failed(exc)
-            return CacheObject(history=[], reset=int(time.time()) + DURATION_VALUES[self.unit])
+            if not self._store_down:
+                log.warning("rate-limit store unavailable, not limiting: %s: %s", type(exc).__name__, exc)
+            self._store_down = True
+            return Charge(True, self.budget, self.budget, self.window_seconds, self.window_seconds)
         if self._store_down:
             log.warning("rate-limit store answers again")
             self._store_down = False
-        return found
+        allowed = used <= self.budget
+        if not allowed:
+            with contextlib.suppress(Exception):  # the add just worked; a failed refund only over-counts
+                await self.counters.refund(identity, units)
+            used -= units
+        return Charge(allowed, self.budget, max(0, self.budget - used), reset, self.window_seconds)
 
-    async def set_cached_history(self, key: str, cache_object: CacheObject, store: Store) -> None:
+    def _refuse(self, charge: Charge) -> TooManyRequestsException:
+        metrics.rate_limited()
+        return TooManyRequestsException(headers=charge.headers())
+
+    # ---- 1. before authentication: whatever is not a known key counts against the address ----------
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        async def rate_limit(scope: Scope, receive: Receive, send: Send) -> None:
+            handler = scope.get("route_handler")
+            if (
+                scope["type"] != ScopeType.HTTP
+                or any(p.search(scope["path"]) for p in _PUBLIC)
+                or (handler is not None and handler.opt.get(SKIP_OPT))
+            ):
+                await app(scope, receive, send)
+                return
+            raw = next((v for k, v in scope["headers"] if k == API_KEY_HEADER), b"")
+            key = normalised_key(raw.decode("latin-1"))
+            if not (key and self._known_key(key)):
+                charge = await self.charge("addr:" + client_address(scope, self.proxies), 1)
+                if not charge.allowed:
+                    raise self._refuse(charge)
+                scope.setdefault("state", {})[_STATE] = charge
+            await app(scope, receive, send)
+
+        return rate_limit
+
+    # ---- 2. after authentication: the request's cost against its key --------------------------------
+
+    async def charge_request(self, request: Request[Any, Any, Any]) -> None:
+        """Charge the authenticated key the request's cost (``opt["cost"]`` of its handler, from the body)."""
+        handler = request.route_handler
+        if handler.opt.get(SKIP_OPT) or request.scope.get("user") is None:
+            return
+        refused: ClientException | None = None
         try:
-            await super().set_cached_history(key, cache_object, store)
-        except Exception as exc:
-            self._store_failed(exc)
+            body = await _body_or_none(request)
+        except ClientException as exc:  # a hostile body (app.lib.bodies): it costs one unit all the same
+            body, refused = None, exc
+        units = 1 if refused is not None else request_cost(handler.opt.get(COST_OPT), request.method, body)
+        if units > self.budget:
+            raise HTTPException(
+                status_code=422,
+                detail=f"this request costs {units} units, more than the whole budget of {self.budget} per "
+                f"{self.window_seconds} s (RATE_LIMIT): split it into smaller ones",
+            )
+        key = normalised_key(request.headers.get("x-api-key", ""))
+        charge = await self.charge("key:" + key_digest(key)[:32], units)
+        if not charge.allowed:
+            raise self._refuse(charge)
+        request.scope.setdefault("state", {})[_STATE] = charge
+        if refused is not None:
+            raise refused
+
+    async def close(self) -> None:
+        await self.counters.close()
 
 
-@dataclass
-class AppRateLimitConfig(RateLimitConfig):
-    """A rate-limit config that carries its own store (memory or Redis) instead of looking it up by name."""
-
-    own_store: Store = field(default_factory=MemoryStore)
-
-    def get_store_from_app(self, app: Litestar) -> Store:
-        return self.own_store
-
-    @asynccontextmanager
-    async def lifespan(self, app: Litestar) -> AsyncIterator[None]:
-        """Close the Redis connections at shutdown."""
-        try:
-            yield
-        finally:
-            await self.own_store.__aexit__(None, None, None)
+async def _body_or_none(request: Request[Any, Any, Any]) -> Any:
+    if request.method not in ("POST", "PUT", "PATCH") or not await request.body():
+        return None
+    return await request.json()  # app.lib.bodies: a hostile body is a 400 here already
 
 
-def rate_limit_config(settings: Settings) -> AppRateLimitConfig | None:
-    """The configured limit, or ``None`` when ``RATE_LIMIT=off``."""
+def request_cost(cost: Cost | None, method: str, body: Any) -> int:
+    """Units a request costs: its handler's cost function applied to the (decoded, not yet validated)
+    body; 1 when the handler declares none. A body the schema will refuse costs what it asks for or 1."""
+    if cost is None:
+        return 1
+    try:
+        return max(1, int(cost(body)))
+    except Exception:  # a malformed body: validation will answer 400
+        return 1
+
+
+async def send_rate_limit_headers(message: Message, scope: Scope) -> None:
+    """App-level ``before_send``: the ``RateLimit-*`` headers of the last charge, on every limited answer."""
+    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
+        charge = scope.get("state", {}).get(_STATE)
+        if isinstance(charge, Charge):
+            headers = MutableScopeHeaders.from_message(message)
+            for k, v in charge.headers().items():
+                headers[k] = v
+
+
+def rate_limiter(settings: Settings, known_key: Callable[[str], bool]) -> RateLimiter | None:
+    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``."""
     if settings.rate_limit is None:
         return None
-    store: Store
-    if settings.redis_url:
-        from litestar.stores.redis import RedisStore
-
-        store = RedisStore.with_client(settings.redis_url, namespace=settings.rate_limit_namespace)
-    else:
-        store = MemoryStore()
-    return AppRateLimitConfig(
-        rate_limit=settings.rate_limit,
-        exclude=PUBLIC_PATHS,
-        exclude_opt_key=SKIP_OPT,
-        identifier_for_request=request_identity,
-        middleware_class=FailOpenRateLimitMiddleware,
-        own_store=store,
+    unit, budget = settings.rate_limit
+    counters: Counters = (
+        RedisCounters(settings.redis_url, settings.rate_limit_namespace) if settings.redis_url else MemoryCounters()
     )
+    return RateLimiter(budget, WINDOW_SECONDS[unit], counters, known_key, settings.forwarded_allow_ips)
 
 
 def retry_after(headers: dict[str, str]) -> str | None:
-    """``Retry-After`` (whole seconds, at least 1) from the ``RateLimit-Reset`` Litestar puts on its 429."""
+    """``Retry-After`` (whole seconds, at least 1) from the ``RateLimit-Reset`` of a 429."""
     reset = next((v for k, v in headers.items() if k.lower() == "ratelimit-reset"), None)
     if reset is None:
         return None

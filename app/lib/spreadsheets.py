@@ -24,6 +24,10 @@ from app.lib.i18n import Lang, catalog
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 BOM = "\ufeff"
+#: a text cell beginning with one of these is read as a formula by spreadsheets (OWASP "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: ... unless it is just a number, which a spreadsheet reads as the number it is
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 RANGE_ENDS = ("low", "expected", "high")
 #: widest column an XLSX sheet gets, in characters
 MAX_WIDTH = 60
@@ -35,7 +39,7 @@ def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(header)
     for row in rows:
-        w.writerow(["" if v is None else v for v in row])
+        w.writerow([csv_cell(v) for v in row])
     return (BOM + out.getvalue()).encode("utf-8")
 
 
@@ -93,11 +97,24 @@ def workbook(sheets: Sequence[Sheet], lang: Lang) -> bytes:
     return out.getvalue()
 
 
+def csv_cell(value: object) -> object:
+    """A value safe in a spreadsheet cell: a text beginning with ``= + - @``, a tab or a carriage return
+    gets a leading ``'`` (the OWASP rule: shown, never evaluated). Numbers stay numbers, the negative
+    ones included, and so does a text that is only a number (``-3.5``): no spreadsheet runs it.
+    ``None`` is the empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def _cell(value: Any) -> Any:
-    """Numbers, text and dates as themselves (numbers stay numbers); anything else as its text."""
-    if value is None or isinstance(value, (int, float, str, dt.date, dt.datetime)):
+    """Numbers and dates as themselves (numbers stay numbers), text through ``csv_cell`` (openpyxl would
+    write a text beginning with ``=`` as a formula); anything else as its text."""
+    if value is None or isinstance(value, (int, float, dt.date, dt.datetime)):
         return value
-    return str(value)
+    return csv_cell(value if isinstance(value, str) else str(value))
 
 
 def range_cells(r: Any) -> list[float | None]:

@@ -88,19 +88,39 @@ def _crossing(
 def _cheapest_from(
     costs: Costs, owner: Variant, others: Sequence[Variant], gpus_per_server: int
 ) -> dict[str, int | None]:
-    """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end)."""
+    """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end).
+
+    At a size where an alternative cannot be assessed (no offer of it holds that many GPUs on the
+    profile's plan), it does not compete; where the owner cannot be, it is not cheapest.
+
+    The sizes are walked from the largest down, each variant assessed once per size: the answer is
+    the smallest size of the unbroken run of sizes, ending at the largest, where the owner is
+    cheapest — so the walk stops at the first size where it is not, for every end (at once, when
+    owning never wins)."""
     u = costs.profile.utilization
     sizes = [*range(1, 129), *range(144, 4097, 16)]  # servers
-    result: dict[str, int | None] = {}
-    for end in ENDS:
-        first: int | None = None
-        for servers in sizes:
-            gpus = servers * gpus_per_server
-            own = float(getattr(costs.assessment(owner, u, gpus).cost.per_useful_gpu_hour, end))
-            rest = min(float(getattr(costs.assessment(v, u, gpus).cost.per_useful_gpu_hour, end)) for v in others)
-            first = (first or gpus) if own < rest else None  # must stay cheapest from there on
-        result[end] = first
-    return result
+    first: dict[str, int | None] = dict.fromkeys(ENDS)
+    running = set(ENDS)  # ends for which the owner has been cheapest at every size walked so far
+    for servers in reversed(sizes):
+        gpus = servers * gpus_per_server
+        own = _assessed_or_none(costs, owner, u, gpus)
+        rest = [a for v in others if (a := _assessed_or_none(costs, v, u, gpus)) is not None]
+        for end in list(running):
+            mine = None if own is None else float(getattr(own.cost.per_useful_gpu_hour, end))
+            if mine is not None and all(mine < float(getattr(a.cost.per_useful_gpu_hour, end)) for a in rest):
+                first[end] = gpus
+            else:
+                running.discard(end)
+        if not running:
+            break
+    return first
+
+
+def _assessed_or_none(costs: Costs, v: Variant, u: float, gpus: int) -> Assessment | None:
+    try:
+        return costs.assessment(v, u, gpus)
+    except Exception:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
+        return None
 
 
 def _payback(own: Assessment, alt: Assessment, alt_label: str, horizon_years: float) -> Payback:

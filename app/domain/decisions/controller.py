@@ -16,14 +16,16 @@ from app.core.text import msg
 from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
+from app.domain.shared import costs
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
-from app.lib.i18n import language, pin_language
+from app.lib.i18n import Lang, language, pin_language
 from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 from app.lib.spreadsheets import XLSX, attachment
 
@@ -37,7 +39,7 @@ class DecisionController(Controller):
     @post(
         "/price-comparisons",
         operation_id="comparePrices",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.comparison},
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -51,10 +53,10 @@ class DecisionController(Controller):
         media = negotiate(request, [JSON, CSV, XLSX])
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
+        lang = language(request.scope)
+        doc = decisions.compare(data, lang)  # first: a 304 only where the answer would be a 200 (memoised)
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        lang = language(request.scope)
-        doc = decisions.compare(data, lang)
         if media == CSV:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
             return Response(comparison_csv(doc), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
@@ -66,7 +68,7 @@ class DecisionController(Controller):
     @post(
         "/recommendations",
         operation_id="createRecommendation",
-        opt={"scope": "recommendations:write"},
+        opt={"scope": "recommendations:write", "cost": costs.recommendation},
         summary="Rank the options for a team's profile, store and return the recommendation",
         status_code=HTTP_201_CREATED,
         responses={
@@ -160,7 +162,7 @@ class DecisionController(Controller):
     @post(
         "/evaluations",
         operation_id="evaluateProfiles",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.evaluations},
         summary="Rank the options for many profiles at once, without storing them",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -169,12 +171,22 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[s.EvaluationCreate, Body()],
     ) -> Response[s.EvaluationsRead]:
         media = negotiate(request, [JSON, XLSX])
         lang = language(request.scope)
-        doc = decisions.evaluate_many(data, lang)
-        if media == XLSX:
+        if media == XLSX:  # a workbook is written off the loop whatever the batch's size
+            doc, book = await worker_pool.run(_evaluations_workbook, decisions, data, lang)
             headers = attachment("evaluations", doc.knowledge_version, decisions.engine.today(), "xlsx")
-            return Response(evaluations_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
-        return Response(doc)
+            return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+        if decisions.is_heavy(data):
+            return await worker_pool.answer(decisions.evaluate_many, data, lang)  # type: ignore[return-value]
+        return Response(decisions.evaluate_many(data, lang))
+
+
+def _evaluations_workbook(
+    decisions: DecisionService, data: s.EvaluationCreate, lang: Lang
+) -> tuple[s.EvaluationsRead, bytes]:
+    doc = decisions.evaluate_many(data, lang)
+    return doc, evaluations_workbook(doc, lang)

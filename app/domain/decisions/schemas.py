@@ -21,6 +21,8 @@ from app.domain.shared.schemas import (
 from app.lib.schemas import RequestModel
 
 MAX_BATCH_PROFILES = 10_000
+#: ``detail: "full"`` answers each profile's whole evaluation (about 11 KB and 15 ms a profile): at most this many
+MAX_FULL_PROFILES = 500
 
 
 class EvaluationCreate(RequestModel):
@@ -29,7 +31,7 @@ class EvaluationCreate(RequestModel):
         default="scores",
         description="`scores`: the ranking and scores of each profile, computed vectorised; `full`: also "
         "each profile's whole evaluation as POST /v1/recommendations answers it (reasons, figures), "
-        "about a millisecond a profile.",
+        f"several times the work and size of `scores`; at most {MAX_FULL_PROFILES} profiles (422 beyond).",
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 from collections.abc import Hashable
 from typing import Any
 
@@ -18,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import batch, decision
 from app.core import insights as ins
+from app.core.errors import TooMuchWork
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
@@ -62,16 +64,21 @@ class DecisionService:
         #: stored recommendations per API key and UTC day (``RECOMMENDATION_DAILY_QUOTA``)
         self.daily_quota = daily_quota
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
+        #: the memo is read and written from the event loop and from the worker pool's threads
+        self._memo_lock = threading.Lock()
 
     def _remembered(self, key: tuple[Hashable, ...], compute: Any) -> Any:
         """The memo's answer for ``key`` (``(kind, knowledge version, …)``), else ``compute()``'s, remembered."""
         kind = str(key[0])
-        found = self._memo.get(key)
+        with self._memo_lock:
+            found = self._memo.get(key)
         if found is None:
             with self.engine.tracer.start_as_current_span(
                 f"decision.{kind}", attributes={"knowledge.version": str(key[1])}
             ):
-                found = self._memo[key] = compute()
+                found = compute()
+            with self._memo_lock:
+                self._memo[key] = found
             metrics.evaluation_computed(kind)
         else:
             metrics.memo_hit(kind)
@@ -200,10 +207,22 @@ class DecisionService:
         found = ins.crossing(self.engine.assess, profile, kb, owner, rent)
         return None if found is None else break_even_sentence(found, profile.gpus)
 
+    @staticmethod
+    def is_heavy(req: s.EvaluationCreate) -> bool:
+        """Whether a batch is computed in the worker pool: more than a few profiles, or full detail."""
+        return len(req.profiles) > SMALL_BATCH or req.detail == "full"
+
     def evaluate_many(self, req: s.EvaluationCreate, lang: Lang = DEFAULT_LANG) -> s.EvaluationsRead:
         """Rank the options for every profile; not stored. Large batches are vectorised
         (``app.core.batch``); a few profiles go one at a time through the memoised path, where
         NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
+        if req.detail == "full" and len(req.profiles) > s.MAX_FULL_PROFILES:
+            raise TooMuchWork(
+                f'detail "full" answers at most {s.MAX_FULL_PROFILES} profiles, not {len(req.profiles)}: '
+                'split the batch, or ask for detail "scores" (up to '
+                f"{s.MAX_BATCH_PROFILES})",
+                field="profiles",
+            )
         kb = self.engine.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
             results = [_scored(self.evaluate(p, kb, lang=lang)) for p in req.profiles]

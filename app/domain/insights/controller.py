@@ -18,9 +18,11 @@ from app.domain.insights.schemas import (
     UncertaintyRead,
 )
 from app.domain.insights.service import InsightService
+from app.domain.shared import costs
 from app.domain.shared.schemas import ProfileCreate
-from app.lib.i18n import language
+from app.lib.i18n import Lang, language
 from app.lib.negotiation import JSON, negotiate
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -38,7 +40,7 @@ class InsightsController(Controller):
     @post(
         "/break-even",
         operation_id="computeBreakEven",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.break_even},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
@@ -47,14 +49,15 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
-    ) -> BreakEvenRead:
-        return insights.break_even(data, language(request.scope))
+    ) -> Response[BreakEvenRead]:
+        return await worker_pool.answer(insights.break_even, data, language(request.scope))  # type: ignore[return-value]
 
     @post(
         "/sensitivity",
         operation_id="computeSensitivity",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.sensitivity},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Each input moved across its range, ordered by effect; what would change the answer "
@@ -64,19 +67,22 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[SensitivityRead]:
         media, lang, headers = _chart_headers(request)
-        doc = insights.sensitivity(data, lang)
         if media == charts.SVG:
-            svg = charts.tornado_svg(doc, lang, currency=data.currency, names=insights.option_names())
+            svg = await worker_pool.run(_tornado, insights, data, lang)
             return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        return Response(doc, headers=headers)
+        answer = await worker_pool.answer(insights.sensitivity, data, lang)
+        for name, value in headers.items():
+            answer.headers[name] = value
+        return answer  # type: ignore[return-value]
 
     @post(
         "/cost-curves",
         operation_id="computeCostCurves",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.cost_curves},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Cost per useful GPU-hour of each option over utilization, with the break-even points "
@@ -86,23 +92,39 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[CostCurvesRead]:
         media, lang, headers = _chart_headers(request)
-        doc = insights.cost_curves(data, lang)
         if media == charts.SVG:
-            return Response(charts.cost_curve_svg(doc, lang), media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        return Response(doc, headers=headers)
+            svg = await worker_pool.run(_cost_curve, insights, data, lang)
+            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
+        answer = await worker_pool.answer(insights.cost_curves, data, lang)
+        for name, value in headers.items():
+            answer.headers[name] = value
+        return answer  # type: ignore[return-value]
 
     @post(
         "/uncertainty",
         operation_id="computeUncertainty",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.uncertainty},
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",
     )
     async def uncertainty(
-        self, insights: NamedDependency[InsightService], data: Annotated[UncertaintyCreate, Body()]
-    ) -> UncertaintyRead:
-        return insights.uncertainty(data)
+        self,
+        insights: NamedDependency[InsightService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[UncertaintyCreate, Body()],
+    ) -> Response[UncertaintyRead]:
+        return await worker_pool.answer(insights.uncertainty, data)  # type: ignore[return-value]
+
+
+def _tornado(insights: InsightService, data: ProfileCreate, lang: Lang) -> str:
+    doc = insights.sensitivity(data, lang)
+    return charts.tornado_svg(doc, lang, currency=data.currency, names=insights.option_names())
+
+
+def _cost_curve(insights: InsightService, data: ProfileCreate, lang: Lang) -> str:
+    return charts.cost_curve_svg(insights.cost_curves(data, lang), lang)

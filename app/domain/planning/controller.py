@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
+from app.domain.shared import costs
 from app.domain.shared.engine import Engine
 from app.lib.i18n import language
+from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS
 
 
@@ -22,7 +24,7 @@ class PlanningController(Controller):
     @post(
         "/training-plans",
         operation_id="computeTrainingPlan",
-        opt={"scope": "decisions:run"},
+        opt={"scope": "decisions:run", "cost": costs.training_plan},
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -31,6 +33,7 @@ class PlanningController(Controller):
         self,
         request: Request[Any, Any, Any],
         engine: NamedDependency[Engine],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[TrainingPlanCreate, Body()],
-    ) -> TrainingPlanRead:
-        return plan(engine, data, language(request.scope))
+    ) -> Response[TrainingPlanRead]:
+        return await worker_pool.answer(plan, engine, data, language(request.scope))  # type: ignore[return-value]
