@@ -57,6 +57,7 @@ class VersionListener:
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._failing = False
+        self._stopping = False
 
     @property
     def listening(self) -> bool:
@@ -79,7 +80,7 @@ class VersionListener:
         self._conn = conn
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             self._lost.clear()
             try:
                 await self._connect()
@@ -123,8 +124,21 @@ class VersionListener:
         self._task = asyncio.create_task(self._run(), name="knowledge-listen")
 
     async def stop(self) -> None:
+        self._stopping = True
+        self._lost.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_task(self._task)
         await self._close()
+
+
+#: how long a shutdown waits for a background task to end after cancelling it
+STOP_SECONDS = 5.0
+
+
+async def stop_task(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it, at most :data:`STOP_SECONDS`: on Python 3.11 ``asyncio.wait_for``
+    can swallow a cancellation (CPython gh-86296), and a shutdown must not wait for ever on it."""
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
+    if not done:
+        log.warning("background task %s did not stop within %s s; left behind", task.get_name(), STOP_SECONDS)

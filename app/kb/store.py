@@ -11,7 +11,6 @@ meet a database error mark it degraded at once, without waiting for the next pol
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.knowledge import Knowledge
 from app.kb import snapshot
-from app.kb.notify import VersionListener
+from app.kb.notify import VersionListener, stop_task
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +51,7 @@ class KnowledgeStore:
         #: longest a poll may take before it counts as failed
         self.read_timeout = max(5.0, refresh_seconds)
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._tracer = tracer or NoOpTracer()
         self._on_state = on_state
         self._on_load = on_load
@@ -133,7 +133,7 @@ class KnowledgeStore:
         return True
 
     async def _poll(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.refresh_seconds)
                 trigger = "notify"
@@ -143,6 +143,7 @@ class KnowledgeStore:
             await self.check(trigger)
 
     async def start(self) -> None:
+        self._stopping = False
         self._wake = asyncio.Event()  # of this event loop
         if not await self.check("start"):
             log.warning("knowledge not loaded at start-up: %s", self.last_error)
@@ -151,9 +152,8 @@ class KnowledgeStore:
             self._listener.start()
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._listener is not None:
             await self._listener.stop()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_task(self._task)
