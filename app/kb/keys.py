@@ -17,11 +17,12 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, Scope
+from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 from app.kb import audit
 from app.kb import models as m
 
@@ -118,15 +119,11 @@ async def create(
         expires_at=None if expires_in is None else now + expires_in,
     )
     session.add(row)
-    await session.flush()
-    version = await audit.current_version(session)
-    await audit.record(
+    await _audited(
         session,
         actor=actor,
         action="key.create",
         subject=f"key {row.id} ({name})",
-        before=version,
-        after=version,
         detail={
             "key_id": row.id,
             "name": name,
@@ -162,15 +159,11 @@ async def rotate(
     if old.expires_at is None or _aware(old.expires_at) > until:
         old.expires_at = until
     old.replaced_by_id = created.row.id
-    await session.flush()
-    version = await audit.current_version(session)
-    await audit.record(
+    await _audited(
         session,
         actor=actor,
         action="key.rotate",
         subject=f"key {old.id} ({old.name}) replaced by key {created.row.id}",
-        before=version,
-        after=version,
         detail={
             "key_id": old.id,
             "new_key_id": created.row.id,
@@ -207,15 +200,11 @@ async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> m.ApiKey:
     if row.revoked_at is not None:
         return row
     row.revoked_at = dt.datetime.now(dt.UTC)
-    await session.flush()
-    version = await audit.current_version(session)
-    await audit.record(
+    await _audited(
         session,
         actor=actor,
         action="key.revoke",
         subject=f"key {row.id} ({row.name})",
-        before=version,
-        after=version,
         detail={"key_id": row.id, "name": row.name, "key_prefix": row.key_prefix},
     )
     return row
@@ -234,3 +223,14 @@ async def find(session: AsyncSession, key: str) -> m.ApiKey | None:
     if row is None or not matches(key, row.key_hash):
         return None
     return row
+
+
+async def _audited(
+    session: AsyncSession, *, actor: str, action: AuditAction, subject: str, detail: dict[str, Any]
+) -> None:
+    """Write the change and record it in the audit trail (a key change leaves the knowledge version as is)."""
+    await session.flush()
+    version = await audit.current_version(session)
+    await audit.record(
+        session, actor=actor, action=action, subject=subject, before=version, after=version, detail=detail
+    )

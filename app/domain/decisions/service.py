@@ -15,7 +15,6 @@ from collections.abc import Hashable
 from typing import Any
 
 from cachetools import LRUCache
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import batch, decision
 from app.core import insights as ins
@@ -25,8 +24,15 @@ from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
 from app.domain.decisions import storing
-from app.domain.decisions.storing import StoredAnswer
-from app.domain.shared.convert import confidence_read, cost_read, line_read, offer_read, optional_range, range_read
+from app.domain.shared.convert import (
+    confidence_read,
+    cost_read,
+    line_read,
+    offer_read,
+    optional_range,
+    profile_head,
+    range_read,
+)
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import (
     ComparisonCreate,
@@ -35,7 +41,6 @@ from app.domain.shared.schemas import (
 )
 from app.domain.shared.statements import break_even_sentence
 from app.kb.repositories import RecommendationRepository
-from app.kb.writer import RecommendationWriter
 from app.lib import metrics
 from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
 
@@ -141,14 +146,7 @@ class DecisionService:
                 )
             )
         return s.ComparisonRead(
-            knowledge_version=kb.version,
-            methodology_version=METHODOLOGY_VERSION,
-            currency=profile.currency,
-            as_of=profile.as_of,
-            gpus=profile.gpus,
-            utilization=profile.utilization,
-            horizon_years=profile.horizon_years,
-            rental_plan=profile.rental_plan,
+            **profile_head(kb, profile),
             items=items,
         )
 
@@ -303,27 +301,9 @@ class DecisionService:
 
     # ---- stored recommendations --------------------------------------------------------------
 
-    async def recommend(
-        self,
-        req: ProfileCreate,
-        *,
-        api_key_id: int,
-        writer: RecommendationWriter,
-        session: AsyncSession,
-        idempotency_key: str | None = None,
-        lang: Lang = DEFAULT_LANG,
-    ) -> StoredAnswer:
-        """Evaluate (with insights), store, and answer the stored document in ``lang``, which it keeps
-        (``storing.recommend``)."""
-        return await storing.recommend(
-            self,
-            req,
-            api_key_id=api_key_id,
-            writer=writer,
-            session=session,
-            idempotency_key=idempotency_key,
-            lang=lang,
-        )
+    #: evaluate (with insights), store, and answer the stored document in the request's language, which
+    #: it keeps; Idempotency-Key, daily quota and backpressure (``app.domain.decisions.storing``)
+    recommend = storing.recommend
 
     @staticmethod
     async def stored(

@@ -8,7 +8,7 @@ from app.core import insights as ins
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
-from app.domain.shared.convert import confidence_read, range_read
+from app.domain.shared.convert import confidence_read, profile_head, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileCreate
 from app.lib.i18n import DEFAULT_LANG, Lang, name_of, render
@@ -71,14 +71,7 @@ class InsightService:
         self.engine.outcomes(profile, kb)
         cc = ins.cost_curves(self.engine.assess, profile, kb, self._curve_order())
         return si.CostCurvesRead(
-            knowledge_version=kb.version,
-            methodology_version=METHODOLOGY_VERSION,
-            currency=profile.currency,
-            as_of=profile.as_of,
-            gpus=profile.gpus,
-            utilization=profile.utilization,
-            horizon_years=profile.horizon_years,
-            rental_plan=profile.rental_plan,
+            **profile_head(kb, profile),
             series=[
                 si.CostSeriesRead(
                     option=o,

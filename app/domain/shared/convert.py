@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from app.core.insights import Uncertainty
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
 from app.core.ranges import Range
-from app.core.types import Cost, LineItem, OfferInfo
+from app.core.types import Cost, LineItem, OfferInfo, Profile
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -100,3 +103,17 @@ def cost_read(c: Cost) -> CostRead:
         equivalent_annual_cost=optional_range(c.equivalent_annual),
         cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
     )
+
+
+def profile_head(kb: Knowledge, profile: Profile) -> dict[str, Any]:
+    """The fields an answer about one profile starts with: what it was computed from, and for what."""
+    return {
+        "knowledge_version": kb.version,
+        "methodology_version": METHODOLOGY_VERSION,
+        "currency": profile.currency,
+        "as_of": profile.as_of,
+        "gpus": profile.gpus,
+        "utilization": profile.utilization,
+        "horizon_years": profile.horizon_years,
+        "rental_plan": profile.rental_plan,
+    }
