@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar, Request
+from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.plugins import PluginProtocol
+from litestar.plugins import InitPluginProtocol, PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -119,6 +120,17 @@ def singleton(value: Any) -> Provide:
     return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
 
+class LifespansAfter(InitPluginProtocol):
+    """Adds lifespans after those of the plugins registered before it (entered after, exited before)."""
+
+    def __init__(self, lifespans: list[Callable[[Litestar], AbstractAsyncContextManager[None]]]) -> None:
+        self.lifespans = lifespans
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        app_config.lifespan.extend(self.lifespans)
+        return app_config
+
+
 def create_app(
     settings: Settings | None = None,
     option_host: OptionHost | None = None,
@@ -203,6 +215,9 @@ def create_app(
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
     if provider is not None:
         plugins.append(tracing.tracing_plugin(provider))
+    # last: lifespans exit in reverse, so ours (the knowledge poll, the writer's users, the worker pool,
+    # the last-use writes) end before the SQLAlchemy plugin's disposes of the engine they use
+    plugins.append(LifespansAfter([observability_lifespan, knowledge_lifespan, resources_lifespan]))
 
     app = Litestar(
         route_handlers=[
@@ -246,7 +261,6 @@ def create_app(
             knowledge_source_hook(store),
         ],
         before_request=before_request,
-        lifespan=[observability_lifespan, knowledge_lifespan, resources_lifespan],
         state=State(
             {
                 "knowledge_store": store,
