@@ -37,21 +37,15 @@ from typing import Any
 import lib
 import loadgen
 
+from app.lib.openapi_generators import PROFILE_EXAMPLE
+
 DURATION = float(os.environ.get("DURATION") or 8)
 WARMUP = float(os.environ.get("WARMUP") or 2)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 32)
 BATCH = int(os.environ.get("BATCH") or 10_000)
 DISTINCT = int(os.environ.get("DISTINCT") or 4000)
 
-PROFILE: dict[str, Any] = {
-    "gpus": 16,
-    "utilization": 0.6,
-    "horizon_years": 2,
-    "team_size": 20,
-    "ops_team": "none",
-    "data_security": "standard",
-    "start_within_days": 14,
-}
+PROFILE: dict[str, Any] = dict(PROFILE_EXAMPLE)
 # price comparisons refuse unknown fields: they take the profile's cost fields only
 COMPARISON = {k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years")}
 

@@ -20,6 +20,7 @@ from litestar.testing import TestClient
 from app.asgi import create_app
 from app.cli import alembic_config
 from app.kb import keys, seeds
+from app.lib.openapi_generators import PROFILE_EXAMPLE
 from app.settings import PROJECT_ROOT, Settings
 
 PG_HOST = os.environ.get("TEST_PG_HOST", "127.0.0.1")
@@ -28,15 +29,7 @@ PG_ADMIN_URL = f"postgresql://postgres@{PG_HOST}:{PG_PORT}/test"
 SEEDS = PROJECT_ROOT / "seeds"
 BACKENDS = ["sqlite", "postgresql"]
 #: the article's platform scenario: a 20-person team training often, no ops team
-SME_PROFILE = {
-    "gpus": 16,
-    "utilization": 0.6,
-    "horizon_years": 2,
-    "team_size": 20,
-    "ops_team": "none",
-    "data_security": "standard",
-    "start_within_days": 14,
-}
+SME_PROFILE = dict(PROFILE_EXAMPLE)
 
 
 def _pg_available() -> str | None:

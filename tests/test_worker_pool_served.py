@@ -8,23 +8,18 @@ recorded in docs/performance.md.
 
 from __future__ import annotations
 
-import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from conftest import Databases, create_key, load_seeds, migrate
-from test_recovery_served import _free_port
+from test_recovery_served import Server
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
-from app.settings import PROJECT_ROOT
 
 PROFILE = {"gpus": 16, "utilization": 0.6, "horizon_years": 2, "team_size": 20}
 #: a large batch whose profiles all differ (defeating the batch's grouping); 10,000 are accepted, and take
@@ -46,44 +41,6 @@ HEAVY: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-class Served:
-    def __init__(self, url: str, log: Path, **env: str) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url, self.log, self.env = url, log, env
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> Served:
-        env = {**os.environ, "DATABASE_URL": self.url, "RATE_LIMIT": "off", "LOG_LEVEL": "WARNING", **self.env}
-        env.pop("REDIS_URL", None)
-        argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--port", str(self.port)]
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [*argv, "--no-access-log"], cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(self.log.read_text(errors="replace")[-3000:])
-            try:
-                if httpx.get(self.base + "/health/ready", timeout=5).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        self.__exit__()
-        pytest.fail("the server did not start within 60 s")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def _summary(values: list[float]) -> str:
     ms = sorted(v * 1000 for v in values)
     p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
@@ -96,7 +53,7 @@ def test_light_requests_answer_while_the_heaviest_run(databases: Databases, tmp_
     load_seeds(url)
     key = create_key(url, ["admin"], name="served")[1]
     headers = {"X-API-Key": key}
-    with Served(url, tmp_path / "server.log") as server, httpx.Client(base_url=server.base, headers=headers) as c:
+    with Server(url, tmp_path / "server.log") as server, httpx.Client(base_url=server.base, headers=headers) as c:
         gpu = c.get("/v1/gpus", params={"limit": 1}).json()["items"][0]["key"]
         heavy = [(p, {**b, "gpu_model": gpu} if p == "/v1/training-plans" else b) for p, b in HEAVY]
         answers: dict[int, tuple[int, float]] = {}
