@@ -164,13 +164,20 @@ class RentedGpuInstances(OptionPlugin):
         )
 
 
-def _spot_capacity(gpus: Any, reliable: float) -> tuple[Violation, ...]:
-    """Spot commits no capacity: more GPUs than a plan can count on getting is infeasible."""
-    too_many = np.asarray(gpus) > reliable if isinstance(gpus, np.ndarray) else gpus > reliable
+def _spot_capacity(gpus: Any, reliable: Any) -> tuple[Violation, ...]:
+    """Spot commits no capacity: more GPUs than a plan can count on getting is infeasible.
+    ``reliable`` is an array of draws in a Monte Carlo run (the array contract): formatted by
+    ``app.core.text``, never by an f-string."""
+    too_many = (
+        np.asarray(gpus) > reliable
+        if isinstance(gpus, np.ndarray) or isinstance(reliable, np.ndarray)
+        else gpus > reliable
+    )
     if not np.any(too_many):
         return ()
-    text = f"spot capacity is not committed: a plan can count on about {reliable:,.0f} GPUs"
-    return (Violation(msg("violation.spot_capacity", text, gpus=f"{reliable:,.0f}"), too_many),)
+    shown = num(reliable)
+    text = f"spot capacity is not committed: a plan can count on about {shown} GPUs"
+    return (Violation(msg("violation.spot_capacity", text, gpus=shown), too_many),)
 
 
 def _discounts(knowledge: Knowledge, profile: Profile, base: Offer) -> list[Price]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import logging
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -177,13 +178,18 @@ def isolating_client(seeded_db: str) -> Iterator[Client]:
         yield c
 
 
-def test_a_plugin_that_raises_only_marks_its_own_option(isolating_client: Client) -> None:
+def test_a_plugin_that_raises_only_marks_its_own_option(
+    isolating_client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
     client = isolating_client
     options = {o["key"] for o in client.get("/v1/options").json()["items"]}
     assert options == BUILTINS | {"exploding_option", "lacking_option"}
+    failures_before = _failures("exploding_option")
 
-    r = client.post("/v1/recommendations", json=PROFILE)
+    with caplog.at_level(logging.ERROR, logger="app.domain.shared.engine"):
+        r = client.post("/v1/recommendations", json=PROFILE, headers={"X-Request-ID": "boom-request-1"})
     assert r.status_code == 201, r.text
+    assert "boom" not in r.text and "RuntimeError" not in r.text  # a plugin's exception text never reaches a client
     doc = r.json()
     by_option = {e["option"]: e for e in doc["ranking"]}
     assert set(by_option) == BUILTINS | {"exploding_option", "lacking_option"}
@@ -191,23 +197,32 @@ def test_a_plugin_that_raises_only_marks_its_own_option(isolating_client: Client
     assert [e["rank"] for e in doc["ranking"]] == [1, 2, 3, 4, 5]
     assert {e["option"] for e in doc["ranking"][:3]} == BUILTINS
     boom = by_option["exploding_option"]
-    assert boom["error"] == "RuntimeError: boom at 8 GPUs"
+    assert boom["error_code"] == "option-failed"
+    assert boom["error"] == "the option's computation failed; the service has logged it with the request id"
     assert boom["feasible"] is False and boom["score"] == 0 and boom["cost"] is None
-    assert any("boom at 8 GPUs" in reason for reason in boom["reasons"])
+    assert boom["reasons"] == ["Could not be assessed: the option's computation failed (logged)."]
+    assert boom["reason_codes"][0]["code"] == "reason.option_failed"
     lacking = by_option["lacking_option"]
-    assert "no_such_assumption" in lacking["error"]
+    assert lacking["error_code"] == "missing-knowledge" and "no_such_assumption" in lacking["error"]
     for key in BUILTINS:
-        assert by_option[key]["error"] is None
+        assert by_option[key]["error"] is None and by_option[key]["error_code"] is None
         assert by_option[key]["cost"]["annual_cost"]["low"] > 0
     # the built-ins are scored as if the broken options were not there
     assert by_option["rented_gpu_instances"]["cost"]["annual_cost"]["low"] == 876_000
+    # logged with its traceback and the request id, and counted (the recommendation and its
+    # confidence run each assessed it)
+    logged = [rec for rec in caplog.records if "exploding_option" in rec.getMessage()]
+    assert logged and all(rec.exc_info and "boom at 8 GPUs" in str(rec.exc_info[1]) for rec in logged)
+    assert {getattr(rec, "request_id", None) for rec in logged} == {"boom-request-1"}
+    assert _failures("exploding_option") >= failures_before + 1
 
     r = client.post(
         "/v1/price-comparisons", json={k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years", "as_of")}
     )
     assert r.status_code == 200, r.text
+    assert "boom" not in r.text
     items = {i["option"]: i for i in r.json()["items"]}
-    assert items["exploding_option"]["error"] == "RuntimeError: boom at 8 GPUs"
+    assert items["exploding_option"]["error_code"] == "option-failed"
     assert items["exploding_option"]["annual_cost"] is None
     assert items["exploding_option"]["breakdown"] == []
     for key in BUILTINS:
@@ -219,7 +234,27 @@ def test_a_plugin_that_raises_only_marks_its_own_option(isolating_client: Client
         json={"gpus": 8, "utilization": 0.5, "horizon_years": 1, "as_of": AS_OF},
     )
     assert r.status_code == 200
-    assert "RuntimeError: boom at 8 GPUs" in r.text
+    assert "boom" not in r.text and "the option's computation failed" in r.text
+
+    # a batch large enough to be vectorised retries the plugin per profile, and reports each failure alike
+    batch = [dict(PROFILE, gpus=g) for g in range(8, 20)]
+    r = client.post("/v1/evaluations", json={"profiles": batch})
+    assert r.status_code == 200, r.text
+    assert "boom" not in r.text
+    for result in r.json()["results"]:
+        entry = next(e for e in result["ranking"] if e["option"] == "exploding_option")
+        assert entry["error_code"] == "option-failed"
+
+    r = client.post("/v1/uncertainty", json={**PROFILE, "draws": 100})
+    assert r.status_code == 200, r.text
+    assert "boom" not in r.text
+    assert r.json()["error_codes"]["exploding_option"] == "option-failed"
+
+
+def _failures(option: str) -> float:
+    from app.lib.metrics import OPTION_FAILURES
+
+    return float(OPTION_FAILURES.labels(option)._value.get())
 
 
 def test_when_every_option_fails_the_problem_names_each_error(seeded_db: str) -> None:
@@ -230,7 +265,8 @@ def test_when_every_option_fails_the_problem_names_each_error(seeded_db: str) ->
         assert r.headers["content-type"].startswith("application/problem+json")
         problem = r.json()
         assert problem["type"].endswith("no-option-assessable")
-        assert "exploding_option: RuntimeError: boom at 8 GPUs" in problem["detail"]
+        assert "exploding_option: the option's computation failed" in problem["detail"]
+        assert "boom" not in r.text
         assert "lacking_option:" in problem["detail"] and "no_such_assumption" in problem["detail"]
 
 

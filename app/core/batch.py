@@ -20,7 +20,7 @@ import numpy as np
 
 from app.core import decision, scoring
 from app.core import rules as rule_engine
-from app.core.errors import MissingKnowledge
+from app.core.errors import ISOLATED, MissingKnowledge, failure
 from app.core.knowledge import Knowledge
 from app.core.types import PROFILE_NUMBERS, Assessment, Profile
 from app.core.vocab import DIMENSIONS
@@ -44,6 +44,7 @@ class Entry(NamedTuple):
     cost_per_useful_gpu_hour: float | None
     cost_per_effective_gpu_hour: float | None
     error: str | None
+    error_code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class _Figures:
     error: str | None = None
     #: cost per useful GPU-hour
     useful: np.ndarray | None = None
+    error_code: str | None = None
 
 
 def evaluate(
@@ -136,14 +138,27 @@ def _group(
 
 def _column(option: str, f: _Lists, scores: Mapping[str, Any] | None, total: Any, n: int) -> list[tuple[Any, ...]]:
     """One option's entries over the group, column-wise: ``(sort key, option, score, scores, fit,
-    feasible, annual_cost, total_cost, cost_per_useful_gpu_hour, cost_per_effective_gpu_hour, error)``
-    per profile. The sort key is ``scoring.ranked``'s — feasible first, higher total, higher sum of
+    feasible, annual_cost, total_cost, cost_per_useful_gpu_hour, cost_per_effective_gpu_hour, error,
+    error_code)`` per profile. The sort key is ``scoring.ranked``'s — feasible first, higher total, higher sum of
     dimension scores and fit, option key — computed from the same floats in the same order; the
     shown figures are rounded as ``scoring.shown`` and ``round`` round one profile's."""
     if f.per_hour is None or scores is None:
         key = (-scoring.order_value(False, 0.0), -(sum(dict.fromkeys(DIMENSIONS, 0.0).values()) + 0.0), option)
         return [
-            (key, option, _shown(0.0), dict.fromkeys(DIMENSIONS, 0.0), 0.0, False, None, None, None, None, f.error)
+            (
+                key,
+                option,
+                _shown(0.0),
+                dict.fromkeys(DIMENSIONS, 0.0),
+                0.0,
+                False,
+                None,
+                None,
+                None,
+                None,
+                f.error,
+                f.error_code,
+            )
             for _ in range(n)
         ]
     assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
@@ -162,6 +177,7 @@ def _column(option: str, f: _Lists, scores: Mapping[str, Any] | None, total: Any
             round(tot, 2),
             None if u is None else round(u, 4),
             round(ph, 4),
+            None,
             None,
         )
         for ok, t, ds, ft, a, tot, u, ph in zip(
@@ -192,11 +208,12 @@ class _Lists:
     feasible: list[bool] | None
     useful: list[float] | None
     error: str | None
+    error_code: str | None = None
 
     @classmethod
     def of(cls, f: _Figures, n: int) -> _Lists:
         if f.per_hour is None:
-            return cls(None, None, None, None, None, None, f.error)
+            return cls(None, None, None, None, None, None, f.error, f.error_code)
         assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
         return cls(
             per_hour=_floats(f.per_hour, n),
@@ -226,7 +243,7 @@ def _assess_option(
             }
         except MissingKnowledge:
             raise
-        except Exception:  # a plugin that only takes single profiles: one call each
+        except Exception:  # the array contract's fallback: a plugin that only takes single profiles, one call each
             singles = [assess(option, p, knowledge) for p in members]
             per_hour = np.array([decision.effective_cost(x) for x in singles])
             useful = np.array([x.cost.per_useful_gpu_hour.expected for x in singles])
@@ -239,10 +256,9 @@ def _assess_option(
             }
             per_rule = [_rules(option, p, x, knowledge, 1) for p, x in zip(members, singles, strict=True)]
             applied = (np.concatenate([r[0] for r in per_rule]), np.concatenate([r[1] for r in per_rule]))
-    except MissingKnowledge as exc:
-        return _Figures(error=str(exc))
-    except Exception as exc:
-        return _Figures(error=f"{type(exc).__name__}: {exc}")
+    except ISOLATED as exc:
+        code, error = failure(exc)
+        return _Figures(error=error, error_code=code)
     fit, feasible = applied
     return _Figures(per_hour, annual, total, measures, fit, feasible, useful=useful)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from app.core import rules as rule_engine
 from app.core import scoring
-from app.core.errors import MissingKnowledge
+from app.core.errors import ISOLATED, OPTION_FAILED, failure
 from app.core.knowledge import Knowledge
 from app.core.ranges import holds_anywhere
 from app.core.text import Msg, joined, msg, num, pct, span
@@ -28,11 +28,13 @@ class AppliedRule:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One option's assessment, or why it could not be made."""
+    """One option's assessment, or why it could not be made: ``error_code`` (``app.core.errors``:
+    ``no-offer``, ``missing-knowledge``, ``option-failed``) and a sentence safe to show."""
 
     option: str
     assessment: Assessment | None
     error: str | None = None
+    error_code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +59,16 @@ class Decision:
 
 
 def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> list[Outcome]:
-    """Assess every option, isolating failures: a plugin that raises marks only its own option."""
+    """Assess every option, isolating failures: a gap in the knowledge base or a failed plugin
+    (``app.core.errors.ISOLATED``) marks only its own option; anything else is a defect of the core
+    and propagates."""
     outcomes = []
     for option in options:
         try:
             outcomes.append(Outcome(option, assess(option)))
-        except MissingKnowledge as exc:
-            outcomes.append(Outcome(option, None, str(exc)))
-        except Exception as exc:  # a plugin's bug must not take the other options down
-            outcomes.append(Outcome(option, None, f"{type(exc).__name__}: {exc}"))
+        except ISOLATED as exc:
+            code, error = failure(exc)
+            outcomes.append(Outcome(option, None, error, code))
     return outcomes
 
 
@@ -119,9 +122,7 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
     for outcome in outcomes:
         a = outcome.assessment
         if a is None:
-            reasons: tuple[str, ...] = (
-                msg("reason.not_assessed", f"Could not be assessed: {outcome.error}", error=str(outcome.error)),
-            )
+            reasons: tuple[str, ...] = (_not_assessed(outcome),)
             rows.append(_Scored(outcome, False, 0.0, dict.fromkeys(DIMENSIONS, 0.0), 0.0, reasons, ()))
             continue
         scores = dimension_scores(a, cheapest)
@@ -300,6 +301,13 @@ def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[App
         ),
         *fits,
     )
+
+
+def _not_assessed(outcome: Outcome) -> Msg:
+    """Why an option has no assessment, in words (the code says which kind of failure)."""
+    if outcome.error_code == OPTION_FAILED:
+        return msg("reason.option_failed", "Could not be assessed: the option's computation failed (logged).")
+    return msg("reason.not_assessed", f"Could not be assessed: {outcome.error}", error=str(outcome.error))
 
 
 def _duration(days: float) -> Msg:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.errors import MissingKnowledge
+from app.core.errors import MissingKnowledge, NoOffer
 from app.core.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
 from app.core.ranges import Range, ceil_number, holds_anywhere
 from app.core.text import msg, num, span
@@ -234,7 +234,7 @@ def choose(candidates: Sequence[Assessment], *, alternatives: int = 6) -> Assess
 
     Over a batch (arrays), the choice is made per profile and the figures are taken element-wise."""
     if not candidates:
-        raise MissingKnowledge("no offer for this profile")
+        raise NoOffer("no offer for this profile")
     keys = [_effective(c).expected for c in candidates]
     if any(isinstance(k, np.ndarray) for k in keys):
         return _choose_each(candidates)
@@ -266,8 +266,9 @@ def _choose_each(candidates: Sequence[Assessment]) -> Assessment:
     keys = np.stack([np.broadcast_to(_effective(c).expected, (n,)) for c in candidates])
     broken = np.stack(
         [
-            np.broadcast_to(
-                np.logical_or.reduce([np.asarray(v.violated) for v in c.violations] or [np.asarray(False)]), (n,)
+            np.logical_or.reduce(
+                [np.broadcast_to(np.asarray(v.violated, dtype=bool), (n,)) for v in c.violations]
+                or [np.zeros(n, dtype=bool)]
             )
             for c in candidates
         ]

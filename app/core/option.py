@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from app.core import offers as offer_choice
-from app.core.errors import MissingKnowledge
+from app.core.errors import NoOffer
 from app.core.hooks import hookimpl
 from app.core.knowledge import Knowledge
 from app.core.offers import Offer
@@ -53,7 +53,7 @@ class OptionPlugin:
         found = self.offers(profile, knowledge)
         if not found:
             hardware = profile.gpu_model or "the reference server"
-            raise MissingKnowledge(
+            raise NoOffer(
                 f"no {self.spec.key} offer for {hardware} valid on {profile.as_of}"
                 + (f" from {', '.join(profile.providers)}" if profile.providers else "")
                 + (f" in {', '.join(profile.regions)}" if profile.regions else "")

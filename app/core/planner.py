@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from app.core.errors import MissingKnowledge
+from app.core.errors import ISOLATED, MissingKnowledge, failure
 from app.core.knowledge import Knowledge, Server
 from app.core.ranges import Range
 from app.core.types import HOURS_PER_YEAR, Assessment, Profile
@@ -164,6 +164,7 @@ class PlanOutcome:
     plan: OptionPlan | None
     assessment: Assessment | None = None
     error: str | None = None
+    error_code: str | None = None
 
 
 def plan_all(
@@ -189,10 +190,9 @@ def plan_all(
                 )
                 assessment = assess(option, run_profile)
             outcomes.append(PlanOutcome(option, plan_option(assessment, run_profile, hours), assessment))
-        except MissingKnowledge as exc:
-            outcomes.append(PlanOutcome(option, None, None, str(exc)))
-        except Exception as exc:  # a plugin's bug must not take the other options down
-            outcomes.append(PlanOutcome(option, None, None, f"{type(exc).__name__}: {exc}"))
+        except ISOLATED as exc:  # a gap or a failed plugin marks only its own option
+            code, error = failure(exc)
+            outcomes.append(PlanOutcome(option, None, None, error, code))
     return outcomes
 
 

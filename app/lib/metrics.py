@@ -74,6 +74,11 @@ EVALUATIONS = Counter(
     ["kind"],
 )
 MEMO_HITS = Counter(f"{PREFIX}_memo_hits_total", "Comparisons and evaluations answered from the memo", ["kind"])
+OPTION_FAILURES = Counter(
+    f"{PREFIX}_option_failures_total",
+    "Assessments an option's plugin failed with an exception (a defect: the log has each with its request id)",
+    ["option"],
+)
 OFFERS_CONSIDERED = Histogram(
     f"{PREFIX}_offers_considered",
     "Offers assessed per computed answer, over every option",
@@ -151,6 +156,10 @@ def evaluation_computed(kind: str, count: int = 1) -> None:
 
 def memo_hit(kind: str) -> None:
     MEMO_HITS.labels(kind).inc()
+
+
+def option_failed(option: str) -> None:
+    OPTION_FAILURES.labels(option).inc()
 
 
 def offers_considered(count: int) -> None:

@@ -8,8 +8,9 @@ Everything re-runs the option plugins â€” the same model that prices and ranks â
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.core.errors import ISOLATED, failure
 from app.core.insights.common import ENDS, Assess, Costs, Variant
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
@@ -46,6 +47,7 @@ class BreakEven:
     own_cheapest_from_gpus: Mapping[str, int | None]
     paybacks: tuple[Payback, ...]
     errors: Mapping[str, str]
+    error_codes: Mapping[str, str] = field(default_factory=dict)
 
 
 def _crossing(
@@ -119,7 +121,7 @@ def _cheapest_from(
 def _assessed_or_none(costs: Costs, v: Variant, u: float, gpus: int) -> Assessment | None:
     try:
         return costs.assessment(v, u, gpus)
-    except Exception:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
+    except ISOLATED:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
         return None
 
 
@@ -152,7 +154,7 @@ def crossing(assess: Assess, profile: Profile, knowledge: Knowledge, a: Variant,
     cannot be assessed."""
     try:
         return _crossing(Costs(assess, profile, knowledge), a, b, ("expected",), (0.01, 1.0), steps=10)
-    except Exception:
+    except ISOLATED:
         return None
 
 
@@ -171,13 +173,15 @@ def break_even(
     A variant that cannot be assessed at the profile is left out, with its error."""
     costs = Costs(assess, profile, knowledge)
     errors: dict[str, str] = {}
+    codes: dict[str, str] = {}
     usable: list[Variant] = []
     for v in dict.fromkeys(v for pair in pairs for v in pair):
         try:
             costs.assessment(v, profile.utilization)
             usable.append(v)
-        except Exception as exc:
-            errors.setdefault(v.option, f"{type(exc).__name__}: {exc}")
+        except ISOLATED as exc:
+            if v.option not in errors:
+                codes[v.option], errors[v.option] = failure(exc)
     found = crossings(costs, [(a, b) for a, b in pairs if a in usable and b in usable])
     cheapest_from: dict[str, int | None] = dict.fromkeys(ENDS)
     paybacks: list[Payback] = []
@@ -189,4 +193,4 @@ def break_even(
         own = costs.assessment(owner, profile.utilization)
         for v in alternatives:
             paybacks.append(_payback(own, costs.assessment(v, profile.utilization), v.label, profile.horizon_years))
-    return BreakEven(found, cheapest_from, tuple(paybacks), errors)
+    return BreakEven(found, cheapest_from, tuple(paybacks), errors, codes)

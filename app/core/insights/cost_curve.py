@@ -9,8 +9,9 @@ price comparison at that utilization answers — and the crossings are
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.core.errors import ISOLATED, failure
 from app.core.insights.break_even import Crossing, crossings
 from app.core.insights.common import Assess, Costs, Variant
 from app.core.knowledge import Knowledge
@@ -38,6 +39,7 @@ class CostCurves:
     crossing_costs: tuple[float | None, ...]
     #: per option that could not be assessed at the profile: why
     errors: Mapping[str, str]
+    error_codes: Mapping[str, str] = field(default_factory=dict)
 
 
 def utilization_grid(utilization: float, start: float = CURVE_START, steps: int = CURVE_STEPS) -> tuple[float, ...]:
@@ -58,12 +60,13 @@ def cost_curves(
     points = grid or utilization_grid(profile.utilization)
     series: dict[str, tuple[CurvePoint, ...]] = {}
     errors: dict[str, str] = {}
+    codes: dict[str, str] = {}
     for option in options:
         v = Variant(option)
         try:
             series[option] = tuple(CurvePoint(u, costs.assessment(v, u).cost.per_useful_gpu_hour) for u in points)
-        except Exception as exc:
-            errors[option] = f"{type(exc).__name__}: {exc}"
+        except ISOLATED as exc:
+            codes[option], errors[option] = failure(exc)
     usable = [Variant(o) for o in options if o in series]
     pairs = [(a, b) for i, a in enumerate(usable) for b in usable[i + 1 :]]
     found = crossings(costs, pairs)
@@ -71,4 +74,4 @@ def cost_curves(
         None if (u := c.utilization.get("expected")) is None else costs.per_hour(Variant(c.first), u, "expected")
         for c in found
     )
-    return CostCurves(series, found, at, errors)
+    return CostCurves(series, found, at, errors, codes)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core import decision, scoring
+from app.core.errors import ISOLATED, failure
 from app.core.insights.common import Assess
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
@@ -29,6 +30,8 @@ class Uncertainty:
     seed: int
     options: Mapping[str, OptionUncertainty]
     errors: Mapping[str, str]
+    #: per option that could not be assessed: ``app.core.errors`` code (``no-offer``, ``option-failed`` …)
+    error_codes: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator) -> Knowledge:
@@ -96,14 +99,15 @@ def uncertainty(
         base = decision.decide(profile, outcomes, knowledge, weights)
     sampled = _samples(knowledge, draws, seed)
     errors: dict[str, str] = {}
+    codes: dict[str, str] = {}
     per_option: dict[str, Assessment] = {}
     for option in sorted(options):
         try:
             per_option[option] = assess(option, profile, sampled)
-        except Exception as exc:
-            errors[option] = f"{type(exc).__name__}: {exc}"
+        except ISOLATED as exc:
+            codes[option], errors[option] = failure(exc)
     if not per_option:
-        return Uncertainty(draws, seed, {}, errors)
+        return Uncertainty(draws, seed, {}, errors, codes)
 
     def arr(x: float | np.ndarray) -> np.ndarray:
         return np.broadcast_to(np.asarray(x, dtype=float), (draws,))
@@ -136,4 +140,4 @@ def uncertainty(
             _percentiles(total),
             round(float(np.mean(first == i)), 4),
         )
-    return Uncertainty(draws, seed, result, errors)
+    return Uncertainty(draws, seed, result, errors, codes)

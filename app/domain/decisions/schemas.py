@@ -61,6 +61,8 @@ class ComparisonItem(msgspec.Struct):
     committed: bool | None
     breakdown: list[LineItemRead]
     error: str | None = None
+    #: why the option has no figures: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_code: str | None = None
     npv_cost: RangeRead | None = None
     equivalent_annual_cost: RangeRead | None = None
     cost_per_effective_gpu_hour: RangeRead | None = None
@@ -137,6 +139,8 @@ class RankingEntry(msgspec.Struct):
     stability: StabilityRead | None
     usability: UsabilityRead | None
     error: str | None = None
+    #: why the option has no assessment: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_code: str | None = None
     offer: OfferRead | None = None
     #: ``reasons`` as message codes with parameters, in the same order
     reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
@@ -176,6 +180,8 @@ class ScoredEntry(msgspec.Struct):
     cost_per_useful_gpu_hour: float | None
     error: str | None = None
     cost_per_effective_gpu_hour: float | None = None
+    #: why the option has no figures: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_code: str | None = None
 
 
 class ScoredResult(msgspec.Struct):

@@ -119,7 +119,7 @@ class DecisionService:
                 "plugin": opt.plugin_name,
             }
             if a is None:
-                items.append(s.ComparisonItem(**head, **NO_COST, breakdown=[], error=o.error))
+                items.append(s.ComparisonItem(**head, **NO_COST, breakdown=[], error=o.error, error_code=o.error_code))
                 continue
             c = a.cost
             cur, years = profile.currency, profile.horizon_years
@@ -270,6 +270,7 @@ class DecisionService:
                 for x in r.rules
             ],
             "error": r.outcome.error,
+            "error_code": r.outcome.error_code,
         }
         if a is None:
             return s.RankingEntry(**head, cost=None, efficiency=None, stability=None, usability=None)
@@ -349,6 +350,7 @@ def _scored_entry(e: batch.Entry) -> s.ScoredEntry:
         cost_per_useful_gpu_hour=e.cost_per_useful_gpu_hour,
         error=e.error,
         cost_per_effective_gpu_hour=e.cost_per_effective_gpu_hour,
+        error_code=e.error_code,
     )
 
 
@@ -367,6 +369,7 @@ def _scored(e: s.Evaluation) -> s.ScoredResult:
                 total_cost=None if r.cost is None else r.cost.total_cost.expected,
                 cost_per_useful_gpu_hour=None if r.cost is None else r.cost.cost_per_useful_gpu_hour.expected,
                 error=r.error,
+                error_code=r.error_code,
                 cost_per_effective_gpu_hour=None
                 if r.cost is None or r.cost.cost_per_effective_gpu_hour is None
                 else r.cost.cost_per_effective_gpu_hour.expected,

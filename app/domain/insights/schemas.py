@@ -50,6 +50,8 @@ class BreakEvenRead(msgspec.Struct):
     own_cheapest_statement: str
     paybacks: list[PaybackRead]
     errors: dict[str, str]
+    #: per option in ``errors``: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_codes: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class EffectRead(msgspec.Struct):
@@ -107,6 +109,8 @@ class UncertaintyRead(msgspec.Struct):
     distribution: str
     options: dict[str, OptionUncertaintyRead]
     errors: dict[str, str]
+    #: per option in ``errors``: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_codes: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class CurvePointRead(msgspec.Struct):
@@ -145,3 +149,5 @@ class CostCurvesRead(msgspec.Struct):
     series: list[CostSeriesRead]
     break_even: list[BreakEvenPointRead]
     errors: dict[str, str]
+    #: per option in ``errors``: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_codes: dict[str, str] = msgspec.field(default_factory=dict)

@@ -63,6 +63,7 @@ class InsightService:
                 for p in be.paybacks
             ],
             errors=dict(be.errors),
+            error_codes=dict(be.error_codes),
         )
 
     def cost_curves(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.CostCurvesRead:
@@ -98,6 +99,7 @@ class InsightService:
                 for c, cost in zip(cc.crossings, cc.crossing_costs, strict=True)
             ],
             errors=dict(cc.errors),
+            error_codes=dict(cc.error_codes),
         )
 
     def option_names(self) -> dict[str, str]:
@@ -188,4 +190,5 @@ class InsightService:
             distribution=c.distribution,
             options=c.options,
             errors=c.errors,
+            error_codes=c.error_codes,
         )

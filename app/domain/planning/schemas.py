@@ -98,6 +98,8 @@ class TrainingPlanItem(msgspec.Struct):
     upfront_cost: RangeRead | None = None
     committed: bool | None = None
     error: str | None = None
+    #: why the option has no plan: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_code: str | None = None
 
 
 class TrainingPlanRead(msgspec.Struct):

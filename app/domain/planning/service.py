@@ -89,6 +89,7 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
                     total_cost=None,
                     gpu_hours_billed=None,
                     error=o.error,
+                    error_code=o.error_code,
                 )
             )
             continue

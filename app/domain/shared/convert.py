@@ -51,6 +51,7 @@ def confidence_read(u: Uncertainty) -> ConfidenceRead:
             for o, x in u.options.items()
         },
         errors=dict(u.errors),
+        error_codes=dict(u.error_codes),
     )
 
 

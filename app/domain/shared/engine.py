@@ -4,18 +4,22 @@ plugins, today's date, and the step from a request to the core's profile and ass
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Mapping
 
+import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from app.core import decision
-from app.core.errors import KnowledgeUnavailable, NothingAssessable, UnknownReference
+from app.core.errors import ISOLATED, KnowledgeUnavailable, NothingAssessable, OptionFailed, UnknownReference
 from app.core.host import LoadedOption, OptionHost
 from app.core.insights import Variant
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
 from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
 from app.lib import metrics
+
+log = logging.getLogger(__name__)
 
 
 def utc_today() -> dt.date:
@@ -58,8 +62,26 @@ class Engine:
         return kb
 
     def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
-        """The option's own plugin's assessment (exceptions propagate)."""
-        return self.host.assess(option, profile, knowledge)
+        """The option's own plugin's assessment. A gap in the knowledge base propagates as it is; any
+        other exception of the plugin is a defect: logged with its traceback (and the request id),
+        counted in ``compute_advisor_option_failures_total``, and raised as ``OptionFailed``, which
+        answers say only as ``option-failed``. A batch's array attempt is not logged: the array
+        contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
+        try:
+            return self.host.assess(option, profile, knowledge)
+        except ISOLATED:
+            raise
+        except Exception as exc:
+            if not isinstance(profile.gpus, np.ndarray):
+                log.error(
+                    "option %s failed: %s",
+                    option,
+                    type(exc).__name__,
+                    exc_info=True,
+                    extra={"fields": {"option": option, "knowledge_version": knowledge.version}},
+                )
+                metrics.option_failed(option)
+            raise OptionFailed(option) from exc
 
     def check_references(
         self,

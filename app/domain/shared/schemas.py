@@ -188,3 +188,5 @@ class ConfidenceRead(msgspec.Struct):
     distribution: str
     options: dict[str, OptionUncertaintyRead]
     errors: dict[str, str]
+    #: per option in ``errors``: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error_codes: dict[str, str] = msgspec.field(default_factory=dict)
