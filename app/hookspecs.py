@@ -30,7 +30,10 @@ retried); a Monte Carlo run reports the option's error.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from app.core.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
+from app.core.kernel import Kernel, Roles
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, OptionSpec, Profile
 
@@ -53,3 +56,23 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
     pure: no I/O, no clock, no globals. ``profile`` and ``knowledge`` may carry arrays (see the
     array contract above).
     """
+
+
+@hookspec
+def compute_advisor_compile(
+    option: str, knowledge: Knowledge, currency: str, as_of: dt.date, roles: Roles
+) -> Kernel | None:
+    """Compile ``option`` for the read-only ``knowledge`` snapshot, answers in ``currency`` and the
+    ``as_of`` validity period that contains ``as_of`` (docs/plugins.md "Kernels"): a
+    :class:`app.core.kernel.Kernel` that quotes profiles by arithmetic alone.
+
+    Called only on the plugin that declared ``option``, at most once per snapshot, currency and
+    period (the service caches the kernel); return ``None`` for an option you do not provide.
+    ``roles(role, knowledge, currency, as_of)`` gives the kernel of the option that declares a role
+    (``"bridges_lead_time"``), or None. Raise :class:`app.core.MissingKnowledge` when the knowledge
+    base lacks a row you need. Must be pure: no I/O, no clock, no globals.
+
+    A plugin that implements only ``compute_advisor_assess`` (SDK v2) keeps working: the service
+    asks it once per profile.
+    """
+    return None

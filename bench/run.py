@@ -488,7 +488,7 @@ def time_monte_carlo() -> MonteCarlo:
 
     def once(i: int, seed: int) -> float:
         start = time.perf_counter()
-        ins.uncertainty(host.assess, profile(i), kb, options, weights, draws=MC_DRAWS, seed=seed)
+        ins.uncertainty(host, profile(i), kb, options, weights, draws=MC_DRAWS, seed=seed)
         return (time.perf_counter() - start) * 1000
 
     cold = once(0, 12345)

@@ -2,31 +2,35 @@
 automatic fault detection, job migration and checkpoint management.
 
 Pay as you go, the platform bills the useful hours over its pooled utilization, never more than
-every hour of the GPUs; a subscription holds a pool all the time for whole terms. A management fee
-the same provider charges per GPU is added. See docs/methodology.md, "Platform".
+every hour of the GPUs (``held_hours`` over the pool); a subscription holds a pool all the time for
+whole terms (``whole_terms``). A management fee the same provider charges per GPU is added. See
+docs/methodology.md, "Platform".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from app.core import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
-    Inputs,
-    Knowledge,
     LineItem,
-    Offer,
     OptionPlugin,
     OptionSpec,
+    Price,
     Profile,
     Range,
-    ceil_number,
-    model,
+    SourceRef,
     offers,
 )
-from app.core.capital import annuity
+from app.core.kernel import Candidate, Quote, candidate
+from app.core.offer_kernel import OfferKernel
+from app.core.pricing import annuity, held_hours, quote_cost, whole_terms
 from app.core.text import money_range, msg, num, pct
 
 KEY = "ai_compute_platform"
@@ -41,6 +45,176 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
 HOURS_PER_DAY = 24
 
 
+@dataclass(frozen=True, slots=True)
+class Fee:
+    """The provider's management fee for an offer's region: its tiers (by ``min_gpus``) in the
+    kernel's currency, per GPU-hour, and the rates that converted them."""
+
+    rows: tuple[Price, ...]
+    per_hour: tuple[Range, ...]
+    tiered: bool
+    conversion_refs: tuple[SourceRef, ...]
+
+    def pick(self, gpus: Any) -> tuple[Range, Price]:
+        if not self.tiered:
+            return self.per_hour[0], self.rows[0]
+        if isinstance(gpus, np.ndarray):  # each profile of a batch in its own tier
+            conditions = [gpus >= (r.min_gpus or 0) for r in reversed(self.rows)]
+            ends = (np.select(conditions, [v[i] for v in reversed(self.per_hour)]) for i in range(3))
+            return Range.elementwise(*ends), self.rows[0]
+        index = max((i for i, r in enumerate(self.rows) if (r.min_gpus or 0) <= gpus), default=0)
+        return self.per_hour[index], self.rows[index]
+
+
+class PlatformKernel(OfferKernel):
+    setup_steps = msg("setup.ai_compute_platform", "preset images and a graphical job console")
+
+    def compile_group(self, gpu_model: str | None) -> list[Candidate]:
+        kb = self.knowledge
+        rows = offers.group_rows(kb, self.as_of, option=KEY, item="gpu_hour", gpu_model=gpu_model)
+        found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
+        return [
+            candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model), self._fee(o.row))
+            for o in found
+            if o.plan in PLAN_TERM_YEARS
+        ]
+
+    def _fee(self, row: Price) -> Fee | None:
+        """The same provider's ``platform_fee`` for the offer's region (``Inputs.money``: the nearest
+        region's rows, every volume tier, converted)."""
+        rows = [
+            r
+            for r in self.knowledge.component(
+                KEY, "platform_fee", as_of=self.as_of, provider=row.provider, region=row.region
+            )
+            if r.unit in ("per_gpu_day", "per_gpu_hour")
+        ]
+        if not rows:
+            return None
+        tiered = any(r.min_gpus for r in rows)
+        ordered = sorted(rows, key=lambda r: r.min_gpus or 0) if tiered else rows[:1]
+        per_hour: list[Range] = []
+        conversion_refs: list[SourceRef] = []
+        for r in ordered:
+            conversion = self.knowledge.conversion(r.currency, self.currency, self.as_of)
+            conversion_refs.extend(conversion.refs)
+            price = r.value * conversion.factor
+            per_hour.append(price * (1 / HOURS_PER_DAY) if r.unit == "per_gpu_day" else price)
+        return Fee(tuple(ordered), tuple(per_hour), tiered, tuple(dict.fromkeys(conversion_refs)))
+
+    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
+        memo: dict[Any, Any] = {}
+        useful = profile.useful_gpu_hours_per_year
+        pooled = self.value("pooled_utilization")
+        rate = self.value("discount_rate").expected
+        horizon_annuity = annuity(profile.horizon_years, rate)
+        found = []
+        for c in candidates:
+            term = PLAN_TERM_YEARS[c.plan]
+            if term is None:
+                billed = held_hours(useful, pooled, profile.gpus * HOURS_PER_YEAR)
+                years_paid = profile.horizon_years
+            else:
+                billed = Range.point(profile.gpus * HOURS_PER_YEAR)
+                years_paid = whole_terms(profile.horizon_years, term)
+            first = billed * c.per_gpu
+            lines: list[tuple[str, Range, Range, Range]] = [("gpu_hours", first, ZERO, first * years_paid)]
+            fee: Fee | None = c.data
+            if fee is not None:
+                fee_annual = billed * fee.pick(profile.gpus)[0]
+                lines.append(("platform_fee", fee_annual, ZERO, fee_annual * years_paid))
+            annual = sum((li[1] for li in lines), ZERO)
+            total = sum((li[3] for li in lines), ZERO)
+            npv = annual * annuity(years_paid, rate)
+            cost = quote_cost(
+                profile,
+                annual=annual,
+                total=total,
+                paid=billed,
+                committed=term is not None,
+                npv=npv,
+                equivalent_annual=npv / horizon_annuity,
+            )
+            lead = self.lead(c)
+            found.append(
+                self.finish(
+                    profile,
+                    c,
+                    memo,
+                    cost=cost,
+                    efficiency=self.efficiency(profile, lead, memo),
+                    stability=self.stability(profile, memo),
+                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
+                    lines=tuple(lines),
+                    violations=self.constraints(c, profile, lead),
+                    waiting_days=lead,
+                    detail=billed,
+                )
+            )
+        return found
+
+    def materialise(self, profile: Profile, quote: Quote) -> Assessment:
+        c = quote.candidate
+        assert c is not None
+        billed = quote.detail
+        useful = profile.useful_gpu_hours_per_year
+        pooled = self.value("pooled_utilization")
+        if PLAN_TERM_YEARS[c.plan] is None:
+            basis = "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour × horizon_years"
+        else:
+            basis = "gpus × 8760 × price per GPU-hour × whole terms covering the horizon"
+        key, annual, upfront, total = quote.lines[0]
+        breakdown = [
+            LineItem(
+                key,
+                msg("line.gpu_hours", f"Platform GPU-hours ({c.label})", offer=c.label),
+                annual,
+                upfront,
+                basis,
+                (*c.offer.refs, self.ref("pooled_utilization")),
+                total=total,
+            )
+        ]
+        if len(quote.lines) > 1:
+            fee: Fee = c.data
+            key, annual, upfront, total = quote.lines[1]
+            breakdown.append(
+                LineItem(
+                    key,
+                    msg("line.platform_fee", "Platform management fee"),
+                    annual,
+                    upfront,
+                    "billed GPU-hours × fee per GPU-hour",
+                    (fee.pick(profile.gpus)[1].ref, *fee.conversion_refs),
+                    total=total,
+                )
+            )
+        shown = money_range(quote.cost.annual, profile.currency)
+        notes = (
+            msg(
+                "note.platform",
+                f"Platform ({c.label}): {shown} a year; pooling bills "
+                f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
+                f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
+                offer=c.label,
+                annual=shown,
+                billed=num(billed.expected),
+                useful=num(useful),
+                pooled_low=pct(pooled.low),
+                pooled_high=pct(pooled.high),
+            ),
+        )
+        return self.assessment_of(
+            profile,
+            quote,
+            breakdown=breakdown,
+            notes=notes,
+            efficiency_refs=self.efficiency_refs((self.ref("discount_rate"),), self.lead_refs(c)),
+            stability_refs=self.stability_refs("detection_hours", "restart_hours"),
+            usability_refs=self.usability_refs(profile),
+        )
+
+
 class AiComputePlatform(OptionPlugin):
     spec = OptionSpec(
         key=KEY,
@@ -50,107 +224,9 @@ class AiComputePlatform(OptionPlugin):
         "the GPU-hours jobs use.",
         version=VERSION,
     )
-
-    def offers(self, profile: Profile, knowledge: Knowledge) -> Sequence[Offer]:
-        rows = offers.anchors(knowledge, profile, option=KEY, item="gpu_hour")
-        found = [o for r in rows if (o := offers.priced(knowledge, profile, r)) is not None]
-        return [o for o in found if o.plan in PLAN_TERM_YEARS]
-
-    def assess_offer(self, profile: Profile, knowledge: Knowledge, offer: Offer) -> Assessment:
-        inputs = Inputs(knowledge, KEY, profile)
-        useful = profile.useful_gpu_hours_per_year
-        term = PLAN_TERM_YEARS[offer.plan]
-        pooled = inputs("pooled_utilization")
-        if term is None:
-            billed = (useful / pooled).cap(profile.gpus * HOURS_PER_YEAR)
-            years_paid = profile.horizon_years
-            basis = "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour × horizon_years"
-        else:
-            billed = Range.point(profile.gpus * HOURS_PER_YEAR)
-            years_paid = ceil_number(profile.horizon_years / term - 1e-9) * term
-            basis = "gpus × 8760 × price per GPU-hour × whole terms covering the horizon"
-        annual = billed * offer.per_gpu
-        lines = [
-            LineItem(
-                "gpu_hours",
-                msg("line.gpu_hours", f"Platform GPU-hours ({offer.label})", offer=offer.label),
-                annual,
-                ZERO,
-                basis,
-                (*offer.refs, *inputs.take_refs()),
-                total=annual * years_paid,
-            )
-        ]
-        fee = inputs.money(
-            "platform_fee",
-            units=("per_gpu_day", "per_gpu_hour"),
-            provider=offer.row.provider,
-            region=offer.row.region,
-            gpus=profile.gpus,
-        )
-        if fee is not None:
-            price, row = fee
-            per_hour = price * (1 / HOURS_PER_DAY) if row.unit == "per_gpu_day" else price
-            fee_annual = billed * per_hour
-            lines.append(
-                LineItem(
-                    "platform_fee",
-                    msg("line.platform_fee", "Platform management fee"),
-                    fee_annual,
-                    ZERO,
-                    "billed GPU-hours × fee per GPU-hour",
-                    (row.ref, *inputs.take_refs()),
-                    total=fee_annual * years_paid,
-                )
-            )
-        annual = sum((li.annual for li in lines), ZERO)
-        total = sum((li.total or ZERO for li in lines), ZERO)
-        rate = inputs("discount_rate").expected
-        npv = annual * annuity(years_paid, rate)
-        cost = model.cost(
-            profile,
-            annual=annual,
-            total=total,
-            paid=billed,
-            committed=term is not None,
-            breakdown=lines,
-            npv=npv,
-            equivalent_annual=npv / annuity(profile.horizon_years, rate),
-        )
-        lead = offer.row.lead_time_days or inputs("lead_time_days")
-        shown = money_range(annual, profile.currency)
-        notes = (
-            msg(
-                "note.platform",
-                f"Platform ({offer.label}): {shown} a year; pooling bills "
-                f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
-                f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
-                offer=offer.label,
-                annual=shown,
-                billed=num(billed.expected),
-                useful=num(useful),
-                pooled_low=pct(pooled.low),
-                pooled_high=pct(pooled.high),
-            ),
-        )
-        machines = offers.machines(knowledge, profile, offer)
-        return model.assessment(
-            KEY,
-            inputs,
-            profile,
-            cost=cost,
-            efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
-            stability=model.stability(inputs, profile),
-            infra_fte=model.software_work(inputs, machines, share=profile.utilization),
-            setup_steps=msg("setup.ai_compute_platform", "preset images and a graphical job console"),
-            notes=notes,
-            offer=offer.info(),
-            violations=offers.violations(offer, profile, knowledge, lead_time_days=lead),
-            region=offer.row.region,
-            waiting_days=lead,
-        )
+    kernel = PlatformKernel
 
 
 plugin = AiComputePlatform()
 compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_assess = plugin.compute_advisor_assess
+compute_advisor_compile = plugin.compute_advisor_compile

@@ -2,39 +2,41 @@
 capacity blocks — every instance offer of the price books for the profile's GPU model.
 
 On demand and spot, every held hour is paid: held hours are the useful hours over the utilization a
-team achieves on held instances, never more than every hour of the instances. A reservation holds
-whole instances all the time for whole terms (a 2-year horizon on a 3-year reservation pays three
-years). A reservation the source prices only as a discount off on demand is derived from the
-on-demand offer. See docs/methodology.md, "Rented instances".
+team achieves on held instances, never more than every hour of the instances (``held_hours``). A
+reservation holds whole instances all the time for whole terms (``whole_terms``: a 2-year horizon on
+a 3-year reservation pays three years). A reservation the source prices only as a discount off on
+demand is derived from the on-demand offer. See docs/methodology.md, "Rented instances".
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from app.core import (
     ANY,
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
-    Inputs,
     Knowledge,
     LineItem,
-    Offer,
     OptionPlugin,
     OptionSpec,
     Price,
     Profile,
     Range,
-    Violation,
+    SourceRef,
     ceil_number,
-    model,
     offers,
 )
-from app.core.capital import annuity
+from app.core.capital import Bridge
+from app.core.kernel import Candidate, Quote, candidate, refs
+from app.core.offer_kernel import OfferKernel
+from app.core.offers import Offer
+from app.core.pricing import annuity, held_hours, quote_cost, whole_terms
+from app.core.pricing import gt as _gt
+from app.core.pricing import holds as _holds
 from app.core.text import money_range, msg, num, pct
 
 KEY = "rented_gpu_instances"
@@ -50,44 +52,145 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
 }
 
 
-class RentedGpuInstances(OptionPlugin):
-    spec = OptionSpec(
-        key=KEY,
-        name="Rented GPU instances",
-        description="Rent GPU server instances from a cloud, on demand, on spot or reserved: no upfront "
-        "investment and resources in minutes, but every held hour is paid and the environment, "
-        "scheduling and checkpoints are yours to manage.",
-        version=VERSION,
-        plans=("on_demand", "reserved_1y"),
+class RentedKernel(OfferKernel):
+    """Rented instances compiled: every instance offer of the price books, and the reservations the
+    price books price as a discount off an on-demand offer."""
+
+    rental_plans = frozenset(PLAN_TERM_YEARS)
+    setup_steps = msg(
+        "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
     )
 
-    def offers(self, profile: Profile, knowledge: Knowledge) -> Sequence[Offer]:
-        rows = offers.anchors(knowledge, profile, option=KEY, item="instance_hour")
-        found = [o for r in rows if (o := offers.priced(knowledge, profile, r)) is not None]
+    def compile_group(self, gpu_model: str | None) -> list[Candidate]:
+        kb = self.knowledge
+        rows = offers.group_rows(kb, self.as_of, option=KEY, item="instance_hour", gpu_model=gpu_model)
+        found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
         quoted = {(o.row.provider, o.row.subject, o.row.region, o.plan) for o in found}
         for base in [o for o in found if o.plan == "on_demand"]:
-            for d in _discounts(knowledge, profile, base):
+            for d in _discounts(kb, self.as_of, base):
                 if (base.row.provider, base.row.subject, base.row.region, d.plan) in quoted:
                     continue  # the provider quotes that plan itself
-                derived = offers.priced(
-                    knowledge, profile, base.row, plan=d.plan, factor=d.value.complement(), extra_refs=(d.ref,)
+                derived = offers.price_row(
+                    kb,
+                    base.row,
+                    self.currency,
+                    self.as_of,
+                    plan=d.plan,
+                    factor=d.value.complement(),
+                    extra_refs=(d.ref,),
                 )
                 if derived is not None:
                     found.append(derived)
-        if profile.rental_plan is not None:
-            found = [o for o in found if o.plan == profile.rental_plan]
-        return [o for o in found if o.plan in PLAN_TERM_YEARS]
+        return [
+            candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model)) for o in found if o.plan in PLAN_TERM_YEARS
+        ]
 
-    def assess_offer(self, profile: Profile, knowledge: Knowledge, offer: Offer) -> Assessment:
-        inputs = Inputs(knowledge, KEY, profile)
-        instances = ceil_number(profile.gpus / offer.gpus_per_unit)
-        held_gpus = instances * offer.gpus_per_unit
+    def bridge(self, profile: Profile) -> Bridge | None:
+        """Renting the profile's GPUs on demand while another option's capacity is procured: the cheapest
+        on-demand offer the profile allows (``held_hours`` at ``held_utilization``), a year of it."""
+        on_demand = self._on_demand(profile.gpu_model)
+        if profile.providers or profile.regions:
+            on_demand = [
+                o
+                for o in on_demand
+                if (not profile.providers or o.row.provider in profile.providers)
+                and (not profile.regions or o.row.region in profile.regions)
+            ]
+        if not on_demand:
+            return None
+        cheapest = min(on_demand, key=lambda o: offers.level(o.per_gpu.expected))
+        held = self.value("held_utilization")
+        yearly = held_hours(profile.useful_gpu_hours_per_year, held, profile.gpus * HOURS_PER_YEAR) * cheapest.per_gpu
+        return Bridge(yearly, (*cheapest.refs, self.ref("held_utilization")))
+
+    def _on_demand(self, gpu_model: str | None) -> list[Offer]:
+        """The on-demand offers of ``gpu_model``, in the price books' order."""
+        key = f"on_demand:{gpu_model}"
+        found: list[Offer] | None = self.compiled.get(key)
+        if found is None:
+            kb = self.knowledge
+            rows = offers.group_rows(kb, self.as_of, option=KEY, item="instance_hour", gpu_model=gpu_model)
+            found = [
+                o
+                for r in rows
+                if r.plan == "on_demand" and (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None
+            ]
+            self.compiled[key] = found
+        return found
+
+    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
+        memo: dict[Any, Any] = {}
+        useful = profile.useful_gpu_hours_per_year
+        rate = self.value("discount_rate").expected
+        horizon_annuity = None
+        found = []
+        for c in candidates:
+            offer = c.offer
+            instances = ceil_number(profile.gpus / offer.gpus_per_unit)
+            held_gpus = instances * offer.gpus_per_unit
+            term = PLAN_TERM_YEARS[offer.plan]
+            if term is None:
+                paid = held_hours(useful, self.value("held_utilization"), held_gpus * HOURS_PER_YEAR)
+                years_paid = profile.horizon_years
+            else:
+                paid = Range.point(held_gpus * HOURS_PER_YEAR)
+                years_paid = whole_terms(profile.horizon_years, term)
+            annual = paid * c.per_gpu
+            total = annual * years_paid
+            npv = annual * annuity(years_paid, rate)
+            if horizon_annuity is None:
+                horizon_annuity = annuity(profile.horizon_years, rate)
+            lead = self.lead(c)
+            cost = quote_cost(
+                profile,
+                annual=annual,
+                total=total,
+                paid=paid,
+                committed=term is not None,
+                npv=npv,
+                equivalent_annual=npv / horizon_annuity,
+            )
+            violations = self.constraints(c, profile, lead)
+            spot = offer.plan == "spot"
+            if spot:
+                reliable = self.value("spot_reliable_gpus").expected
+                too_many = _gt(profile.gpus, reliable)
+                if _holds(too_many):
+                    violations.append(("spot_capacity", too_many))
+            found.append(
+                self.finish(
+                    profile,
+                    c,
+                    memo,
+                    cost=cost,
+                    efficiency=self.efficiency(profile, lead, memo),
+                    stability=self.stability(
+                        profile, memo, extra_rate="spot_interruptions_per_gpu_year" if spot else None
+                    ),
+                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
+                    lines=(("instance_hours", annual, ZERO, total),),
+                    violations=violations,
+                    waiting_days=lead,
+                    detail=(held_gpus, paid),
+                )
+            )
+        return found
+
+    def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
+        if code == "spot_capacity":
+            shown = num(self.value("spot_reliable_gpus").expected)
+            text = f"spot capacity is not committed: a plan can count on about {shown} GPUs"
+            return msg("violation.spot_capacity", text, gpus=shown)
+        return super().violation_reason(profile, quote, code)
+
+    def materialise(self, profile: Profile, quote: Quote) -> Assessment:
+        c = quote.candidate
+        assert c is not None
+        offer = c.offer
+        held_gpus, paid = quote.detail
         useful = profile.useful_gpu_hours_per_year
         term = PLAN_TERM_YEARS[offer.plan]
         if term is None:
-            held_utilization = inputs("held_utilization")
-            paid = (useful / held_utilization).cap(held_gpus * HOURS_PER_YEAR)
-            years_paid = profile.horizon_years
             basis = "min(GPUs held × 8760, useful GPU-hours ÷ held_utilization) × price per GPU-hour × horizon_years"
             held_note = msg(
                 "note.rented_held",
@@ -97,9 +200,8 @@ class RentedGpuInstances(OptionPlugin):
                 paid_hours=num(paid.expected / profile.gpus),
                 useful_hours=num(useful / profile.gpus),
             )
+            read: tuple[SourceRef, ...] = (self.ref("held_utilization"), self.ref("discount_rate"))
         else:
-            paid = Range.point(held_gpus * HOURS_PER_YEAR)
-            years_paid = ceil_number(profile.horizon_years / term - 1e-9) * term
             basis = "GPUs held × 8760 × price per GPU-hour × whole terms covering the horizon"
             held_note = msg(
                 "note.rented_reserved",
@@ -107,85 +209,61 @@ class RentedGpuInstances(OptionPlugin):
                 plan=offer.plan,
                 gpus=num(held_gpus),
             )
-        annual = paid * offer.per_gpu
-        total = annual * years_paid
-        rate = inputs("discount_rate").expected
-        npv = annual * annuity(years_paid, rate)
+            read = (self.ref("discount_rate"),)
+        _, annual, upfront, total = quote.lines[0]
         line = LineItem(
             "instance_hours",
-            msg("line.instance_hours", f"{offer.label}: {num(held_gpus)} GPUs", offer=offer.label, gpus=num(held_gpus)),
+            msg("line.instance_hours", f"{c.label}: {num(held_gpus)} GPUs", offer=c.label, gpus=num(held_gpus)),
             annual,
-            ZERO,
+            upfront,
             basis,
-            (*offer.refs, *inputs.take_refs()),
+            (*offer.refs, *refs(read)),
             total=total,
         )
-        lead = offer.row.lead_time_days or inputs("lead_time_days")
-        cost = model.cost(
+        spot_refs = (
+            (self.ref("spot_interruptions_per_gpu_year"), self.ref("spot_reliable_gpus"))
+            if offer.plan == "spot"
+            else ()
+        )
+        return self.assessment_of(
             profile,
-            annual=annual,
-            total=total,
-            paid=paid,
-            committed=term is not None,
+            quote,
             breakdown=(line,),
-            npv=npv,
-            equivalent_annual=npv / annuity(profile.horizon_years, rate),
-        )
-        spot = inputs("spot_interruptions_per_gpu_year") if offer.plan == "spot" else None
-        violations = offers.violations(offer, profile, knowledge, lead_time_days=lead)
-        if offer.plan == "spot":
-            reliable = inputs("spot_reliable_gpus").expected
-            violations = (*violations, *_spot_capacity(profile.gpus, reliable))
-        machines = offers.machines(knowledge, profile, offer)
-        return model.assessment(
-            KEY,
-            inputs,
-            profile,
-            cost=cost,
-            efficiency=model.efficiency(inputs, profile, lead_time_days=lead),
-            stability=model.stability(inputs, profile, extra_rate=spot),
-            infra_fte=model.software_work(inputs, machines, share=profile.utilization),
-            setup_steps=msg(
-                "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
-            ),
             notes=(
                 msg(
                     "note.rented",
-                    f"Rented ({offer.label}): {money_range(annual, profile.currency)} a year; {held_note}.",
-                    offer=offer.label,
+                    f"Rented ({c.label}): {money_range(annual, profile.currency)} a year; {held_note}.",
+                    offer=c.label,
                     annual=money_range(annual, profile.currency),
                     held=held_note,
                 ),
             ),
-            offer=offer.info(),
-            violations=violations,
-            region=offer.row.region,
-            waiting_days=lead,
+            efficiency_refs=self.efficiency_refs(self.lead_refs(c), spot_refs),
+            stability_refs=self.stability_refs("detection_hours", "restart_hours"),
+            usability_refs=self.usability_refs(profile),
         )
 
 
-def _spot_capacity(gpus: Any, reliable: Any) -> tuple[Violation, ...]:
-    """Spot commits no capacity: more GPUs than a plan can count on getting is infeasible.
-    ``reliable`` is an array of draws in a Monte Carlo run (the array contract): formatted by
-    ``app.core.text``, never by an f-string."""
-    too_many = (
-        np.asarray(gpus) > reliable
-        if isinstance(gpus, np.ndarray) or isinstance(reliable, np.ndarray)
-        else gpus > reliable
+class RentedGpuInstances(OptionPlugin):
+    spec = OptionSpec(
+        key=KEY,
+        name="Rented GPU instances",
+        description="Rent GPU server instances from a cloud, on demand, on spot or reserved: no upfront "
+        "investment and resources in minutes, but every held hour is paid and the environment, "
+        "scheduling and checkpoints are yours to manage.",
+        version=VERSION,
+        plans=("on_demand", "reserved_1y"),
+        bridges_lead_time=True,
     )
-    if not np.any(too_many):
-        return ()
-    shown = num(reliable)
-    text = f"spot capacity is not committed: a plan can count on about {shown} GPUs"
-    return (Violation(msg("violation.spot_capacity", text, gpus=shown), too_many),)
+    kernel = RentedKernel
 
 
-def _discounts(knowledge: Knowledge, profile: Profile, base: Offer) -> list[Price]:
+def _discounts(knowledge: Knowledge, as_of: dt.date, base: Offer) -> list[Price]:
     """The provider's reservation discounts that apply to an on-demand offer."""
     r = base.row
     return [
         d
-        for d in knowledge.rows(KEY, "reservation_discount", profile.as_of)
+        for d in knowledge.rows(KEY, "reservation_discount", as_of)
         if d.provider == r.provider
         and d.subject in (r.subject, ANY)
         and d.gpu_model in (r.gpu_model, ANY)
@@ -195,4 +273,4 @@ def _discounts(knowledge: Knowledge, profile: Profile, base: Offer) -> list[Pric
 
 plugin = RentedGpuInstances()
 compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_assess = plugin.compute_advisor_assess
+compute_advisor_compile = plugin.compute_advisor_compile

@@ -38,7 +38,7 @@ def _view(ranking):
 @given(st.lists(profiles, min_size=1, max_size=30))
 def test_vectorised_batch_equals_one_profile_at_a_time(batch_profiles):
     weights = decision.default_weights(KB)
-    results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.assess)
+    results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.choose)
     for profile, result in zip(batch_profiles, results, strict=True):
         outcomes = decision.assess_all(HOST.options, lambda o, p=profile: HOST.assess(o, p, KB))
         single = decision.decide(profile, outcomes, KB, weights)
@@ -50,12 +50,12 @@ def test_a_plugin_that_cannot_take_arrays_is_called_per_profile():
     def scalar_only(option, profile, knowledge):
         if not isinstance(profile.gpus, int):
             raise TypeError("arrays not supported")
-        return HOST.assess(option, profile, knowledge)
+        return HOST.choose(option, profile, knowledge)
 
     ps = [Profile(gpus=g, utilization=0.5, horizon_years=1, as_of=AS_OF) for g in (8, 64, 512)]
     w = decision.default_weights(KB)
     slow = batch.evaluate(ps, [w] * 3, KB, list(HOST.options), scalar_only)
-    fast = batch.evaluate(ps, [w] * 3, KB, list(HOST.options), HOST.assess)
+    fast = batch.evaluate(ps, [w] * 3, KB, list(HOST.options), HOST.choose)
     assert [_view(r.ranking) for r in slow] == [_view(r.ranking) for r in fast]
 
 

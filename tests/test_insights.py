@@ -163,7 +163,7 @@ PROFILE = Profile(
 
 def _mc(kb, **kw):
     host = create_option_host()
-    return insights.uncertainty(host.assess, PROFILE, kb, list(host.options), decision.default_weights(kb), **kw)
+    return insights.uncertainty(host, PROFILE, kb, list(host.options), decision.default_weights(kb), **kw)
 
 
 def test_monte_carlo_is_reproducible_with_a_seed_and_varies_without():

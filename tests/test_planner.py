@@ -198,9 +198,9 @@ class ThirdPartyOption:
     def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment | None:
         if option != "partner_cloud":
             return None
-        a = rented_gpu_instances.compute_advisor_assess(rented_gpu_instances.KEY, profile, knowledge)
-        assert a is not None
-        return dataclasses.replace(a, option="partner_cloud")
+        plugin = rented_gpu_instances.plugin  # an SDK v2 plugin reusing the built-in's kernel
+        kernel = plugin.kernel(plugin.spec, knowledge, profile.currency, profile.as_of, lambda *_: None)
+        return dataclasses.replace(kernel.assess(profile), option="partner_cloud")
 
 
 def test_failing_plugin_is_isolated_and_third_party_options_are_planned(seeded_db):

@@ -5,6 +5,7 @@ Also the tests of each hook of app/hookspecs.py (tests/test_hook_docs.py asks fo
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import importlib
 import importlib.metadata
@@ -20,7 +21,7 @@ from conftest import SEEDS, load_seeds, make_client, migrate, require_backend
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
-from app.core import Assessment, OptionSpec, Profile
+from app.core import Assessment, Kernel, OptionSpec, Profile, hookimpl
 from app.core.batch import vector_profile
 from app.core.insights import sample_knowledge
 from app.hookspecs import ENTRY_POINT_GROUP
@@ -153,7 +154,7 @@ def test_the_example_takes_a_batch_as_arrays(example_client: Client, example_see
     # the plugin itself: arrays in, arrays out, no fallback to one profile at a time
     kb = knowledge_from_seeds(example_seeds)
     members = [Profile(gpus=g, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1)) for g in (8, 512)]
-    a = _example().plugin.assess(vector_profile(members), kb)
+    a = create_option_host().assess(KEY, vector_profile(members), kb)
     assert isinstance(a.cost.annual.expected, np.ndarray) and a.cost.annual.expected.shape == (2,)
     assert a.violations[0].violated.tolist() == [False, True]
 
@@ -169,7 +170,7 @@ def test_the_example_takes_monte_carlo_draws(example_client: Client, example_see
     kb = knowledge_from_seeds(example_seeds)
     sampled = sample_knowledge(kb, 200, np.random.default_rng(0))
     profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1))
-    a = _example().plugin.assess(profile, sampled)
+    a = create_option_host().assess(KEY, profile, sampled)
     assert a.cost.annual.expected.shape == (200,)
 
 
@@ -206,17 +207,53 @@ def test_hook_compute_advisor_options(example_package: None) -> None:
     assert specs["self_built_cluster"].owns_hardware and specs["rented_gpu_instances"].plans
 
 
-def test_hook_compute_advisor_assess(example_package: None, example_seeds: Path) -> None:
+def test_hook_compute_advisor_compile(example_package: None, example_seeds: Path) -> None:
     host = create_option_host()
     kb = knowledge_from_seeds(example_seeds)
-    profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1))
-    # every plugin answers; only the one that provides the option returns an assessment
-    answers = host.pm.hook.compute_advisor_assess(option=KEY, profile=profile, knowledge=kb)
-    found = [a for a in answers if a is not None]
-    assert len(found) == 1 and isinstance(found[0], Assessment) and found[0].option == KEY
-    assert found[0].cost.annual.expected == pytest.approx(350_400)
+    as_of = dt.date(2025, 6, 1)
+    # every plugin answers; only the one that provides the option returns a kernel
+    answers = host.pm.hook.compute_advisor_compile(
+        option=KEY, knowledge=kb, currency="CNY", as_of=as_of, roles=host.role
+    )
+    found = [k for k in answers if k is not None]
+    assert len(found) == 1 and isinstance(found[0], Kernel) and found[0].option == KEY
+    profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=as_of)
+    assessment = found[0].assess(profile)
+    assert isinstance(assessment, Assessment) and assessment.cost.annual.expected == pytest.approx(350_400)
     # an implementation may take fewer arguments than the specification: keywords only
     with pytest.raises(TypeError):
-        host.pm.hook.compute_advisor_assess(KEY, profile, kb)
-    # the same through the host's typed call
-    assert host.assess(KEY, profile, kb).option == KEY
+        host.pm.hook.compute_advisor_compile(KEY, kb, "CNY", as_of, host.role)
+    # the host compiles once per snapshot, currency and period, and keeps the kernel
+    assert host.kernel(KEY, kb, "CNY", as_of) is host.kernel(KEY, kb, "CNY", dt.date(2025, 6, 2))
+    assert host.assess(KEY, profile, kb).cost.annual == assessment.cost.annual
+
+
+class _SdkV2Option:
+    """An option written for SDK v2: ``compute_advisor_assess`` only, asked once per profile."""
+
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [OptionSpec("v2_option", "An SDK v2 option", "Assessed per profile.", "0.1")]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str, profile: Profile, knowledge: Any) -> Assessment | None:
+        if option != "v2_option":
+            return None
+        return dataclasses.replace(
+            create_option_host().assess("rented_gpu_instances", profile, knowledge), option=option
+        )
+
+
+def test_hook_compute_advisor_assess() -> None:
+    host = create_option_host([_SdkV2Option()])
+    kb = knowledge_from_seeds()
+    profile = Profile(gpus=8, utilization=0.5, horizon_years=1, as_of=dt.date(2025, 6, 1))
+    answers = host.pm.hook.compute_advisor_assess(option="v2_option", profile=profile, knowledge=kb)
+    found = [a for a in answers if a is not None]
+    assert len(found) == 1 and found[0].option == "v2_option"
+    with pytest.raises(TypeError):
+        host.pm.hook.compute_advisor_assess("v2_option", profile, kb)
+    # the host asks such a plugin once per profile, for single answers and for the numbers of a batch
+    assert host.assess("v2_option", profile, kb).cost.annual == found[0].cost.annual
+    quote, quoted = host.choose("v2_option", profile, kb)
+    assert quoted == 1 and quote.cost.annual == found[0].cost.annual

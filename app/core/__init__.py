@@ -2,13 +2,17 @@
 (docs/plugins.md). The core is pure: no I/O, no clock, no globals, nothing of the rest of ``app``.
 """
 
-from app.core import capital, model, offers, text
-from app.core.errors import MissingKnowledge
+from app.core import capital, cluster, inputs, kernel, model, offer_kernel, offers, pricing, text
+from app.core.errors import MissingKnowledge, NoOffer
 from app.core.hooks import hookimpl
+from app.core.inputs import Inputs
+from app.core.kernel import Candidate, Kernel, Quote, Roles
 from app.core.knowledge import ANY, Assumption, GpuSpec, Knowledge, Price, Server, SourceRef
-from app.core.model import ZERO, Inputs
+from app.core.model import ZERO
+from app.core.offer_kernel import OfferKernel
 from app.core.offers import Offer
 from app.core.option import OptionPlugin
+from app.core.pricing import held_hours, whole_terms
 from app.core.ranges import Range, ceil_number
 from app.core.types import (
     HOURS_PER_YEAR,
@@ -31,19 +35,25 @@ __all__ = [
     "ZERO",
     "Assessment",
     "Assumption",
+    "Candidate",
     "Cost",
     "Efficiency",
     "GpuSpec",
     "Inputs",
+    "Kernel",
     "Knowledge",
     "LineItem",
     "MissingKnowledge",
+    "NoOffer",
     "Offer",
+    "OfferKernel",
     "OptionPlugin",
     "OptionSpec",
     "Price",
     "Profile",
+    "Quote",
     "Range",
+    "Roles",
     "Server",
     "SourceRef",
     "Stability",
@@ -51,8 +61,15 @@ __all__ = [
     "Violation",
     "capital",
     "ceil_number",
+    "cluster",
+    "held_hours",
     "hookimpl",
+    "inputs",
+    "kernel",
     "model",
+    "offer_kernel",
     "offers",
+    "pricing",
     "text",
+    "whole_terms",
 ]

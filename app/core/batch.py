@@ -18,15 +18,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from app.core import decision, scoring
 from app.core import rules as rule_engine
+from app.core import scoring
 from app.core.errors import ISOLATED, MissingKnowledge, failure
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
-from app.core.types import PROFILE_NUMBERS, Assessment, Profile
+from app.core.types import PROFILE_NUMBERS, Profile
 from app.core.vocab import DIMENSIONS
 
 CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of", "providers", "regions")
-Assess = Callable[[str, Profile, Knowledge], Assessment]
+#: choose(option, profile, knowledge) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
+Choose = Callable[[str, Profile, Knowledge], tuple[Quote, int]]
 
 
 class Entry(NamedTuple):
@@ -75,7 +77,7 @@ def evaluate(
     weights: Sequence[Mapping[str, float]],
     knowledge: Knowledge,
     options: Sequence[str],
-    assess: Assess,
+    choose: Choose,
 ) -> list[Result]:
     """Rank the options for every profile; ``weights[i]`` are profile i's (normalised here)."""
     groups: dict[tuple[Any, ...], list[int]] = {}
@@ -85,7 +87,7 @@ def evaluate(
     results: list[Result | None] = [None] * len(profiles)
     for idx in groups.values():
         for i, result in zip(
-            idx, _group([profiles[i] for i in idx], weights[idx[0]], knowledge, options, assess), strict=True
+            idx, _group([profiles[i] for i in idx], weights[idx[0]], knowledge, options, choose), strict=True
         ):
             results[i] = result
     return [r for r in results if r is not None]
@@ -107,12 +109,12 @@ def _group(
     weights: Mapping[str, float],
     knowledge: Knowledge,
     options: Sequence[str],
-    assess: Assess,
+    choose: Choose,
 ) -> list[Result]:
     n = len(members)
     weights = scoring.normalise_weights(weights)
     vp = vector_profile(members)
-    figures = {o: _assess_option(o, vp, members, knowledge, assess, n) for o in sorted(options)}
+    figures = {o: _assess_option(o, vp, members, knowledge, choose, n) for o in sorted(options)}
     per_hours = [f.per_hour for f in figures.values() if f.per_hour is not None]
     cheapest = np.min(np.stack(per_hours), axis=0) if per_hours else np.zeros(n)
     totals, scores = {}, {}
@@ -227,35 +229,37 @@ class _Lists:
 
 
 def _assess_option(
-    option: str, vp: Profile, members: Sequence[Profile], knowledge: Knowledge, assess: Assess, n: int
+    option: str, vp: Profile, members: Sequence[Profile], knowledge: Knowledge, choose: Choose, n: int
 ) -> _Figures:
     try:
         try:
-            a = assess(option, vp, knowledge)
-            per_hour = _array(decision.effective_cost(a), n)
-            applied = _rules(option, vp, a, knowledge, n)
-            annual, total = _array(a.cost.annual.expected, n), _array(a.cost.total.expected, n)
-            useful = _array(a.cost.per_useful_gpu_hour.expected, n)
-            measures = {
-                "efficiency": _array(a.efficiency.productive_share.expected, n),
-                "stability": _array(a.stability.goodput.expected, n),
-                "usability": _array(a.usability.model_focus_share.expected, n),
-            }
+            quotes = [choose(option, vp, knowledge)[0]]
+            profiles = [vp]
         except MissingKnowledge:
             raise
         except Exception:  # the array contract's fallback: a plugin that only takes single profiles, one call each
-            singles = [assess(option, p, knowledge) for p in members]
-            per_hour = np.array([decision.effective_cost(x) for x in singles])
-            useful = np.array([x.cost.per_useful_gpu_hour.expected for x in singles])
-            annual = np.array([x.cost.annual.expected for x in singles])
-            total = np.array([x.cost.total.expected for x in singles])
-            measures = {
-                "efficiency": np.array([x.efficiency.productive_share.expected for x in singles]),
-                "stability": np.array([x.stability.goodput.expected for x in singles]),
-                "usability": np.array([x.usability.model_focus_share.expected for x in singles]),
-            }
-            per_rule = [_rules(option, p, x, knowledge, 1) for p, x in zip(members, singles, strict=True)]
-            applied = (np.concatenate([r[0] for r in per_rule]), np.concatenate([r[1] for r in per_rule]))
+            quotes = [choose(option, p, knowledge)[0] for p in members]
+            profiles = list(members)
+        width = n if len(quotes) == 1 else 1
+
+        def column(figure: Callable[[Quote], Any]) -> np.ndarray:
+            return (
+                np.concatenate([_array(figure(q), width) for q in quotes])
+                if len(quotes) > 1
+                else _array(figure(quotes[0]), n)
+            )
+
+        per_hour = column(lambda q: q.effective.expected)
+        annual = column(lambda q: q.cost.annual.expected)
+        total = column(lambda q: q.cost.total.expected)
+        useful = column(lambda q: q.cost.per_useful_gpu_hour.expected)
+        measures = {
+            "efficiency": column(lambda q: q.efficiency.productive_share.expected),
+            "stability": column(lambda q: q.stability.goodput.expected),
+            "usability": column(lambda q: q.usability.model_focus_share.expected),
+        }
+        per_rule = [_rules(option, p, q, knowledge, width) for p, q in zip(profiles, quotes, strict=True)]
+        applied = (np.concatenate([r[0] for r in per_rule]), np.concatenate([r[1] for r in per_rule]))
     except ISOLATED as exc:
         code, error = failure(exc)
         return _Figures(error=error, error_code=code)
@@ -263,14 +267,14 @@ def _assess_option(
     return _Figures(per_hour, annual, total, measures, fit, feasible, useful=useful)
 
 
-def _rules(option: str, profile: Profile, a: Assessment, knowledge: Knowledge, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _rules(option: str, profile: Profile, q: Quote, knowledge: Knowledge, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Fit points and feasibility of every profile: the scenario rules, and the hard constraints the
     chosen offers break."""
-    ctx = rule_engine.Context.of(profile, a)
+    ctx = rule_engine.Context(profile, q.metrics())
     fit = np.zeros(n)
     feasible = np.ones(n, dtype=bool)
-    for v in a.violations:
-        feasible &= ~np.broadcast_to(np.asarray(v.violated, dtype=bool), (n,))
+    for _, where in q.violations:
+        feasible &= ~np.broadcast_to(np.asarray(where, dtype=bool), (n,))
     for rule in knowledge.rules:
         if rule.option not in (option, "*"):
             continue

@@ -172,6 +172,19 @@ class CapitalLine:
     decline: Range
     #: market resale points (age, (low, expected, high) share of new), when the knowledge base has them
     resale: tuple[tuple[float, tuple[float, float, float]], ...] = ()
+    #: the residual curves of the low, expected and high ends (``residual_curves``), when made beforehand
+    curves: tuple[Residual, Residual, Residual] | None = None
+
+
+def residual_curves(
+    decline: Range, resale: tuple[tuple[float, tuple[float, float, float]], ...] = ()
+) -> tuple[Residual, Residual, Residual]:
+    """An asset's residual curve at each end of the cost: the low end (best case) resells at the high
+    market share and declines by the low rate, the high end the other way."""
+    return tuple(  # type: ignore[return-value]
+        residual_curve(getattr(decline, end), [(a, s[pick]) for a, s in resale])
+        for end, pick in (("low", 2), ("expected", 1), ("high", 0))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,9 +250,8 @@ def own(
     npv_parts: list[Range] = []
     for c in capital:
         per_end = []
-        for end in ENDS:
-            pick = {"low": 2, "expected": 1, "high": 0}[end]  # resale high in the best case
-            curve = residual_curve(getattr(c.decline, end), [(a, s[pick]) for a, s in c.resale])
+        curves = c.curves or residual_curves(c.decline, c.resale)
+        for end, curve in zip(ENDS, curves, strict=True):
             per_end.append(
                 asset_flows(
                     getattr(c.upfront, end),

@@ -181,6 +181,17 @@ class Knowledge:
             self._memo_put(key, found)
         return found
 
+    def period(self, as_of: dt.date) -> int:
+        """Which of the snapshot's validity periods ``as_of`` falls in: every day between two dates on
+        which some price row or exchange rate starts or stops holding sees the same rows and rates, so a
+        compiled kernel serves all of them (``app.core.host``)."""
+        edges: tuple[dt.date, ...] | None = self._memo.get("period_edges")
+        if edges is None:
+            days = {p.valid_from for p in self.prices} | {p.valid_to for p in self.prices if p.valid_to is not None}
+            edges = tuple(sorted(days | {r.valid_on for r in self.rates}))
+            self._memo_put("period_edges", edges)
+        return bisect.bisect_right(edges, as_of)
+
     def _period(self, option: str, item: str, as_of: dt.date) -> int:
         """Which interval between the validity edges of ``(option, item)`` ``as_of`` falls in."""
         return bisect.bisect_right(self._edges.get((option, item), ()), as_of)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from app.core.errors import ISOLATED, MissingKnowledge, failure
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge, Server
 from app.core.ranges import Range
 from app.core.types import HOURS_PER_YEAR, Assessment, Profile
@@ -127,8 +128,9 @@ class OptionPlan:
     committed: bool
 
 
-def plan_option(assessment: Assessment, profile: Profile, hours: Range) -> OptionPlan:
-    """One option's time and cost for a run of ``hours`` GPU-hours on ``profile.gpus`` GPUs."""
+def plan_option(option: str, assessment: Assessment | Quote, profile: Profile, hours: Range) -> OptionPlan:
+    """One option's time and cost for a run of ``hours`` GPU-hours on ``profile.gpus`` GPUs, from its
+    assessment (or the numbers of its chosen quote)."""
     eff = assessment.efficiency
     stab = assessment.stability
     gpus = profile.gpus
@@ -141,7 +143,7 @@ def plan_option(assessment: Assessment, profile: Profile, hours: Range) -> Optio
     billed = hours / eff.execution_efficiency + lost * gpus
     price = assessment.cost.per_useful_gpu_hour
     return OptionPlan(
-        option=assessment.option,
+        option=option,
         training_hours=_finite(training_hours, "training hours"),
         interruptions=_finite(interruptions, "interruptions"),
         hours_lost=_finite(lost, "hours lost"),
@@ -162,14 +164,14 @@ class PlanOutcome:
 
     option: str
     plan: OptionPlan | None
-    assessment: Assessment | None = None
+    assessment: Quote | None = None
     error: str | None = None
     error_code: str | None = None
 
 
 def plan_all(
     options: Iterable[str],
-    assess: Callable[[str, Profile], Assessment],
+    choose: Callable[[str, Profile], Quote],
     profile: Profile,
     hours: Range,
     owned_years: Callable[[str], float],
@@ -182,14 +184,14 @@ def plan_all(
     outcomes = []
     for option in options:
         try:
-            assessment = assess(option, profile)
+            quote = choose(option, profile)
             run_profile = profile
-            if assessment.cost.upfront.expected > 0:
+            if quote.cost.upfront.expected > 0:
                 run_profile = dataclasses.replace(
                     profile, horizon_years=max(profile.horizon_years, owned_years(option))
                 )
-                assessment = assess(option, run_profile)
-            outcomes.append(PlanOutcome(option, plan_option(assessment, run_profile, hours), assessment))
+                quote = choose(option, run_profile)
+            outcomes.append(PlanOutcome(option, plan_option(option, quote, run_profile, hours), quote))
         except ISOLATED as exc:  # a gap or a failed plugin marks only its own option
             code, error = failure(exc)
             outcomes.append(PlanOutcome(option, None, None, error, code))

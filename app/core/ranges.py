@@ -64,11 +64,16 @@ class Range(tuple[float, float, float]):
         return self.low == self.high
 
     # The operators unpack ends directly instead of going through ``_as_range`` and the properties: the
-    # same float operations in the same order, without a Range per scalar operand.
+    # same float operations in the same order, without a Range per scalar operand. Where all three ends
+    # of both operands are one object (a point, or one array of Monte Carlo draws), the three results are
+    # one too: it is computed once ("one pass where ends coincide").
 
     def __add__(self, other: Range | Number) -> Range:  # type: ignore[override]
         a, b, c = _ends(other)
         lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo + a
+            return tuple.__new__(Range, (v, v, v))
         return tuple.__new__(Range, (lo + a, ex + b, hi + c))
 
     __radd__ = __add__
@@ -76,6 +81,9 @@ class Range(tuple[float, float, float]):
     def __mul__(self, other: Range | Number) -> Range:  # type: ignore[override]
         a, b, c = _ends(other)
         lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo * a
+            return tuple.__new__(Range, (v, v, v))
         return tuple.__new__(Range, (lo * a, ex * b, hi * c))
 
     __rmul__ = __mul__  # type: ignore[assignment]
@@ -85,6 +93,9 @@ class Range(tuple[float, float, float]):
         if np.any(a <= 0) if isinstance(a, np.ndarray) else a <= 0:
             raise ZeroDivisionError("division by a range that reaches zero")
         lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo / a
+            return tuple.__new__(Range, (v, v, v))
         return tuple.__new__(Range, (lo / c, ex / b, hi / a))
 
     def __rtruediv__(self, other: Number) -> Range:
@@ -92,18 +103,34 @@ class Range(tuple[float, float, float]):
 
     def complement(self) -> Range:
         """``1 - self`` for a fraction: the ends swap."""
-        return Range(1 - self.high, 1 - self.expected, 1 - self.low)
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = 1 - lo
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (1 - hi, 1 - ex, 1 - lo))
 
     def cap(self, ceiling: Number) -> Range:
         c = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
-        return Range(_min(self.low, c), _min(self.expected, c), _min(self.high, c))
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _min(lo, c)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_min(lo, c), _min(ex, c), _min(hi, c)))
 
     def floor_at(self, floor: Number) -> Range:
         f = floor if isinstance(floor, np.ndarray) else float(floor)
-        return Range(_max(self.low, f), _max(self.expected, f), _max(self.high, f))
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _max(lo, f)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_max(lo, f), _max(ex, f), _max(hi, f)))
 
     def ceil(self) -> Range:
-        return Range(_ceil(self.low), _ceil(self.expected), _ceil(self.high))
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _ceil(lo)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_ceil(lo), _ceil(ex), _ceil(hi)))
 
 
 def _min(a: Any, b: Any) -> Any:

@@ -246,3 +246,6 @@ class OptionSpec:
     owns_hardware: bool = False
     #: the plans (``rental_plan`` values) the option prices differently; break-even compares each
     plans: tuple[str, ...] = ()
+    #: the option rents capacity on demand while another's is procured: an option that owns hardware
+    #: bridges its lead time on it (its kernel answers ``bridge(profile)``); one option at most
+    bridges_lead_time: bool = False

@@ -3,31 +3,100 @@
 Billed per GPU-hour used at the centre's price; the allocation starts after a queue, and the centre
 has only so many GPUs. Everything comes from the knowledge base: the price row and the assumptions
 of option ``hpc_allocation`` (loaded with the seeds), and general assumptions such as
-``gpu_failure_rate_per_gpu_year``.
+``gpu_failure_rate_per_gpu_year``. The SDK's ``OfferKernel`` does the rest as it does for the
+built-in options: the offer's hard constraints, efficiency, stability, usability, the work left to
+the team and the one money scale.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from app.core import (
     ZERO,
     Assessment,
-    Inputs,
-    Knowledge,
+    Candidate,
     LineItem,
-    MissingKnowledge,
+    OfferKernel,
     OptionPlugin,
     OptionSpec,
     Profile,
+    Quote,
     Range,
-    Violation,
-    ceil_number,
-    model,
+    kernel,
+    offers,
+    pricing,
     text,
 )
 
 KEY = "hpc_allocation"
 REGION = "CN"
 GPUS_PER_NODE = 8
+
+
+class HpcKernel(OfferKernel):
+    setup_steps = "the centre's batch scheduler and software modules"
+
+    def compile_group(self, gpu_model: str | None) -> list[Candidate]:
+        """The centre sells its allocation whatever GPU model a team names: its price row in the region."""
+        rows = [
+            r
+            for r in self.knowledge.component(KEY, "gpu_hour", as_of=self.as_of, region=REGION)
+            if r.unit == "per_gpu_hour"
+        ]
+        priced = [o for r in rows[:1] if (o := offers.price_row(self.knowledge, r, self.currency, self.as_of))]
+        return [kernel.candidate(o, per_machine=GPUS_PER_NODE) for o in priced]
+
+    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
+        memo: dict[Any, Any] = {}  # what the candidates share is computed once per profile
+        found = []
+        for c in candidates:
+            # a number, or one element per profile in a batch: only element-wise arithmetic from here on
+            useful = profile.useful_gpu_hours_per_year
+            annual = c.per_gpu * useful
+            total = annual * profile.horizon_years
+            cost = pricing.quote_cost(profile, annual=annual, total=total, paid=Range.point(useful), committed=False)
+            queue = self.lead(c)  # the row's lead time, else the option's lead_time_days
+            found.append(
+                self.finish(
+                    profile,
+                    c,
+                    memo,
+                    cost=cost,
+                    efficiency=self.efficiency(profile, queue, memo),
+                    stability=self.stability(profile, memo),
+                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
+                    lines=(("gpu_hours", annual, ZERO, total),),
+                    violations=self.constraints(c, profile, queue),  # capacity, lead time, residency
+                    waiting_days=queue,
+                )
+            )
+        return found
+
+    def materialise(self, profile: Profile, quote: Quote) -> Assessment:
+        c = quote.candidate
+        assert c is not None
+        key, annual, upfront, total = quote.lines[0]
+        line = LineItem(
+            key,
+            "Allocated GPU-hours",
+            annual,
+            upfront,
+            "useful GPU-hours × price per GPU-hour",
+            c.offer.refs,
+            total=total,
+        )
+        note = f"HPC allocation: {text.money_range(annual, profile.currency)} a year at {c.offer.row.provider}."
+        return self.assessment_of(
+            profile,
+            quote,
+            breakdown=(line,),
+            notes=(note,),
+            efficiency_refs=self.efficiency_refs(self.lead_refs(c)),
+            stability_refs=self.stability_refs("detection_hours", "restart_hours"),
+            usability_refs=self.usability_refs(profile),
+        )
 
 
 class HpcAllocation(OptionPlugin):
@@ -37,50 +106,9 @@ class HpcAllocation(OptionPlugin):
         description="GPU-hours on a regional HPC centre's shared cluster: billed per GPU-hour used, after a queue.",
         version="0.1.0",
     )
-
-    def assess(self, profile: Profile, knowledge: Knowledge) -> Assessment:
-        inputs = Inputs(knowledge, KEY, profile)
-        found = inputs.money("gpu_hour", units=("per_gpu_hour",), region=REGION)
-        if found is None:
-            raise MissingKnowledge(f"no {KEY} gpu_hour price in {REGION} valid on {profile.as_of}")
-        price, row = found  # the price in the profile's currency (a Range), and its row
-        # a number, or one element per profile in a batch: only element-wise arithmetic from here on
-        useful = profile.useful_gpu_hours_per_year
-        annual = price * useful
-        total = annual * profile.horizon_years
-        line = LineItem(
-            "gpu_hours",
-            "Allocated GPU-hours",
-            annual,
-            ZERO,
-            "useful GPU-hours × price per GPU-hour",
-            (row.ref, *inputs.take_refs()),
-            total=total,
-        )
-        cost = model.cost(
-            profile, annual=annual, total=total, paid=Range.point(useful), committed=False, breakdown=[line]
-        )
-        queue = inputs("lead_time_days")
-        violations: tuple[Violation, ...] = ()
-        if row.capacity_gpus is not None:  # a column of the row, never an array: a plain branch is fine
-            reason = f"the centre allocates at most {row.capacity_gpus} GPUs"
-            violations = (Violation(reason, profile.gpus > row.capacity_gpus),)  # a bool, or an array of them
-        return model.assessment(
-            KEY,
-            inputs,
-            profile,
-            cost=cost,
-            efficiency=model.efficiency(inputs, profile, lead_time_days=queue),
-            stability=model.stability(inputs, profile),
-            infra_fte=model.software_work(inputs, ceil_number(profile.gpus / GPUS_PER_NODE), share=profile.utilization),
-            setup_steps="the centre's batch scheduler and software modules",
-            notes=(f"HPC allocation: {text.money_range(annual, profile.currency)} a year at {row.provider}.",),
-            violations=violations,
-            region=REGION,
-            waiting_days=queue,
-        )
+    kernel = HpcKernel
 
 
 plugin = HpcAllocation()
 compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_assess = plugin.compute_advisor_assess
+compute_advisor_compile = plugin.compute_advisor_compile

@@ -6,7 +6,7 @@ compared is always a parameter.
 """
 
 from app.core.insights.break_even import BreakEven, Crossing, Payback, break_even, crossing
-from app.core.insights.common import Assess, Variant
+from app.core.insights.common import Assess, Model, Variant
 from app.core.insights.cost_curve import CostCurves, CurvePoint, cost_curves, utilization_grid
 from app.core.insights.sensitivity import Sensitivity, pointwise, sensitivity
 from app.core.insights.uncertainty import Uncertainty, sample_knowledge, uncertainty
@@ -17,6 +17,7 @@ __all__ = [
     "CostCurves",
     "Crossing",
     "CurvePoint",
+    "Model",
     "Payback",
     "Sensitivity",
     "Uncertainty",

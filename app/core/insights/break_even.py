@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.core.errors import ISOLATED, failure
-from app.core.insights.common import ENDS, Assess, Costs, Variant
+from app.core.insights.common import ENDS, Costs, Model, Variant
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
-from app.core.types import Assessment, Profile
+from app.core.types import Profile
 
 UTILIZATION_GRID = tuple(i / 50 for i in range(1, 51))  # 0.02 … 1.00
 BISECTION_STEPS = 20
@@ -105,8 +106,8 @@ def _cheapest_from(
     running = set(ENDS)  # ends for which the owner has been cheapest at every size walked so far
     for servers in reversed(sizes):
         gpus = servers * gpus_per_server
-        own = _assessed_or_none(costs, owner, u, gpus)
-        rest = [a for v in others if (a := _assessed_or_none(costs, v, u, gpus)) is not None]
+        own = _quoted_or_none(costs, owner, u, gpus)
+        rest = [a for v in others if (a := _quoted_or_none(costs, v, u, gpus)) is not None]
         for end in list(running):
             mine = None if own is None else float(getattr(own.cost.per_useful_gpu_hour, end))
             if mine is not None and all(mine < float(getattr(a.cost.per_useful_gpu_hour, end)) for a in rest):
@@ -118,20 +119,20 @@ def _cheapest_from(
     return first
 
 
-def _assessed_or_none(costs: Costs, v: Variant, u: float, gpus: int) -> Assessment | None:
+def _quoted_or_none(costs: Costs, v: Variant, u: float, gpus: int) -> Quote | None:
     try:
-        return costs.assessment(v, u, gpus)
+        return costs.quote(v, u, gpus)
     except ISOLATED:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
         return None
 
 
-def _payback(own: Assessment, alt: Assessment, alt_label: str, horizon_years: float) -> Payback:
+def _payback(own: Quote, alt: Quote, alt_label: str, horizon_years: float) -> Payback:
     """Months until the upfront outlay is recovered by paying less than the alternative each year.
 
     ``months = 12 × upfront ÷ (alternative's annual cost − own running cost)``; running costs
     are the breakdown lines without upfront (ops, power). Best case: own low, alternative high.
     """
-    running = sum((li.annual for li in own.cost.breakdown if li.upfront.high == 0), Range.point(0))
+    running = sum((annual for _, annual, upfront, _ in own.lines if upfront.high == 0), Range.point(0))
     up, alt_annual = own.cost.upfront, alt.cost.annual
     pairs = {
         "low": (up.low, alt_annual.high - running.low),
@@ -148,18 +149,18 @@ def crossings(costs: Costs, pairs: Sequence[tuple[Variant, Variant]]) -> tuple[C
     return tuple(_crossing(costs, a, b) for a, b in pairs)
 
 
-def crossing(assess: Assess, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:
+def crossing(model: Model, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:
     """Where ``a`` and ``b`` cost the same at the expected figures, found by bisection over 1–100 %
     utilization (one crossing at most): about 30 assessments, not a grid scan. None when either
     cannot be assessed."""
     try:
-        return _crossing(Costs(assess, profile, knowledge), a, b, ("expected",), (0.01, 1.0), steps=10)
+        return _crossing(Costs(model, profile, knowledge), a, b, ("expected",), (0.01, 1.0), steps=10)
     except ISOLATED:
         return None
 
 
 def break_even(
-    assess: Assess,
+    model: Model,
     profile: Profile,
     knowledge: Knowledge,
     *,
@@ -171,13 +172,13 @@ def break_even(
     cluster size from which it is cheapest and its payback against every other variant of ``pairs``.
 
     A variant that cannot be assessed at the profile is left out, with its error."""
-    costs = Costs(assess, profile, knowledge)
+    costs = Costs(model, profile, knowledge)
     errors: dict[str, str] = {}
     codes: dict[str, str] = {}
     usable: list[Variant] = []
     for v in dict.fromkeys(v for pair in pairs for v in pair):
         try:
-            costs.assessment(v, profile.utilization)
+            costs.quote(v, profile.utilization)
             usable.append(v)
         except ISOLATED as exc:
             if v.option not in errors:
@@ -190,7 +191,7 @@ def break_even(
         per_option = list({v.option: Variant(v.option) for v in alternatives}.values())
         if per_option:
             cheapest_from = _cheapest_from(costs, owner, per_option, gpus_per_server)
-        own = costs.assessment(owner, profile.utilization)
+        own = costs.quote(owner, profile.utilization)
         for v in alternatives:
-            paybacks.append(_payback(own, costs.assessment(v, profile.utilization), v.label, profile.horizon_years))
+            paybacks.append(_payback(own, costs.quote(v, profile.utilization), v.label, profile.horizon_years))
     return BreakEven(found, cheapest_from, tuple(paybacks), errors, codes)

@@ -5,14 +5,27 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.core import decision
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
 
 #: assess(option, profile, knowledge) -> Assessment (raises when the option cannot be assessed)
 Assess = Callable[[str, Profile, Knowledge], Assessment]
 ENDS = ("low", "expected", "high")
+
+
+class Model(Protocol):
+    """What the insights run: the options' kernels (``app.core.host.OptionHost``, or the service's
+    engine, which isolates and logs failures)."""
+
+    def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
+        """The option's assessment, materialised (with its sentences)."""
+
+    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote (numbers only) and how many offers were quoted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,31 +41,35 @@ class Variant:
 
 
 class Costs:
-    """Assessments of variants at a utilization (and cluster size), memoised."""
+    """Quotes of variants at a utilization (and cluster size), memoised."""
 
-    def __init__(self, assess: Assess, profile: Profile, knowledge: Knowledge) -> None:
-        self.assess, self.profile, self.knowledge = assess, profile, knowledge
-        self.cache: dict[tuple[str, str | None, float, int], Assessment] = {}
+    def __init__(self, model: Model, profile: Profile, knowledge: Knowledge) -> None:
+        self.model, self.profile, self.knowledge = model, profile, knowledge
+        self.cache: dict[tuple[str, str | None, float, int], Quote] = {}
 
-    def assessment(self, v: Variant, utilization: float, gpus: int | None = None) -> Assessment:
+    def at(self, v: Variant, **changes: object) -> Profile:
+        """The profile with ``changes`` (utilization, GPUs: numbers or arrays) on ``v``'s plan."""
+        if v.plan is not None:
+            changes["rental_plan"] = v.plan
+        return dataclasses.replace(self.profile, **changes)  # type: ignore[arg-type]
+
+    def quote(self, v: Variant, utilization: float, gpus: int | None = None) -> Quote:
         key = (v.option, v.plan, utilization, gpus or self.profile.gpus)
         if key not in self.cache:
-            changes: dict[str, object] = {"utilization": utilization, "gpus": gpus or self.profile.gpus}
-            if v.plan is not None:
-                changes["rental_plan"] = v.plan
-            self.cache[key] = self.assess(v.option, dataclasses.replace(self.profile, **changes), self.knowledge)  # type: ignore[arg-type]
+            profile = self.at(v, utilization=utilization, gpus=gpus or self.profile.gpus)
+            self.cache[key] = self.model.choose(v.option, profile, self.knowledge)[0]
         return self.cache[key]
 
     def per_hour(self, v: Variant, utilization: float, end: str) -> float:
-        return float(getattr(self.assessment(v, utilization).cost.per_useful_gpu_hour, end))
+        return float(getattr(self.quote(v, utilization).cost.per_useful_gpu_hour, end))
 
 
 class Decider:
     """The whole decision for a profile and a knowledge snapshot: assess every option, then rank."""
 
-    def __init__(self, assess: Assess, options: Sequence[str], weights: Mapping[str, float]) -> None:
-        self.assess, self.options, self.weights = assess, options, weights
+    def __init__(self, model: Model, options: Sequence[str], weights: Mapping[str, float]) -> None:
+        self.model, self.options, self.weights = model, options, weights
 
     def __call__(self, profile: Profile, knowledge: Knowledge) -> decision.Decision:
-        outcomes = decision.assess_all(self.options, lambda o: self.assess(o, profile, knowledge))
+        outcomes = decision.assess_all(self.options, lambda o: self.model.assess(o, profile, knowledge))
         return decision.decide(profile, outcomes, knowledge, self.weights)

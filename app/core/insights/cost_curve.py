@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import ISOLATED, failure
 from app.core.insights.break_even import Crossing, crossings
-from app.core.insights.common import Assess, Costs, Variant
+from app.core.insights.common import Costs, Model, Variant
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
 from app.core.types import Profile
@@ -51,12 +51,12 @@ def utilization_grid(utilization: float, start: float = CURVE_START, steps: int 
 
 
 def cost_curves(
-    assess: Assess, profile: Profile, knowledge: Knowledge, options: Sequence[str], grid: Sequence[float] | None = None
+    model: Model, profile: Profile, knowledge: Knowledge, options: Sequence[str], grid: Sequence[float] | None = None
 ) -> CostCurves:
     """Each option's cost per useful GPU-hour at every utilization of ``grid`` (the profile's otherwise
     unchanged; its ``rental_plan``, or the plan the option chooses, at each point), and the crossings
     of every pair of options. An option that cannot be assessed at the profile is left out, with its error."""
-    costs = Costs(assess, profile, knowledge)
+    costs = Costs(model, profile, knowledge)
     points = grid or utilization_grid(profile.utilization)
     series: dict[str, tuple[CurvePoint, ...]] = {}
     errors: dict[str, str] = {}
@@ -64,7 +64,7 @@ def cost_curves(
     for option in options:
         v = Variant(option)
         try:
-            series[option] = tuple(CurvePoint(u, costs.assessment(v, u).cost.per_useful_gpu_hour) for u in points)
+            series[option] = tuple(CurvePoint(u, costs.quote(v, u).cost.per_useful_gpu_hour) for u in points)
         except ISOLATED as exc:
             codes[option], errors[option] = failure(exc)
     usable = [Variant(o) for o in options if o in series]

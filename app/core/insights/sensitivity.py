@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.core import decision, scoring
-from app.core.insights.common import Assess, Decider
+from app.core.insights.common import Decider, Model
 from app.core.knowledge import Assumption, Knowledge, Price, SourceRef
 from app.core.ranges import Range
 from app.core.types import Profile
@@ -131,9 +131,9 @@ def _refs(d: decision.Decision) -> list[SourceRef]:
 
 
 def sensitivity(
-    assess: Assess, profile: Profile, knowledge: Knowledge, options: Sequence[str], weights: Mapping[str, float]
+    model: Model, profile: Profile, knowledge: Knowledge, options: Sequence[str], weights: Mapping[str, float]
 ) -> Sensitivity:
-    decide = Decider(assess, options, scoring.normalise_weights(weights))
+    decide = Decider(model, options, scoring.normalise_weights(weights))
     base_kb = pointwise(knowledge)
     base = decide(profile, base_kb)
     baseline = _summary(base)

@@ -11,10 +11,11 @@ import numpy as np
 
 from app.core import decision, scoring
 from app.core.errors import ISOLATED, failure
-from app.core.insights.common import Assess
+from app.core.insights.common import Model
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
-from app.core.types import Assessment, Profile
+from app.core.types import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
 
 
 def uncertainty(
-    assess: Assess,
+    model: Model,
     profile: Profile,
     knowledge: Knowledge,
     options: Sequence[str],
@@ -95,15 +96,15 @@ def uncertainty(
     """
     weights = scoring.normalise_weights(weights)
     if base is None:
-        outcomes = decision.assess_all(options, lambda o: assess(o, profile, knowledge))
+        outcomes = decision.assess_all(options, lambda o: model.assess(o, profile, knowledge))
         base = decision.decide(profile, outcomes, knowledge, weights)
     sampled = _samples(knowledge, draws, seed)
     errors: dict[str, str] = {}
     codes: dict[str, str] = {}
-    per_option: dict[str, Assessment] = {}
+    per_option: dict[str, Quote] = {}
     for option in sorted(options):
         try:
-            per_option[option] = assess(option, profile, sampled)
+            per_option[option] = model.choose(option, profile, sampled)[0]
         except ISOLATED as exc:
             codes[option], errors[option] = failure(exc)
     if not per_option:

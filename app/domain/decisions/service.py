@@ -172,7 +172,7 @@ class DecisionService:
         confidence = sentence = None
         if insights:
             u = ins.uncertainty(
-                self.engine.assess,
+                self.engine,
                 profile,
                 kb,
                 list(self.engine.options),
@@ -202,7 +202,7 @@ class DecisionService:
         owner, rent = self.engine.owner(), self.engine.on_demand()
         if owner is None or rent is None:
             return None
-        found = ins.crossing(self.engine.assess, profile, kb, owner, rent)
+        found = ins.crossing(self.engine, profile, kb, owner, rent)
         return None if found is None else break_even_sentence(found, profile.gpus)
 
     @staticmethod
@@ -235,7 +235,7 @@ class DecisionService:
                         recommended_option=r.recommended_option,
                         ranking=[_scored_entry(e) for e in r.ranking],
                     )
-                    for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.assess)
+                    for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.choose)
                 ]
             metrics.evaluation_computed("batch", len(profiles))
         full = None

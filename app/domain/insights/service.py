@@ -27,7 +27,7 @@ class InsightService:
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)  # 422 when no option can be assessed at all
         be = ins.break_even(
-            self.engine.assess,
+            self.engine,
             profile,
             kb,
             pairs=self.engine.pairs(),
@@ -70,7 +70,7 @@ class InsightService:
         kb = self.engine.knowledge()
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
-        cc = ins.cost_curves(self.engine.assess, profile, kb, self._curve_order())
+        cc = ins.cost_curves(self.engine, profile, kb, self._curve_order())
         return si.CostCurvesRead(
             **profile_head(kb, profile),
             series=[
@@ -114,7 +114,7 @@ class InsightService:
         kb = self.engine.knowledge()
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
-        se = ins.sensitivity(self.engine.assess, profile, kb, list(self.engine.options), self.engine.weights(req, kb))
+        se = ins.sensitivity(self.engine, profile, kb, list(self.engine.options), self.engine.weights(req, kb))
         wc, uc = se.weight_change, se.utilization_change
         return si.SensitivityRead(
             knowledge_version=kb.version,
@@ -173,7 +173,7 @@ class InsightService:
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
         u = ins.uncertainty(
-            self.engine.assess,
+            self.engine,
             profile,
             kb,
             list(self.engine.options),

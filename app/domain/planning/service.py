@@ -60,7 +60,7 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
         except MissingKnowledge:
             return profile.horizon_years
 
-    outcomes = planner.plan_all(engine.options, lambda o, p: engine.assess(o, p, kb), profile, hours, owned_years)
+    outcomes = planner.plan_all(engine.options, lambda o, p: engine.choose(o, p, kb)[0], profile, hours, owned_years)
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
 

@@ -14,6 +14,7 @@ from app.core import decision
 from app.core.errors import ISOLATED, KnowledgeUnavailable, NothingAssessable, OptionFailed, UnknownReference
 from app.core.host import LoadedOption, OptionHost
 from app.core.insights import Variant
+from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
 from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
@@ -62,26 +63,40 @@ class Engine:
         return kb
 
     def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
-        """The option's own plugin's assessment. A gap in the knowledge base propagates as it is; any
-        other exception of the plugin is a defect: logged with its traceback (and the request id),
-        counted in ``compute_advisor_option_failures_total``, and raised as ``OptionFailed``, which
-        answers say only as ``option-failed``. A batch's array attempt is not logged: the array
-        contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
+        """The option's assessment, materialised (what an answer shows). Failures as ``choose``'s."""
         try:
             return self.host.assess(option, profile, knowledge)
         except ISOLATED:
             raise
         except Exception as exc:
-            if not isinstance(profile.gpus, np.ndarray):
-                log.error(
-                    "option %s failed: %s",
-                    option,
-                    type(exc).__name__,
-                    exc_info=True,
-                    extra={"fields": {"option": option, "knowledge_version": knowledge.version}},
-                )
-                metrics.option_failed(option)
-            raise OptionFailed(option) from exc
+            raise self._failed(option, profile, knowledge, exc) from exc
+
+    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote and how many offers were quoted: numbers only, for
+        batches, Monte Carlo draws and insights. A gap in the knowledge base propagates as it is; any
+        other exception of the plugin is a defect: logged with its traceback (and the request id),
+        counted in ``compute_advisor_option_failures_total``, and raised as ``OptionFailed``, which
+        answers say only as ``option-failed``. A batch's array attempt is not logged: the array
+        contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
+        try:
+            return self.host.choose(option, profile, knowledge)
+        except ISOLATED:
+            raise
+        except Exception as exc:
+            raise self._failed(option, profile, knowledge, exc) from exc
+
+    @staticmethod
+    def _failed(option: str, profile: Profile, knowledge: Knowledge, exc: Exception) -> OptionFailed:
+        if not isinstance(profile.gpus, np.ndarray):
+            log.error(
+                "option %s failed: %s",
+                option,
+                type(exc).__name__,
+                exc_info=exc,
+                extra={"fields": {"option": option, "knowledge_version": knowledge.version}},
+            )
+            metrics.option_failed(option)
+        return OptionFailed(option)
 
     def check_references(
         self,
@@ -173,8 +188,9 @@ class Engine:
         return [(a, b) for i, a in enumerate(vs) for b in vs[i + 1 :] if a.option != b.option]
 
     def owner(self) -> Variant | None:
-        """The option that buys its hardware (payback, cheapest-from size), if one is loaded."""
-        return next((Variant(k) for k, o in self.options.items() if o.spec.owns_hardware), None)
+        """The option that declares it buys its hardware (payback, cheapest-from size), if one is loaded."""
+        owner = self.host.owner()
+        return None if owner is None else Variant(owner)
 
     def on_demand(self) -> Variant | None:
         """The variant that rents on demand (the recommendation's break-even sentence), if one is loaded."""

@@ -1,0 +1,413 @@
+"""Option kernels (docs/plugins.md "Kernels"): an option compiled once, then priced by arithmetic.
+
+A plugin compiles its option per knowledge version × currency × ``as_of`` validity period (the days
+between two dates on which some price row or exchange rate starts or stops holding: every day of one
+period sees the same rows and rates). The kernel holds the option's **candidates** — every offer it
+may buy, priced in the currency, with the constants its price needs and the sources every figure
+will cite, grouped by GPU model — and its assumption values. Compiling is lazy per GPU model and
+cached on the snapshot (``Knowledge.derived``), so a new request body never compiles; providers,
+regions and plans are masks over the compiled candidates.
+
+Per profile, the kernel **quotes** candidates: pure arithmetic on ``Range`` ends from the profile's
+numbers — plain floats for one profile, NumPy arrays for a batch (one element per profile) or for
+Monte Carlo draws (a kernel compiled over sampled knowledge). A quote holds numbers and the
+constraints an offer breaks, no words. ``choose`` keeps the cheapest feasible quote per effective
+GPU-hour (per element over arrays). Only what is answered is **materialised** into an ``Assessment``
+with its sentences, breakdown labels and sources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from app.core.errors import MissingKnowledge, NoOffer
+from app.core.knowledge import ANY, Knowledge, SourceRef
+from app.core.offers import Offer, level
+from app.core.ranges import Range, holds_anywhere
+from app.core.types import Alternative, Assessment, Cost, OfferInfo, OptionSpec, Profile, Violation
+
+#: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
+FEASIBLE_ALTERNATIVES, INFEASIBLE_ALTERNATIVES = 6, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One offer an option may buy, compiled: priced in the kernel's currency, with its constants."""
+
+    offer: Offer
+    #: the price per GPU (per GPU-hour for hourly units), in the kernel's currency
+    per_gpu: Range
+    label: str
+    info: OfferInfo
+    #: ``Assessment.offer_label`` of the offer (ties between equal costs are broken on it)
+    offer_label: str
+    #: GPUs per machine the team looks after (an instance or server; a GPU-billed offer's server size)
+    per_machine: int = 1
+    #: the option's own constants for this offer (a bill of materials, a term, sources)
+    data: Any = None
+
+    @property
+    def plan(self) -> str:
+        return self.offer.plan
+
+    @property
+    def sort_key(self) -> tuple[float, str]:
+        return (level(self.per_gpu.expected), self.label)
+
+
+class Quote:
+    """One candidate's figures for a profile: ranges of numbers (floats, or arrays over a batch or
+    Monte Carlo draws) and the constraints the offer breaks, as ``(code, where)`` pairs. The names
+    follow ``Assessment``: ``cost`` is a ``Cost`` without breakdown labels; ``lines`` and ``extras``
+    are ``(key, annual, upfront, total)`` per line; ``detail`` is what the option's ``materialise``
+    needs to write its sentences."""
+
+    __slots__ = (
+        "candidate",
+        "cost",
+        "detail",
+        "efficiency",
+        "extras",
+        "lines",
+        "stability",
+        "usability",
+        "violations",
+    )
+
+    def __init__(
+        self,
+        candidate: Candidate | None,
+        cost: Cost,
+        efficiency: Any,
+        stability: Any,
+        usability: Any,
+        lines: tuple[tuple[str, Range, Range, Range], ...],
+        extras: tuple[tuple[str, Range, Range, Range], ...],
+        violations: tuple[tuple[str, Any], ...],
+        detail: Any = None,
+    ) -> None:
+        self.candidate = candidate
+        self.cost = cost
+        self.efficiency = efficiency
+        self.stability = stability
+        self.usability = usability
+        self.lines = lines
+        self.extras = extras
+        self.violations = violations
+        self.detail = detail
+
+    @property
+    def effective(self) -> Range:
+        c = self.cost
+        return c.per_effective_gpu_hour or c.per_useful_gpu_hour
+
+    def broken(self) -> Any:
+        """Where the offer breaks a constraint: a bool, or an array over a batch."""
+        found: Any = False
+        for _, where in self.violations:
+            found = found | where if isinstance(where, np.ndarray) or isinstance(found, np.ndarray) else found or where
+        return found
+
+    def metrics(self) -> dict[str, Range]:
+        """``Assessment.metrics``: the figures scenario rules may test."""
+        c, e = self.cost, self.efficiency
+        return {
+            "annual_cost": c.annual,
+            "total_cost": c.total,
+            "upfront_cost": c.upfront,
+            "cost_per_useful_gpu_hour": c.per_useful_gpu_hour,
+            "cost_per_effective_gpu_hour": c.per_effective_gpu_hour or c.per_useful_gpu_hour,
+            "lead_time_days": e.lead_time_days,
+            "setup_minutes_per_run": e.setup_minutes_per_run,
+            "execution_efficiency": e.execution_efficiency,
+            "goodput": self.stability.goodput,
+            "infra_fte_unmet": self.usability.infra_fte_unmet,
+        }
+
+
+class Kernel:
+    """One option compiled for a knowledge version, a currency and an ``as_of`` period.
+
+    A subclass says which candidates the option has for a GPU model (``compile_group``), how a
+    candidate is priced for a profile (``quote``) and how a chosen quote reads (``materialise``).
+    The rest — masks, the shortlist, the choice, alternatives — is here, the same for every option.
+    """
+
+    #: the plans a request's ``rental_plan`` narrows this option to (empty: the option ignores it)
+    rental_plans: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, spec: OptionSpec, knowledge: Knowledge, currency: str, as_of: dt.date, roles: Roles) -> None:
+        self.spec = spec
+        self.option = spec.key
+        self.knowledge = knowledge
+        self.currency = currency
+        #: a day of the period the kernel serves (every day of it sees the same rows and rates)
+        self.as_of = as_of
+        self.roles = roles
+        self._groups: dict[str | None, tuple[Candidate, ...]] = {}
+        self._values: dict[str, tuple[Range, SourceRef]] = {}
+        #: values the kernel derives from the knowledge once (constants its candidates share)
+        self.compiled: dict[str, Any] = {}
+
+    # ---- compiled knowledge -------------------------------------------------------------------
+
+    def value(self, key: str) -> Range:
+        """The option's assumption ``key`` (its own, else the general one), read once per kernel."""
+        return self._assumption(key)[0]
+
+    def ref(self, key: str) -> SourceRef:
+        return self._assumption(key)[1]
+
+    def _assumption(self, key: str) -> tuple[Range, SourceRef]:
+        found = self._values.get(key)
+        if found is None:
+            found = self.knowledge.assumption_value(self.option, key)
+            self._values[key] = found
+        return found
+
+    def group(self, gpu_model: str | None) -> tuple[Candidate, ...]:
+        """Every candidate of the option for ``gpu_model`` (None: the reference server), compiled on
+        first use and sorted by price per GPU."""
+        found = self._groups.get(gpu_model)
+        if found is None:
+            found = tuple(sorted(self.compile_group(gpu_model), key=lambda c: c.sort_key))
+            self._groups[gpu_model] = found
+        return found
+
+    def compile_group(self, gpu_model: str | None) -> list[Candidate]:
+        """The option's candidates for ``gpu_model`` (None: the reference server)."""
+        raise NotImplementedError
+
+    # ---- per profile ------------------------------------------------------------------------------
+
+    def candidates(self, profile: Profile) -> list[Candidate]:
+        """The compiled candidates the profile allows: its GPU model, providers, regions and plan."""
+        found = self.group(profile.gpu_model)
+        providers, regions, plan = profile.providers, profile.regions, profile.rental_plan
+        if not (providers or regions or (plan is not None and self.rental_plans)):
+            return list(found)
+        return [
+            c
+            for c in found
+            if (not providers or c.offer.row.provider in providers)
+            and (not regions or c.offer.row.region in regions)
+            and (plan is None or not self.rental_plans or c.plan == plan)
+        ]
+
+    def no_offer(self, profile: Profile) -> NoOffer:
+        hardware = profile.gpu_model or "the reference server"
+        return NoOffer(
+            f"no {self.option} offer for {hardware} valid on {profile.as_of}"
+            + (f" from {', '.join(profile.providers)}" if profile.providers else "")
+            + (f" in {', '.join(profile.regions)}" if profile.regions else "")
+        )
+
+    def acceptable(self, candidate: Candidate, profile: Profile) -> bool:
+        """Whether the offer breaks none of the profile's hard constraints (for every profile of a batch)."""
+        raise NotImplementedError
+
+    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
+        """Each candidate's quote for the profile (what candidates share is computed once)."""
+        raise NotImplementedError
+
+    def materialise(self, profile: Profile, quote: Quote) -> Assessment:
+        """The chosen quote as an assessment, with its sentences, labels and sources."""
+        raise NotImplementedError
+
+    def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
+        """The sentence of a broken constraint ``code`` of ``quote``."""
+        raise NotImplementedError
+
+    # ---- the choice -----------------------------------------------------------------------------
+
+    def shortlist(self, profile: Profile, per_plan: int = 2, extra: int = 4) -> list[Candidate]:
+        """The candidates worth a quote: in each plan the cheapest per GPU up to and including the
+        ``per_plan``-th one the profile accepts (cheaper ones that fail stay, to be reported), and the
+        next ``extra`` overall for the alternatives. Within a plan billing is the same, so the cheapest
+        per GPU that meets the constraints is the cheapest. Raises ``NoOffer`` when there is none."""
+        found = self.candidates(profile)
+        if not found:
+            raise self.no_offer(profile)
+        chosen: list[Candidate] = []
+        by_plan: dict[str, list[Candidate]] = {}
+        for c in found:  # sorted by price per GPU, then label
+            by_plan.setdefault(c.plan, []).append(c)
+        rest: list[Candidate] = []
+        for members in by_plan.values():
+            kept = 0
+            for i, c in enumerate(members):
+                if kept < per_plan:
+                    chosen.append(c)
+                    kept += self.acceptable(c, profile)
+                else:
+                    rest.extend(members[i:])
+                    break
+        rest.sort(key=lambda c: c.sort_key)
+        return chosen + rest[:extra]
+
+    def assess(self, profile: Profile) -> Assessment:
+        """The option's assessment of one profile: the cheapest feasible quote, materialised, with
+        the others as its alternatives (arrays in a profile: chosen per element, see ``choose``)."""
+        quotes = self.quotes(profile, self.shortlist(profile))
+        keys = [q.effective.expected for q in quotes]
+        if any(isinstance(k, np.ndarray) for k in keys):
+            return self._assess_each(profile, quotes)
+        infeasible = [holds_anywhere(q.broken()) for q in quotes]
+        order = sorted(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
+        best = self.materialise(profile, quotes[order[0]])
+        listed = [self._alternative(profile, quotes[i]) for i in order[1:]]
+        feasible = [a for a in listed if a.feasible][:FEASIBLE_ALTERNATIVES]
+        return dataclasses.replace(
+            best,
+            alternatives=tuple(feasible + [a for a in listed if not a.feasible][:INFEASIBLE_ALTERNATIVES]),
+            offers_considered=len(quotes),
+        )
+
+    def choose(self, profile: Profile) -> tuple[Quote, int]:
+        """The cheapest feasible quote (per element over arrays, with a single violation saying where
+        every offer breaks a constraint) and how many were quoted: numbers only, for batches, Monte
+        Carlo draws and insights."""
+        quotes = self.quotes(profile, self.shortlist(profile))
+        if len(quotes) == 1 and not any(isinstance(q.effective.expected, np.ndarray) for q in quotes):
+            return quotes[0], 1
+        keys = [q.effective.expected for q in quotes]
+        if not any(isinstance(k, np.ndarray) for k in keys):
+            infeasible = [holds_anywhere(q.broken()) for q in quotes]
+            best = min(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
+            return quotes[best], len(quotes)
+        return select_each(quotes), len(quotes)
+
+    def _assess_each(self, profile: Profile, quotes: list[Quote]) -> Assessment:
+        chosen = select_each(quotes)
+        first = self.materialise(profile, quotes[0])
+        every_broken = chosen.violations[0][1] if chosen.violations else False
+        return dataclasses.replace(
+            first,
+            cost=dataclasses.replace(chosen.cost, breakdown=first.cost.breakdown, extras=first.cost.extras),
+            efficiency=dataclasses.replace(chosen.efficiency, sources=first.efficiency.sources),
+            stability=dataclasses.replace(chosen.stability, sources=first.stability.sources),
+            usability=dataclasses.replace(chosen.usability, sources=first.usability.sources),
+            violations=(Violation("every offer breaks a constraint", every_broken),),
+            offers_considered=len(quotes),
+        )
+
+    def _alternative(self, profile: Profile, quote: Quote) -> Alternative:
+        reasons = tuple(
+            self.violation_reason(profile, quote, code) for code, where in quote.violations if holds_anywhere(where)
+        )
+        assert quote.candidate is not None
+        return Alternative(offer=quote.candidate.info, cost=quote.cost, feasible=not reasons, reasons=reasons)
+
+
+def _label(q: Quote) -> str:
+    return "" if q.candidate is None else q.candidate.offer_label
+
+
+#: what a kernel may ask of the other loaded options by role (``app.core.host`` answers it)
+Roles = Callable[[str, Knowledge, str, dt.date], "Kernel | None"]
+
+
+def select_each(quotes: Sequence[Quote]) -> Quote:
+    """Per element of a batch or of Monte Carlo draws: the cheapest feasible quote, figure by figure
+    (when every quote breaks a constraint there, the cheapest, marked by the one violation
+    ``every``). Where one quote is chosen everywhere, it is that quote's figures as they are."""
+    n = max(np.size(q.effective.expected) for q in quotes)
+    keys = np.stack([np.broadcast_to(q.effective.expected, (n,)) for q in quotes])
+    broken = np.stack([np.broadcast_to(np.asarray(q.broken(), dtype=bool), (n,)) for q in quotes])
+    ranked = np.where(broken, np.inf, keys)
+    every_broken = broken.all(axis=0)
+    index = np.where(every_broken, keys.argmin(axis=0), ranked.argmin(axis=0))
+    first = int(index[0])
+    if bool((index == first).all()):
+        q = quotes[first]
+        return Quote(
+            q.candidate,
+            q.cost,
+            q.efficiency,
+            q.stability,
+            q.usability,
+            q.lines,
+            q.extras,
+            (("every", every_broken),),
+            q.detail,
+        )
+    pick = _Picker(index)
+    head = quotes[0]
+    return Quote(
+        head.candidate,
+        pick([q.cost for q in quotes]),
+        pick([q.efficiency for q in quotes]),
+        pick([q.stability for q in quotes]),
+        pick([q.usability for q in quotes]),
+        head.lines,
+        head.extras,
+        (("every", every_broken),),
+        head.detail,
+    )
+
+
+class _Picker:
+    """Element-wise choice among same-shaped values by ``index``: Ranges end by end (an end the three
+    share is chosen once), arrays and numbers element by element, dataclasses field by field; anything
+    else (labels, sources, booleans) is the first item's."""
+
+    def __init__(self, index: np.ndarray) -> None:
+        self.index = index
+        self.columns = np.arange(index.shape[0])
+
+    def __call__(self, items: list[Any]) -> Any:
+        first = items[0]
+        if isinstance(first, Range):
+            if all(r[0] is r[1] is r[2] for r in items):
+                one = self._numbers([r[0] for r in items])
+                return Range.elementwise(one, one, one)
+            return Range.elementwise(*(self._numbers([r[i] for r in items]) for i in range(3)))
+        if isinstance(first, np.ndarray | float | int) and not isinstance(first, bool):
+            return self._numbers(items)
+        if dataclasses.is_dataclass(first) and not isinstance(first, type):
+            changes = {f.name: self([getattr(x, f.name) for x in items]) for f in dataclasses.fields(first)}
+            return dataclasses.replace(first, **changes)
+        return first
+
+    def _numbers(self, values: list[Any]) -> np.ndarray:
+        n = self.index.shape[0]
+        stacked = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in values])
+        chosen: np.ndarray = stacked[self.index, self.columns]
+        return chosen
+
+
+def offer_label(info: OfferInfo) -> str:
+    """``Assessment.offer_label`` of an offer."""
+    return f"{info.provider} {info.subject} {info.region} {info.plan} {info.variant or ''}"
+
+
+def candidate(offer: Offer, per_machine: int = 1, data: Any = None) -> Candidate:
+    """A compiled candidate of ``offer`` (its price per GPU, label and answerable info made once)."""
+    info = offer.info()
+    return Candidate(offer, offer.per_gpu, offer.label, info, offer_label(info), per_machine, data)
+
+
+def missing(option: str, what: str) -> MissingKnowledge:
+    return MissingKnowledge(f"{option}: {what}")
+
+
+__all__ = [
+    "ANY",
+    "Candidate",
+    "Kernel",
+    "Quote",
+    "Roles",
+    "candidate",
+    "select_each",
+]
+
+
+def refs(*groups: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
+    """The sources of several reads, in order, each once (as ``Inputs.take_refs`` keeps them)."""
+    return tuple(dict.fromkeys(r for g in groups for r in g))
