@@ -259,7 +259,7 @@ class OwnClusterKernel(OfferKernel):
                         restart_key=f"restart_hours_{ops_team}_ops",
                     ),
                     infra_fte=work + teams * team_fte,
-                    lines=tuple((li.key, li.annual, li.upfront, _total(li)) for li in owned.lines),
+                    lines=owned.lines,
                     violations=violations,
                     waiting_days=where(owned.bridged, ZERO, lead),
                     priced_work=work,  # the ops teams are in the cost already
@@ -339,10 +339,6 @@ class OwnClusterKernel(OfferKernel):
             stability_refs=self.stability_refs(f"detection_hours_{ops_team}_ops", f"restart_hours_{ops_team}_ops"),
             usability_refs=self.usability_refs(profile),
         )
-
-
-def _total(li: LineItem) -> Range:
-    return li.total if li.total is not None else li.annual
 
 
 class SelfBuiltCluster(OptionPlugin):

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from app.core.ranges import Range
-from app.core.text import msg
-from app.core.types import LineItem
 
+ZERO = Range.point(0)
 #: the smallest cost of capital arrays of draws are computed at (the closed forms divide by ln(1 + rate))
 MIN_RATE = 1e-9
 #: residual(age in years) -> share of the purchase price the asset still fetches
@@ -210,7 +209,9 @@ class Bridge:
 class Ownership:
     """What owning costs over the horizon (``own``), every figure a Range (arrays over a batch)."""
 
-    lines: tuple[LineItem, ...]
+    #: per capital and running line, and the bridge: ``(key, annual, upfront, total)`` (the words of each
+    #: line are its caller's: ``app.core.cluster.Bill.labels``)
+    lines: tuple[tuple[str, Range, Range, Range], ...]
     annual: Range
     upfront: Range
     total: Range
@@ -283,43 +284,19 @@ def own(
         bridged = bridge_per_year < wait_per_year
         if not isinstance(bridged, np.ndarray):
             bridged = bool(bridged)
-    lines = [
-        LineItem(
-            c.key,
-            c.label,
-            c.upfront / depreciation_years,
-            c.upfront,
-            f"{c.basis}; written off over depreciation_years; cash: purchases and replacements less resale",
-            c.sources,
-            total=cash[c.key],
-        )
-        for c in capital
+    lines: list[tuple[str, Range, Range, Range]] = [
+        (c.key, c.upfront / depreciation_years, c.upfront, cash[c.key]) for c in capital
     ]
-    lines += [
-        LineItem(r.key, r.label, r.annual, Range.point(0), r.basis, r.sources, total=r.annual * serving)
-        for r in running
-    ]
+    lines += [(r.key, r.annual, ZERO, r.annual * serving) for r in running]
     if bridge is not None and np.any(bridged):
         spent = where(bridged, bridge.yearly * waiting, 0.0)
         total = total + spent
         npv = npv + where(bridged, bridge.yearly * Range.elementwise(*(annuity(start[e], rate) for e in ENDS)), 0.0)
-        basis = "useful GPU-hours ÷ held_utilization × cheapest on-demand price × lead time"
-        lines.append(
-            LineItem(
-                "bridge",
-                msg("line.bridge", "Rented until installed"),
-                Range.point(0),
-                Range.point(0),
-                basis,
-                bridge.sources,
-                total=spent,
-            )
-        )
-    zero = Range.point(0)
+        lines.append(("bridge", ZERO, ZERO, spent))
     return Ownership(
         lines=tuple(lines),
-        annual=sum((li.annual for li in lines), zero),
-        upfront=sum((c.upfront for c in capital), zero),
+        annual=sum((li[1] for li in lines), ZERO),
+        upfront=sum((c.upfront for c in capital), ZERO),
         total=total,
         npv=npv,
         equivalent_annual=npv / annuity(horizon, rate),

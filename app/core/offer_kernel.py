@@ -348,4 +348,20 @@ def _sourced(record: Any, sources: tuple[SourceRef, ...]) -> Any:
 
 
 def _with_effective(c: Cost, effective: Range) -> Cost:
-    return dataclasses.replace(c, per_effective_gpu_hour=effective)
+    """``c`` with its cost per effective GPU-hour (by its constructor: ``dataclasses.replace`` costs
+    several times as much, once per candidate quoted)."""
+    return Cost(
+        annual=c.annual,
+        total=c.total,
+        upfront=c.upfront,
+        per_useful_gpu_hour=c.per_useful_gpu_hour,
+        useful_gpu_hours=c.useful_gpu_hours,
+        paid_gpu_hours=c.paid_gpu_hours,
+        committed=c.committed,
+        breakdown=c.breakdown,
+        npv=c.npv,
+        equivalent_annual=c.equivalent_annual,
+        useful_gpu_hours_total=c.useful_gpu_hours_total,
+        per_effective_gpu_hour=effective,
+        extras=c.extras,
+    )
