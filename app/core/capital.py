@@ -180,6 +180,9 @@ def residual_curves(
 ) -> tuple[Residual, Residual, Residual]:
     """An asset's residual curve at each end of the cost: the low end (best case) resells at the high
     market share and declines by the low rate, the high end the other way."""
+    if not resale and decline.low is decline.expected is decline.high:  # one curve serves every end
+        one = residual_curve(decline.low)
+        return one, one, one
     return tuple(  # type: ignore[return-value]
         residual_curve(getattr(decline, end), [(a, s[pick]) for a, s in resale])
         for end, pick in (("low", 2), ("expected", 1), ("high", 0))
@@ -252,6 +255,19 @@ def own(
     for c in capital:
         per_end = []
         curves = c.curves or residual_curves(c.decline, c.resale)
+        u, life = c.upfront, c.life
+        if (
+            curves[0] is curves[1] is curves[2]
+            and u.low is u.expected is u.high
+            and life.low is life.expected is life.high
+        ):
+            # every end the same (a point, or one array of Monte Carlo draws): computed once
+            flows = asset_flows(
+                u.low, life=life.low, residual=curves[0], start=start["expected"], horizon=horizon, rate=rate
+            )
+            cash[c.key] = Range.elementwise(flows[0], flows[0], flows[0])
+            npv_parts.append(Range.elementwise(flows[1], flows[1], flows[1]))
+            continue
         for end, curve in zip(ENDS, curves, strict=True):
             per_end.append(
                 asset_flows(
