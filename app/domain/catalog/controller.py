@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
+from litestar.openapi.spec import Example
 from litestar.params import Parameter
 
 from app.domain.catalog import schemas as s
@@ -61,7 +62,11 @@ class CatalogController(Controller):
         responses=COMMON_PROBLEMS,
     )
     async def get_gpu(
-        self, catalog: NamedDependency[CatalogService], key: Annotated[str, Parameter(max_length=40)]
+        self,
+        catalog: NamedDependency[CatalogService],
+        key: Annotated[
+            str, Parameter(max_length=40, description="A key from /v1/gpus.", examples=[Example(value="h100_sxm")])
+        ],
     ) -> s.GpuRead:
         gpu = catalog.gpu(key)
         if gpu is None:
