@@ -444,7 +444,7 @@ def test_sample_catalog_to_seed_file_to_seeds_load_to_offers(
     assert _close(seeds_dir, new) == 20
     code, stdout, stderr = cli(capsys, "seeds", "check")
     assert code == 0, stderr
-    code, stdout, stderr = cli(capsys, "seeds", "load", "--note", "aws catalog 2026-12")
+    code, stdout, stderr = cli(capsys, "seeds", "load", "--verbose", "--note", "aws catalog 2026-12")
     assert code == 0, stderr
     assert (
         "+ prices rented_gpu_instances/aws/instance_hour/p5.48xlarge/h100_sxm/spot/us-east-1/USD/2026-12-10" in stdout
