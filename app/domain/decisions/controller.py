@@ -24,7 +24,7 @@ from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.i18n import Lang, language, pin_language
-from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate
+from app.lib.negotiation import CSV, JSON, negotiate
 from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 from app.lib.spreadsheets import XLSX, attachment
@@ -61,7 +61,7 @@ class DecisionController(Controller):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
         if media == CSV:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
-            return Response(comparison_csv(doc), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         if media == XLSX:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
             return Response(comparison_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
