@@ -145,3 +145,6 @@ class CostCurvesRead(msgspec.Struct):
     series: list[CostSeriesRead]
     break_even: list[BreakEvenPointRead]
     errors: dict[str, str]
+    #: a recommendation's one line on owning versus renting on demand (its ``break_even``), in the
+    #: answer's language; null when it cannot be said (an option not loaded, no crossing to speak of)
+    break_even_sentence: str | None = None

@@ -11,7 +11,7 @@ from opentelemetry.trace import NoOpTracer, Tracer
 from app.core import decision
 from app.core.errors import KnowledgeUnavailable, NothingAssessable, UnknownReference
 from app.core.host import LoadedOption, OptionHost
-from app.core.insights import Variant
+from app.core.insights import Crossing, Variant, crossing
 from app.core.knowledge import Knowledge
 from app.core.types import Assessment, Profile
 from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
@@ -157,3 +157,11 @@ class Engine:
     def on_demand(self) -> Variant | None:
         """The variant that rents on demand (the recommendation's break-even sentence), if one is loaded."""
         return next((v for v in self.variants() if v.plan == "on_demand"), None)
+
+    def own_versus_on_demand(self, profile: Profile, kb: Knowledge) -> Crossing | None:
+        """Where owning and renting on demand cost the same per useful GPU-hour (the break-even sentence of
+        recommendations and cost curves), or None when either option is not loaded."""
+        owner, rent = self.owner(), self.on_demand()
+        if owner is None or rent is None:
+            return None
+        return crossing(self.assess, profile, kb, owner, rent)
