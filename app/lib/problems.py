@@ -198,7 +198,7 @@ def handle_domain(request: Request[Any, Any, Any], exc: DomainError) -> Response
             detail=render(exc.detail, lang),
             instance=request.url.path,
             field=exc.field,
-            errors=[FieldError(exc.field, exc.detail)] if exc.field else None,
+            errors=[FieldError(exc.field, str(exc.detail))] if exc.field else None,  # field messages stay English
             request_id=request_id(request.scope),
         )
     )
