@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from app.domain.insights import schemas as si
-from app.lib.i18n import CONTENT_LANGUAGE, Lang, name_of, translate
+from app.lib.i18n import CONTENT_LANGUAGE, Lang, catalog, name_of, translate
 
 __all__ = ["SVG", "Lang", "cost_curve_svg", "tornado_svg"]
 
@@ -33,14 +33,14 @@ def input_label(i: si.InputSensitivityRead, lang: Lang, names: Mapping[str, str]
     analysis labels them by key: ``utilization``, ``ai_compute_platform pooled_utilization``)."""
     if i.kind == "profile":
         field = i.ref.rpartition(".")[2]
-        return name_of(f"chart.input.{field}", lang, field)
+        return catalog(lang).get(f"chart.input.{field}") or field
     if i.kind == "assumption":  # ref: assumptions:<option>/<key>
         option, _, key = i.ref.partition(":")[2].partition("/")
     elif i.kind == "price":  # label: "<option> <item>"
         option, _, key = i.label.partition(" ")
     else:
         return i.label
-    what = name_of(f"chart.input.{key}", lang, key)
+    what = catalog(lang).get(f"chart.input.{key}") or key
     if option in ("", "*"):
         return what
     who = option_name(option, (names or {}).get(option, option), lang)

@@ -130,7 +130,7 @@ async function loadCatalog() {
     const chosen = new Set([...list.selectedOptions].map((o) => o.value));
     list.replaceChildren();
     for (const p of providers.items) {
-      list.append(el("option", { value: p.key, textContent: `${p.name} (${p.key})`, selected: chosen.has(p.key) }));
+      list.append(el("option", { value: p.key, textContent: p.name, selected: chosen.has(p.key) }));
     }
     setStatus("#catalog-status", "catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length });
   } catch (error) {
