@@ -7,17 +7,27 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench
+.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench
 
+# serving needs the package alone (`make run`); the dev extras (test, lint and fuzz tools, the generated
+# client's generator…) come on top for `make test` and the tools, once, in the same .venv
+DEV := $(VENV)/.dev-extras
 $(BIN)/compute-advisor: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+	@$(BIN)/pip install $(PIP_FLAGS) -e . 2>&1 | grep -v "^WARNING: Location" || true
 	@$(BIN)/python -c "import app, litestar" || { echo "installation failed"; exit 1; }
 	@touch $@
 
-venv: $(BIN)/compute-advisor
+$(DEV): $(BIN)/compute-advisor
+	@$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+	@$(BIN)/python -c "import pytest, schemathesis" || { echo "installation of the dev extras failed"; exit 1; }
+	@touch $@
 
-migrate: venv
+serve-env: $(BIN)/compute-advisor
+
+venv: $(DEV)
+
+migrate: serve-env
 	$(BIN)/compute-advisor migrate
 
 seeds: migrate
@@ -31,10 +41,11 @@ devkey: seeds
 # directory, emptied at each start (docs/operations.md, "Metrics")
 METRICS_DIR := $(CURDIR)/.run/metrics-$(PORT)
 run: devkey
-	@echo "send it as:  curl -H \"X-API-Key: $$(cat $(DEV_API_KEY_FILE))\" localhost:$(PORT)/v1/options"
 	@mkdir -p $(METRICS_DIR) && rm -f $(METRICS_DIR)/*.db
-	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
-	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json)
+	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
+	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json) & \
+	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
+	deploy/dev-announce "http://$${HOST:-127.0.0.1}:$(PORT)" $(DEV_API_KEY_FILE) $(BIN)/python; wait $$server
 
 test: venv lint typecheck
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -71,6 +71,8 @@ EXPOSED_HEADERS = [
     "RateLimit-Reset",
     "Content-Language",
     "Content-Disposition",
+    "Deprecation",
+    "Link",
 ]
 
 

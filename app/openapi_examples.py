@@ -77,10 +77,7 @@ def collect() -> dict[str, dict[str, Any]]:
             missing["request_id"] = "5f0e4c1b9a7d4e2f8c3b6a1d0e9f8a7b"
             examples = {
                 "comparePrices": {"200": post("/v1/price-comparisons", "comparePrices")},
-                "createRecommendation": {
-                    "201": stored,
-                    "200": post("/v1/recommendations", "createRecommendation", store="false"),
-                },
+                "createRecommendation": {"201": stored},
                 "getRecommendation": {"200": stored, "404": missing},
                 "evaluateProfiles": {"200": post("/v1/evaluations", "evaluateProfiles")},
                 "computeBreakEven": {"200": post("/v1/break-even", "computeBreakEven")},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -60,6 +61,26 @@ def require_backend(backend: str) -> None:
         if os.environ.get("REQUIRE_POSTGRES") == "1":
             pytest.fail(f"REQUIRE_POSTGRES=1 but {_PG_PROBLEM}")
         pytest.skip(str(_PG_PROBLEM))
+
+
+#: the npm tools pinned in clients/typescript/package.json (the TypeScript client, Redocly CLI)
+NODE_TOOLS = PROJECT_ROOT / "clients" / "typescript"
+
+
+def require_node_tool(name: str) -> Path:
+    """The npm-installed command ``name`` of clients/typescript (``npm ci`` there), or a skip with the reason;
+    a failure instead under ``REQUIRE_NODE=1`` (``.ci/run`` sets it after installing them)."""
+    tool = NODE_TOOLS / "node_modules" / ".bin" / name
+    problem = None
+    if shutil.which("node") is None:
+        problem = "node is not on PATH (apt-get install nodejs npm)"
+    elif not tool.exists():
+        problem = f"{name} is not installed: run `npm ci` in clients/typescript"
+    if problem:
+        if os.environ.get("REQUIRE_NODE") == "1":
+            pytest.fail(f"REQUIRE_NODE=1 but {problem}")
+        pytest.skip(problem)
+    return tool
 
 
 def _pg_admin(sql: str) -> None:

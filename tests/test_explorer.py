@@ -3,7 +3,8 @@ Chromium driven by Playwright against a served instance: key, form, ranking, cha
 screenshot. The browser test skips (with the reason) where Chromium or Playwright is missing,
 unless ``REQUIRE_BROWSER=1`` (``.ci/run``), where it fails.
 
-``UPDATE_SCREENSHOT=1`` writes the screenshot to ``docs/explorer.png``.
+``UPDATE_SCREENSHOT=1`` writes the screenshots of ``test_the_explorer_has_no_traps`` to ``docs/explorer.png``
+(English) and ``docs/explorer-zh.png`` (Chinese).
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def test_explorer_page_is_open_and_self_contained(databases: Any) -> None:
         assert boot["vocab"]["ops_team"] == ["none", "basic", "professional"]
         # every word the page looks up exists in the catalog
         page_codes = set(re.findall(r'data-t="([^"]+)"', html)) | set(re.findall(r'\bt\("([a-z_.]+)"', js))
-        assert page_codes and page_codes <= set(en), sorted(page_codes - set(en))
+        page_codes |= set(re.findall(r'setStatus\("#[a-z-]+", "([a-z_.]+)"', js))  # status lines keep their code
+        page_codes |= {f"constraint.{v.split('.')[1]}" for v in re.findall(r'"(violation\.[a-z_]+)"', js)}
+        assert len(page_codes) > 40 and page_codes <= set(en), sorted(page_codes - set(en))
         # the key is not needed for the page, but the API behind it still asks for one
         assert c.get("/v1/gpus").status_code == 401
 
@@ -197,8 +200,6 @@ def test_explorer_in_headless_chromium(databases: Any, tmp_path: Path) -> None:
             assert variance > 100 and colours > 20, (variance, colours)
             curve = page.locator("#curve").screenshot()
             assert _luminance_stats(curve)[0] > 50
-            if os.environ.get("UPDATE_SCREENSHOT") == "1":
-                (PROJECT_ROOT / "docs" / "explorer.png").write_bytes(shot)
 
             # the key went out as a header only, never in a URL
             api_calls = [r for r in requests if "/v1/" in r.url]
@@ -214,5 +215,168 @@ def test_explorer_in_headless_chromium(databases: Any, tmp_path: Path) -> None:
             page.wait_for_function(f"document.querySelector('#curve').src !== {json.dumps(before)}", timeout=60_000)
             chinese = [r for r in requests if r.url.endswith("/v1/cost-curves")][-1]
             assert chinese.headers.get("accept-language") == "zh-CN"
+        finally:
+            browser.close()
+
+
+# ---- the traps a first user met, in both languages -----------------------------------------------
+
+TAGS = {"en": "en", "zh": "zh-CN"}
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+#: a team of 64 GPUs with basic ops, starting within the page's default 30 days: the own cluster's
+#: lead time (30–90 days) makes it infeasible, which the page says next to "start within"
+PROFILE = {"gpus": "64", "utilization": "0.6", "horizon_years": "3", "team_size": "20"}
+
+
+@pytest.fixture(scope="module")
+def explorer_server(databases: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from test_recovery_served import Server
+
+    url = databases.new("sqlite")
+    migrate(url)
+    load_seeds(url)
+    _, key = create_key(url, ["catalog:read", "decisions:run"], name="explorer")
+    with Server(url, tmp_path_factory.mktemp("explorer") / "server.log") as server:
+        yield server, key
+
+
+def _asked(page: Any, action: Any) -> None:
+    """Do ``action`` and wait until the page has its answer (or refusal) to the evaluation it sends."""
+    with page.expect_response(lambda r: "/v1/evaluations" in r.url, timeout=60_000):
+        action()
+    page.wait_for_function("!document.querySelector('#submit').disabled", timeout=60_000)
+
+
+def _in(lang: str, texts: list[str]) -> bool:
+    """Every text is in ``lang``: Chinese ones have Chinese characters, English ones none."""
+    return bool(texts) and all(bool(CJK.search(x)) == (lang == "zh") for x in texts)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
+    import httpx
+
+    sync_playwright, executable = _browser()  # type: ignore[misc]
+    server, key = explorer_server
+    other = "zh" if lang == "en" else "en"
+
+    def tr(code: str, language: str = lang, **params: Any) -> str:
+        return i18n.translate(code, language, **params)
+
+    def api(path: str, body: dict[str, Any], language: str) -> Any:
+        headers = {"X-API-Key": key, "Accept-Language": TAGS[language]}
+        return httpx.post(server.base + path, json=body, headers=headers, timeout=60).json()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900}, locale=LOCALES[lang])
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            evaluations: list[Any] = []
+            page.on("request", lambda r: evaluations.append(r) if r.url.endswith("/v1/evaluations") else None)
+            page.goto(f"{server.base}/explorer")
+            assert page.get_attribute("html", "lang") == TAGS[lang]
+
+            # the profile's choices are labelled from the catalog, not shown as raw values
+            for vocab in ("ops_team", "data_security", "rental_plan"):
+                shown = page.eval_on_selector_all(
+                    f"select[name={vocab}] option", "os => os.map(o => [o.value, o.text])"
+                )
+                for value, label in shown:
+                    if value:
+                        assert label == tr(f"explorer.value.{vocab}_{value}") and label != value, (vocab, label)
+
+            # the Regions placeholder names regions the API accepts
+            placeholder = page.get_attribute("input[name=regions]", "placeholder") or ""
+            regions = [r.strip() for r in placeholder.split(",")]
+            comparison = {"gpus": 8, "utilization": 0.5, "horizon_years": 1, "regions": regions}
+            assert api("/v1/price-comparisons", comparison, lang).get("items"), placeholder
+
+            # a range of one value prints once
+            assert page.evaluate("range({low: 26.66, expected: 26.66, high: 26.66})") == "26.66"
+            assert page.evaluate("range({low: 1.5, expected: 2, high: 3})") == "2 (1.5–3)"
+
+            # a typed key is used on submit, without "Use this key" first
+            page.fill("#api-key", key)
+            for name, value in PROFILE.items():
+                page.fill(f"input[name={name}]", value)
+            page.select_option("select[name=ops_team]", "basic")
+            assert page.input_value("input[name=start_within_days]") == "30"  # the page's default
+            _asked(page, lambda: page.click("#submit"))
+            assert not page.is_visible("#status.error"), page.text_content("#status")
+            assert page.evaluate("sessionStorage.getItem('compute-advisor.api-key')") == key
+            assert page.input_value("#api-key") == ""
+            # the catalog's choices by name, not by key
+            providers = page.eval_on_selector_all("#providers option", "os => os.map(o => [o.value, o.text])")
+            assert providers and all(value not in label for value, label in providers if "_" in value), providers
+
+            def answered_in(language: str) -> None:
+                """What the page shows of the profile's answer is in ``language``, as the API says it."""
+                body = {k: float(v) if "." in v else int(v) for k, v in PROFILE.items()}
+                body |= {"ops_team": "basic", "data_security": "standard", "start_within_days": 30, "currency": "CNY"}
+                curves = api("/v1/cost-curves", body, language)
+                assert curves["break_even_sentence"]
+                sentence = tr("explorer.break_even", language, statement=curves["break_even_sentence"])
+                assert page.text_content("#break-even") == sentence
+                own = tr("option.self_built_cluster.name", language)
+                note = page.text_content(".constraint[data-field=start_within_days][data-option=self_built_cluster]")
+                assert note == tr("explorer.constraint.lead_time", language, option=own, days="30",
+                                  lead_time="30–90", expected="60")  # fmt: skip
+                # the constraint sits in the field's own label
+                assert page.locator("label:has(input[name=start_within_days]) .constraint").count() >= 1
+                reasons = page.eval_on_selector_all("#reasons li", "items => items.map(i => i.textContent)")
+                assert _in(language, reasons), reasons
+                names = page.eval_on_selector_all("#ranking tbody td:nth-child(2)", "c => c.map(x => x.textContent)")
+                assert set(names) == {tr(f"option.{o}.name", language) for o in body_options}
+                results = page.inner_text("#results")
+                assert not re.search(r"(\d[\d,.]*) \(\1–\1\)", results), "a range of one value printed as three"
+                svg = page.evaluate("fetch(document.querySelector('#tornado').src).then(r => r.text())")
+                labels = re.findall(r'text-anchor="end"[^>]*>([^<]+)<', svg)
+                inputs = [x for x in labels if not x.startswith(tr("chart.knowledge", language, version="")[:4])]
+                assert inputs and not any("_" in x for x in inputs), inputs  # no internal keys
+                assert _in(language, inputs), inputs
+
+            body_options = ("self_built_cluster", "rented_gpu_instances", "ai_compute_platform")
+            answered_in(lang)
+            page.wait_for_function(
+                "['#curve', '#tornado'].every(s => { const i = document.querySelector(s);"
+                " return i.complete && i.naturalWidth > 0; })",
+                timeout=60_000,
+            )
+            shot = page.screenshot(full_page=True)
+            variance, colours = _luminance_stats(shot)
+            assert variance > 100 and colours > 20, (variance, colours)
+            if os.environ.get("UPDATE_SCREENSHOT") == "1":
+                name = "explorer.png" if lang == "en" else "explorer-zh.png"
+                (PROJECT_ROOT / "docs" / name).write_bytes(shot)
+
+            # the language switch asks again and shows the same answer in the other language
+            asked = len(evaluations)
+            _asked(page, lambda: page.click(f"button[data-lang={other}]"))
+            assert len(evaluations) == asked + 1
+            assert evaluations[-1].headers.get("accept-language") == TAGS[other]
+            version = httpx.get(server.base + "/v1/knowledge-version", headers={"X-API-Key": key}).json()
+            assert page.text_content("#status") == tr("explorer.done", other, version=version["version"])
+            answered_in(other)
+
+            # an option with nothing to price is "not assessed", not a row of zeros
+            _asked(page, lambda: (page.select_option("#gpu-model", "b200"), page.click("#submit")))
+            row = page.locator("#ranking tbody tr[data-option=ai_compute_platform]")
+            assert row.get_attribute("data-assessed") == "no"
+            assert row.locator(".not-assessed").text_content() == tr("explorer.not_assessed", other)
+            assert "0.0" not in row.inner_text()
+
+            # a refusal, then a switch back: the refusal too in the page's language
+            page.select_option("#gpu-model", "")
+            page.fill("input[name=regions]", "mars-1")
+            _asked(page, lambda: page.click("#submit"))
+            refusal = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, other)["detail"]
+            assert page.text_content("#status.error") == tr("explorer.failed", other, detail=refusal)
+            _asked(page, lambda: page.click(f"button[data-lang={lang}]"))
+            refusal = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, lang)["detail"]
+            assert page.text_content("#status.error") == tr("explorer.failed", lang, detail=refusal)
+            assert not errors, errors
         finally:
             browser.close()

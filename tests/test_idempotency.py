@@ -87,11 +87,26 @@ def test_keys_are_per_api_key(client: TestClient, seeded_db: str) -> None:  # ty
     assert "Idempotent-Replayed" not in theirs.headers
 
 
+@pytest.mark.parametrize("store", ["true", "false"])
 @pytest.mark.parametrize("bad", ["x" * 256, "has space", "tab\there", "é", ""])
-def test_a_malformed_key_is_a_400_naming_the_header(client: TestClient, bad: str) -> None:  # type: ignore[type-arg]
-    answer = client.post("/v1/recommendations", json=SME_PROFILE, headers={"Idempotency-Key": bad.encode()})
+def test_a_malformed_key_is_a_400_naming_the_header(client: TestClient, bad: str, store: str) -> None:  # type: ignore[type-arg]
+    """Refused as documented whether or not the answer is stored (the deprecated ``?store=false`` too)."""
+    answer = client.post(
+        f"/v1/recommendations?store={store}", json=SME_PROFILE, headers={"Idempotency-Key": bad.encode()}
+    )
     assert answer.status_code == 400, answer.text
     assert "idempotency-key" in answer.json()["detail"].lower()
+
+
+def test_store_false_answers_and_says_it_is_deprecated(client: TestClient) -> None:  # type: ignore[type-arg]
+    """Accepted as before, with RFC 9745's ``Deprecation`` and a ``Link`` to its successor; a stored
+    recommendation says nothing of the kind."""
+    answer = client.post("/v1/recommendations?store=false", json=SME_PROFILE)
+    assert answer.status_code == 200 and "id" not in answer.json()
+    assert answer.headers["Deprecation"] == "@1796256000"  # 2026-12-03T00:00:00Z
+    assert answer.headers["Link"] == '</v1/evaluations>; rel="successor-version"'
+    stored = post(client, SME_PROFILE, None)
+    assert stored.status_code == 201 and "Deprecation" not in stored.headers
 
 
 def test_a_claim_older_than_24_hours_no_longer_holds(client: TestClient, seeded_db: str) -> None:  # type: ignore[type-arg]

@@ -94,6 +94,11 @@ def test_rotate_keeps_the_old_key_for_the_grace_period(db: str, capsys: pytest.C
         assert client.get("/v1/gpus").status_code == 403  # the same scopes, no more
     assert sql(db, "SELECT replaced_by_id FROM api_keys WHERE id = :i", i=old_id) == new_id
     assert sql(db, "SELECT count(*) FROM audit_events WHERE action = 'key.rotate' AND actor = 'ops'") == 1
+    # the audit trail names both keys by id (never "key None")
+    rotated = sql(db, "SELECT subject FROM audit_events WHERE action = 'key.rotate'")
+    assert rotated.startswith(f"key {old_id} (") and rotated.endswith(f"replaced by key {new_id}")
+    created = sql(db, "SELECT subject FROM audit_events WHERE action = 'key.create' ORDER BY id DESC LIMIT 1")
+    assert created.startswith(f"key {new_id} (")
     _past(db, old_id)  # the grace period is over
     with make_client(db, api_key=old_key) as client:
         assert client.post("/v1/recommendations", json=SME_PROFILE).json()["type"] == TYPE + "key-expired"

@@ -184,6 +184,17 @@ def test_problems_and_options_in_chinese(sqlite_client: Client) -> None:
     options = sqlite_client.get("/v1/options", headers=zh).json()["items"]
     assert {o["name"] for o in options} == {"自建GPU集群", "租用GPU实例", "智算平台"}
     assert all(CJK.search(o["description"]) for o in options)
+    # what the knowledge base lacks, in the reader's language (the field's own message stays English)
+    body = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
+    for extra, words in (
+        ({"regions": ["mars-1"]}, "未知的地域 mars-1"),
+        ({"providers": ["nobody"]}, "未知的供应商 nobody"),
+        ({"gpu_model": "tpu_v9"}, "未知的 gpu_model“tpu_v9”"),
+        ({"currency": "JPY"}, "没有 JPY 的汇率"),
+    ):
+        unknown = sqlite_client.post("/v1/price-comparisons", json={**body, **extra}, headers=zh).json()
+        assert unknown["status"] == 422 and unknown["detail"].startswith(words), unknown
+        assert not CJK.search(unknown["errors"][0]["message"])
 
 
 def test_insights_statements_in_chinese(sqlite_client: Client) -> None:

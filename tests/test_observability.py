@@ -9,6 +9,7 @@ import logging
 import shutil
 import socket
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,6 +180,11 @@ def test_metrics_bind_serves_the_metrics_without_a_key(db: str) -> None:
             text = r.read().decode()
         assert "compute_advisor_knowledge_version_info" in text
         assert "compute_advisor_request_duration_seconds_bucket" in text
+        for elsewhere in ("/", "/v1/options", "/metrics/x", "/favicon.ico"):  # the metrics at /metrics only
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{elsewhere}", timeout=5)
+            assert refused.value.code == 404, elsewhere
+            assert b"compute_advisor" not in refused.value.read()
     with pytest.raises(OSError):  # stopped with the app
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 

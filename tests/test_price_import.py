@@ -301,7 +301,7 @@ def test_the_documented_formats_are_the_code_s() -> None:
     required columns are PriceSeed's."""
     doc = (SEEDS.parent / "docs" / "price-books.md").read_text(encoding="utf-8")
     example = doc.split("```csv\n")[1].split("```")[0]
-    assert len(pi.from_csv(example, pi.Sheet(source="x", retrieved_on=dt.date(2027, 1, 6), **_known())).prices) == 2
+    assert len(pi.from_csv(example, pi.Sheet(source="x", retrieved_on=dt.date(2026, 12, 1), **_known())).prices) == 2
     table = doc.split("| SkyPilot name | GPU model |")[1].split("\n\n")[0]
     documented = {
         name.strip("` "): key.strip("` |")
@@ -444,7 +444,7 @@ def test_sample_catalog_to_seed_file_to_seeds_load_to_offers(
     assert _close(seeds_dir, new) == 20
     code, stdout, stderr = cli(capsys, "seeds", "check")
     assert code == 0, stderr
-    code, stdout, stderr = cli(capsys, "seeds", "load", "--note", "aws catalog 2026-12")
+    code, stdout, stderr = cli(capsys, "seeds", "load", "--verbose", "--note", "aws catalog 2026-12")
     assert code == 0, stderr
     assert (
         "+ prices rented_gpu_instances/aws/instance_hour/p5.48xlarge/h100_sxm/spot/us-east-1/USD/2026-12-10" in stdout

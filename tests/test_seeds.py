@@ -175,8 +175,24 @@ def test_a_dry_run_writes_nothing_a_load_creates_one_version_and_a_reload_change
         (ARTICLE, "assumptions", {"key": "depreciation_years"}, "unit", "decades", "depreciation_years"),
         (HARDWARE, "gpu_models", {"key": "h100_sxm"}, "bf16_dense_tflops", -1, "h100_sxm"),
         (RULES, "rules", {"key": "self_built_large_stable_demand"}, "points", None, "self_built_large_stable_demand"),
+        (
+            ARTICLE,
+            "prices",
+            {"item": "instance_hour", "provider": "cloud"},
+            "retrieved_on",
+            "2999-01-01",
+            "instance_hour",
+        ),
     ],
-    ids=["currency", "expected-out-of-range", "unit", "assumption-unit", "negative-tflops", "bonus-without-points"],
+    ids=[
+        "currency",
+        "expected-out-of-range",
+        "unit",
+        "assumption-unit",
+        "negative-tflops",
+        "bonus-without-points",
+        "retrieved-in-the-future",
+    ],
 )
 def test_a_broken_field_is_named_with_its_file_and_record(
     tmp_path: Path, file: str, section: str, match: dict[str, Any], field: str, value: Any, record: str
@@ -194,6 +210,13 @@ def test_a_broken_field_is_named_with_its_file_and_record(
     assert section in message
     assert record in message
     assert f"field '{field}'" in message
+
+
+def test_no_shipped_figure_was_retrieved_in_the_future() -> None:
+    """The loader refuses a future ``retrieved_on``; the shipped seeds have none (the check above, today)."""
+    records = seeds.read_seeds(SEEDS).records
+    days = [r.retrieved_on for section in ("prices", "exchange_rates") for r in records[section] if r.retrieved_on]
+    assert days and max(days) <= dt.date.today() + dt.timedelta(days=1)
 
 
 def test_a_broken_file_leaves_the_database_exactly_as_it_was(empty_db: str, tmp_path: Path) -> None:

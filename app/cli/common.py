@@ -1,4 +1,5 @@
-"""What every command module shares: the group class, the settings hand-off and the ``--actor`` option.
+"""What every command module shares: the group class, the settings hand-off, the ``--actor`` option and
+how a seed load's counts read.
 
 Kept apart from ``app/cli/__init__.py`` so that a command module never imports the package that
 registers it (no import cycle), and so that each new command module reuses the same conventions.
@@ -7,8 +8,8 @@ registers it (no import cycle), and so that each new command module reuses the s
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
@@ -72,3 +73,8 @@ def actor_option(who: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         callback=_actor_or_os_user,
         help=f"Who {who}, for the audit trail (default: the OS user).",
     )
+
+
+def tally_of(counts: Mapping[str, Any]) -> str:
+    """A seed load's counts (a plan's or a knowledge version's ``summary``) as one phrase."""
+    return f"{counts.get('add', 0)} added, {counts.get('change', 0)} changed, {counts.get('retire', 0)} retired"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 import click
 
-from app.cli.common import Group, pass_settings
+from app.cli.common import Group, pass_settings, tally_of
 from app.kb import models as m
 from app.kb import snapshot
 from app.kb.db import transaction
@@ -31,5 +32,7 @@ def version(settings: Settings) -> int:
     if latest is None:
         click.echo("no knowledge version: run `compute-advisor seeds load`")
         return 1
-    click.echo(f"{latest.label}  {latest.created_at:%Y-%m-%d %H:%M:%S}  {latest.note}  {latest.summary}")
+    counts = f"  {tally_of(latest.summary)}" if latest.summary else ""  # a data migration's version has none
+    created = latest.created_at if latest.created_at.tzinfo is None else latest.created_at.astimezone(dt.UTC)
+    click.echo(f"{latest.label}  {created:%Y-%m-%d %H:%M:%S} UTC  {latest.note}{counts}")
     return 0

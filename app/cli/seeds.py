@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Group, actor_option, pass_settings
+from app.cli.common import Group, actor_option, pass_settings, tally_of
 from app.kb import seeds, snapshot
 from app.kb.db import transaction
 from app.settings import Settings
@@ -45,24 +45,27 @@ async def _load(
 @click.option("--dry-run", is_flag=True, help="Print what would be added, changed and retired; write nothing.")
 @click.option("--note", default="seed load", show_default=True, help="A note for the new knowledge version.")
 @click.option("--if-empty", is_flag=True, help="Load only when no knowledge version exists.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every change, not only the counts.")
 @actor_option("loads")
 @pass_settings
-def load(settings: Settings, path: str | None, dry_run: bool, note: str, if_empty: bool, actor: str) -> int:
+def load(
+    settings: Settings, path: str | None, dry_run: bool, note: str, if_empty: bool, verbose: bool, actor: str
+) -> int:
     """Validate and apply seed files in one transaction.
 
     PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds). Loading the same files
-    again changes nothing and makes no new knowledge version. Changes print as + added, ~ changed,
-    - retired.
+    again changes nothing and makes no new knowledge version. A load prints one line of counts;
+    with --dry-run or --verbose, every change first, as + added, ~ changed, - retired.
     """
     seed_set = seeds.read_seeds(_seed_path(settings, path))  # validates every file before the database is touched
     plan = asyncio.run(_load(settings, seed_set, dry_run=dry_run, note=note, if_empty=if_empty, actor=actor))
     if plan is None:
         click.echo("knowledge base already loaded; nothing to do")
         return 0
-    for line in seeds.describe(plan.changes):
-        click.echo(line)
-    counts = plan.summary()
-    tally = f"{counts['add']} added, {counts['change']} changed, {counts['retire']} retired"
+    if dry_run or verbose:
+        for line in seeds.describe(plan.changes):
+            click.echo(line)
+    tally = tally_of(plan.summary())
     if dry_run:
         click.echo(f"dry run: would apply {tally}; nothing written")
     elif plan.empty:

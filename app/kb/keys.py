@@ -119,6 +119,7 @@ async def create(
         expires_at=None if expires_in is None else now + expires_in,
     )
     session.add(row)
+    await session.flush()  # the row's id, which the audit event names
     await _audited(
         session,
         actor=actor,

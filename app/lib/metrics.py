@@ -16,10 +16,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from litestar import Response, get
 from litestar.exceptions import HTTPException
@@ -32,12 +35,14 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
+    make_wsgi_app,
     multiprocess,
-    start_http_server,
 )
+from prometheus_client.exposition import ThreadingWSGIServer
 
 if TYPE_CHECKING:
-    from wsgiref.simple_server import WSGIServer
+    from collections.abc import Iterable
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
     from litestar.types import Message, Receive, Scope, Send
 
@@ -271,8 +276,25 @@ def metrics_controller(multiproc_dir: Path | None, before_scrape: Callable[[], N
     return MetricsController
 
 
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # the service's own log has the scrapes' effects
+        pass
+
+
+def only_metrics(app: WSGIApplication) -> WSGIApplication:
+    """The metrics at ``/metrics``, a 404 anywhere else (prometheus-client's app answers on every path)."""
+
+    def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [b"Not found: the metrics are at /metrics\n"]
+        return app(environ, start_response)
+
+    return serve
+
+
 class MetricsListener:
-    """``METRICS_BIND``: prometheus-client's own HTTP server, in a thread, serving the metrics without a key.
+    """``METRICS_BIND``: a small HTTP server in a thread, serving the metrics at ``/metrics`` without a key.
 
     Every worker tries to bind the address; one succeeds and the others leave it to that one (with
     ``PROMETHEUS_MULTIPROC_DIR`` it reports every worker's values, which is why several workers need it).
@@ -281,15 +303,19 @@ class MetricsListener:
     def __init__(self, host: str, port: int, multiproc_dir: Path | None) -> None:
         self.host, self.port = host, port
         self.multiproc_dir = multiproc_dir
-        self._server: WSGIServer | None = None
+        self._server: ThreadingWSGIServer | None = None
 
     def start(self) -> bool:
+        app = only_metrics(make_wsgi_app(registry(self.multiproc_dir)))
         try:
-            self._server, _thread = start_http_server(self.port, self.host, registry=registry(self.multiproc_dir))
+            family = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+            server_class = type("MetricsServer", (ThreadingWSGIServer,), {"address_family": family})
+            self._server = make_server(self.host, self.port, app, server_class, handler_class=_QuietHandler)
         except OSError as exc:
             log.info("metrics listener %s:%s not started in worker %s: %s", self.host, self.port, os.getpid(), exc)
             return False
-        log.info("metrics served without a key on %s:%s", self.host, self.port)
+        threading.Thread(target=self._server.serve_forever, name="metrics-listener", daemon=True).start()
+        log.info("metrics served without a key on %s:%s/metrics", self.host, self.port)
         return True
 
     def stop(self) -> None:

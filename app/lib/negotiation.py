@@ -13,9 +13,9 @@ from app.core.text import msg
 from app.lib.spreadsheets import csv_bytes
 
 JSON = "application/json"
+#: a CSV answer: UTF-8 with a byte-order mark, CRLF line ends (``app.lib.spreadsheets``), sent as
+#: ``text/csv; charset=utf-8`` (Litestar adds the charset of every ``text/`` answer)
 CSV = "text/csv"
-#: what a CSV answer is sent as: UTF-8 with a byte-order mark, CRLF line ends (``app.lib.spreadsheets``)
-CSV_UTF8 = "text/csv; charset=utf-8"
 
 
 def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
 
 from litestar.enums import ParamType
 from litestar.openapi.spec import (
+    BaseSchemaObject,
     Example,
     OpenAPI,
     OpenAPIHeader,
@@ -59,11 +61,17 @@ REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
 }
 #: answers to the request examples, made by ``app.openapi_examples`` (``make openapi``): operationId → status → body
 EXAMPLES_PATH = PROJECT_ROOT / "openapi" / "examples.json"
+#: sent on every answer (``required``: generators type them as always present)
 COMMON_HEADERS = {
-    "X-Request-ID": _header(OpenAPIType.STRING, "The request's id (the client's own when it sent a sane one)."),
+    "X-Request-ID": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="The request's id (the client's own when it sent a sane one).",
+        required=True,
+    ),
     "Content-Language": OpenAPIHeader(
         schema=Schema(type=OpenAPIType.STRING, enum=["en", "zh-CN"]),
         description="The language of the answer's words (`Accept-Language`; a stored recommendation keeps its own).",
+        required=True,
     ),
 }
 #: sent on every answer under /v1/ while rate limits are on (``RATE_LIMIT``; Litestar's headers)
@@ -73,7 +81,13 @@ VALIDATOR_HEADERS = {
     "Cache-Control": _header(OpenAPIType.STRING, "`private, max-age=5, must-revalidate`"),
     "Vary": _header(OpenAPIType.STRING, "`Accept, Accept-Language, X-API-Key`"),
 }
-LOCATION_HEADER = {"Location": _header(OpenAPIType.STRING, "Where the stored recommendation is read back.")}
+LOCATION_HEADER = {
+    "Location": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="Where the stored recommendation is read back.",
+        required=True,
+    )
+}
 ACCEPT_LANGUAGE = Parameter(
     name="Accept-Language",
     param_in=ParamType.HEADER,
@@ -93,6 +107,17 @@ IF_NONE_MATCH = Parameter(
 #: operations whose answers are conditional (ETag and 304): the catalog's reads and price comparisons
 CONDITIONAL_TAGS = frozenset({"catalog"})
 CONDITIONAL_OPERATIONS = frozenset({"comparePrices"})
+
+
+@dataclass
+class Verbatim(BaseSchemaObject):
+    """A JSON value written into the document as it is (Litestar's serialisation drops every ``None`` it
+    meets, which would take the null fields out of the service's own answers used as examples)."""
+
+    value: Any
+
+    def to_schema(self) -> dict[str, Any]:
+        return cast("dict[str, Any]", self.value)
 
 
 def _operations(openapi: OpenAPI) -> list[tuple[str, str, Operation]]:
@@ -118,6 +143,8 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
         if conditional and "If-None-Match" not in names:
             params.append(IF_NONE_MATCH)
         op.parameters = params
+        if op.security is None:
+            op.security = []  # open to all (health): said, not left to a default a linter cannot see
         for code, response in (op.responses or {}).items():
             _add_headers(response, COMMON_HEADERS)
             if api:
@@ -136,7 +163,7 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
             media = getattr(documented, "content", None) or {}
             for name, content in media.items():
                 if name.endswith("json") and isinstance(content, OpenAPIMediaType):
-                    content.example = answer
+                    content.example = Verbatim(answer)
         body = op.request_body
         example = REQUEST_EXAMPLES.get(op.operation_id or "")
         if example is not None and isinstance(body, RequestBody):
@@ -147,6 +174,7 @@ def document_for_generators(openapi: OpenAPI, problem_types: list[str]) -> None:
     if schemas is None:
         return
     _share_enums(openapi, schemas)
+    _state_request_defaults(openapi, schemas)
     problem = schemas.get("Problem")
     if isinstance(problem, Schema) and problem.properties and isinstance(problem.properties.get("type"), Schema):
         kind = problem.properties["type"]
@@ -165,7 +193,8 @@ def _response_examples() -> dict[str, dict[str, Any]]:
 
 
 def _share_headers(openapi: OpenAPI) -> None:
-    """Every header documented here once under ``components.headers``, referenced from the responses."""
+    """Every header always sent documented here once under ``components.headers``, referenced from the
+    responses; the others stay inline (generators take a referenced header for one always present)."""
     groups = (
         COMMON_HEADERS,
         RATE_BUDGET_HEADERS,
@@ -179,7 +208,7 @@ def _share_headers(openapi: OpenAPI) -> None:
     shared: dict[str, OpenAPIHeader | Reference] = {}
     for group in groups:
         for name, header in group.items():
-            if id(header) in names:
+            if id(header) in names or not header.required:
                 continue
             key = name if name not in shared else f"{name}-{len(shared)}"
             if name == "Retry-After" and group is UNAVAILABLE_HEADERS:
@@ -265,3 +294,45 @@ def _share_enums(openapi: OpenAPI, schemas: dict[str, Schema]) -> None:
         for p in op.parameters or []:
             if isinstance(p, Parameter) and isinstance(p.schema, Schema):
                 p.schema = walk(p.schema, p.name)
+
+
+def _references(node: Any, found: set[str]) -> None:
+    """The names of the component schemas ``node`` refers to (directly)."""
+    if isinstance(node, Reference):
+        found.add(node.ref.rsplit("/", 1)[-1])
+    elif isinstance(node, Schema):
+        for value in (node.properties or {}).values():
+            _references(value, found)
+        for attr in ("one_of", "any_of", "all_of"):
+            for branch in getattr(node, attr) or ():
+                _references(branch, found)
+        for attr in ("items", "additional_properties", "schema_not"):
+            _references(getattr(node, attr), found)
+
+
+def _state_request_defaults(openapi: OpenAPI, schemas: dict[str, Schema]) -> None:
+    """A request field's default goes into its description, not into ``default``.
+
+    A request field with a default is optional; but generators read ``default`` as "always present" (it is
+    so in an answer): openapi-typescript makes such a field required in the request's type, and the README's
+    own bodies would not type-check. The request schemas share no component with the answers', so the
+    answers keep their ``default``s.
+    """
+    pending: set[str] = set()
+    for _path, _method, op in _operations(openapi):
+        if isinstance(op.request_body, RequestBody):
+            for media in op.request_body.content.values():
+                _references(media.schema, pending)
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen or not isinstance(schemas.get(name), Schema):
+            continue
+        seen.add(name)
+        schema = schemas[name]
+        _references(schema, pending)
+        for prop in (schema.properties or {}).values():
+            if isinstance(prop, Schema) and prop.default is not None:
+                stated = f"Default: `{json.dumps(prop.default)}`."
+                prop.description = f"{prop.description.rstrip()} {stated}" if prop.description else stated
+                prop.default = None

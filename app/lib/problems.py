@@ -198,7 +198,7 @@ def handle_domain(request: Request[Any, Any, Any], exc: DomainError) -> Response
             detail=render(exc.detail, lang),
             instance=request.url.path,
             field=exc.field,
-            errors=[FieldError(exc.field, exc.detail)] if exc.field else None,
+            errors=[FieldError(exc.field, str(exc.detail))] if exc.field else None,  # field messages stay English
             request_id=request_id(request.scope),
         )
     )
@@ -254,5 +254,13 @@ BODY_PROBLEMS = {
     **COMMON_PROBLEMS,
     413: problem(413, "The request body is larger than the service accepts."),
     415: problem(415, "The body must be application/json."),
-    422: problem(422, "The request is valid but refers to something the knowledge base lacks."),
+    422: problem(
+        422,
+        "The body is valid against its schema, but the request cannot be answered, for one of these problem "
+        "types: `urn:compute-advisor:problem:unknown-reference` (it names a GPU model, provider, region or "
+        "currency the knowledge base lacks, or an `as_of` date before any price or exchange rate: the problem "
+        "lists what exists), `…:no-option-assessable` (no option could be assessed for the profile), "
+        "`…:too-much-work` (more profiles or draws than one request may hold) or `…:unprocessable` (the "
+        "request costs more than the whole rate-limit budget: split it).",
+    ),
 }

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
+from litestar.openapi.spec import Example
 from litestar.params import Parameter
 
 from app.domain.catalog import schemas as s
@@ -15,7 +16,7 @@ from app.domain.catalog.service import CatalogService, OfferQuery
 from app.kb.repositories import KnowledgeVersionRepository
 from app.lib.caching import conditional_get_middleware
 from app.lib.i18n import language
-from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate, rows_csv
+from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
 from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.lib.problems import COMMON_PROBLEMS
 from app.lib.spreadsheets import XLSX, attachment, offers_workbook
@@ -61,7 +62,11 @@ class CatalogController(Controller):
         responses=COMMON_PROBLEMS,
     )
     async def get_gpu(
-        self, catalog: NamedDependency[CatalogService], key: Annotated[str, Parameter(max_length=40)]
+        self,
+        catalog: NamedDependency[CatalogService],
+        key: Annotated[
+            str, Parameter(max_length=40, description="A key from /v1/gpus.", examples=[Example(value="h100_sxm")])
+        ],
     ) -> s.GpuRead:
         gpu = catalog.gpu(key)
         if gpu is None:
@@ -136,7 +141,7 @@ class CatalogController(Controller):
         version = catalog.engine.knowledge().version
         if media == CSV:
             headers = attachment("offers", version, as_of or today, "csv")
-            return Response(rows_csv(doc.items), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+            return Response(rows_csv(doc.items), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         headers = attachment("offers", version, as_of or today, "xlsx")
         return Response(offers_workbook(doc.items, language(request.scope)), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
 

@@ -7,7 +7,6 @@ from typing import Annotated, Any, cast
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
-from litestar.openapi import ResponseSpec
 from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +15,7 @@ from app.core.text import msg
 from app.domain.decisions import schemas as s
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
+from app.domain.decisions.storing import check_idempotency_key
 from app.domain.shared import costs
 from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
@@ -24,12 +24,14 @@ from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.i18n import Lang, language, pin_language
-from app.lib.negotiation import CSV, CSV_UTF8, JSON, negotiate
+from app.lib.negotiation import CSV, JSON, negotiate
 from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 from app.lib.spreadsheets import XLSX, attachment
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+#: ``?store=false`` is deprecated since 2026-12-03 (RFC 9745's ``@`` date); its successor is POST /v1/evaluations
+STORE_FALSE_DEPRECATION = {"Deprecation": "@1796256000", "Link": '</v1/evaluations>; rel="successor-version"'}
 
 
 class DecisionController(Controller):
@@ -59,7 +61,7 @@ class DecisionController(Controller):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
         if media == CSV:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
-            return Response(comparison_csv(doc), media_type=CSV_UTF8, headers=headers)  # type: ignore[arg-type]
+            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         if media == XLSX:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
             return Response(comparison_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
@@ -87,12 +89,6 @@ class DecisionController(Controller):
                 "The knowledge base or the database is unavailable, or (`…:writer-busy`) too many "
                 "recommendations are waiting to be stored; retry after the Retry-After header's seconds.",
             ),
-            200: ResponseSpec(
-                data_container=s.Evaluation,
-                description="With `store=false`: the evaluation, not stored (no `id`, no `Location`); "
-                "answered from the knowledge snapshot even while the database is unreachable.",
-                generate_examples=False,
-            ),
         },
     )
     async def recommend(
@@ -102,12 +98,8 @@ class DecisionController(Controller):
         recommendation_writer: NamedDependency[RecommendationWriter],
         db_session: NamedDependency[AsyncSession],
         data: Annotated[ProfileCreate, Body()],
-        store: Annotated[
-            bool,
-            Parameter(
-                description="`false`: answer the evaluation with 200 without storing it (no database needed)",
-            ),
-        ] = True,
+        # deprecated, outside the documented contract (README, Deprecations): POST /v1/evaluations answers it
+        store: Annotated[bool, Parameter(include_in_schema=False)] = True,
         idempotency_key: Annotated[
             str | None,
             HeaderParameter(
@@ -117,13 +109,16 @@ class DecisionController(Controller):
                 description="A client-chosen key (1–255 visible ASCII characters, e.g. a UUID). The same key "
                 "(of the same API key) and the same body within 24 h answer the stored recommendation again, "
                 "with its original status and `Location` (and `Idempotent-Replayed: true`); the same key with "
-                "another body answers 409. Ignored with `store=false`.",
+                "another body answers 409.",
             ),
         ] = None,
     ) -> Response[s.RecommendationRead]:
+        if idempotency_key is not None:
+            check_idempotency_key(idempotency_key)  # a malformed header is refused whether or not it is used
         if not store:
             evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
-            return cast("Response[s.RecommendationRead]", Response(evaluation, status_code=HTTP_200_OK))
+            evaluated = Response(evaluation, status_code=HTTP_200_OK, headers=STORE_FALSE_DEPRECATION)
+            return cast("Response[s.RecommendationRead]", evaluated)
         answer = await decisions.recommend(
             data,
             api_key_id=principal_of(request).id,

@@ -199,10 +199,7 @@ class DecisionService:
         )
 
     def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
-        owner, rent = self.engine.owner(), self.engine.on_demand()
-        if owner is None or rent is None:
-            return None
-        found = ins.crossing(self.engine, profile, kb, owner, rent)
+        found = self.engine.own_versus_on_demand(profile, kb)
         return None if found is None else break_even_sentence(found, profile.gpus)
 
     @staticmethod

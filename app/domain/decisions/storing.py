@@ -52,10 +52,9 @@ async def recommend(
 
     With an ``idempotency_key``: a claim of this API key made within 24 h answers again with the
     stored document if the request is the same, else 409; concurrent duplicates store once (the
-    writer's claim decides, see ``app.kb.writer``). A replay is not counted against the quota.
+    writer's claim decides, see ``app.kb.writer``). A replay is not counted against the quota. The key's
+    form was checked by the controller (``check_idempotency_key``).
     """
-    if idempotency_key is not None:
-        check_idempotency_key(idempotency_key)
     request = req.model_dump(mode="json")
     digest = rec_store.request_hash(request) if idempotency_key is not None else ""
     now = dt.datetime.now(dt.UTC)

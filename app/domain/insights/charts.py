@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from app.domain.insights import schemas as si
-from app.lib.i18n import CONTENT_LANGUAGE, Lang, name_of, translate
+from app.lib.i18n import CONTENT_LANGUAGE, Lang, catalog, name_of, translate
 
 __all__ = ["SVG", "Lang", "cost_curve_svg", "tornado_svg"]
 
@@ -26,6 +26,25 @@ FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'PingFang SC',
 def option_name(option: str, fallback: str, lang: Lang) -> str:
     """An option's name in ``lang`` (the plugin's own name for an option the catalog does not know)."""
     return name_of(f"option.{option}.name", lang, fallback)
+
+
+def input_label(i: si.InputSensitivityRead, lang: Lang, names: Mapping[str, str] | None = None) -> str:
+    """A tornado input in ``lang``: a profile field, or an option's assumption or price item, by name (the
+    analysis labels them by key: ``utilization``, ``ai_compute_platform pooled_utilization``)."""
+    if i.kind == "profile":
+        field = i.ref.rpartition(".")[2]
+        return catalog(lang).get(f"chart.input.{field}") or field
+    if i.kind == "assumption":  # ref: assumptions:<option>/<key>
+        option, _, key = i.ref.partition(":")[2].partition("/")
+    elif i.kind == "price":  # label: "<option> <item>"
+        option, _, key = i.label.partition(" ")
+    else:
+        return i.label
+    what = catalog(lang).get(f"chart.input.{key}") or key
+    if option in ("", "*"):
+        return what
+    who = option_name(option, (names or {}).get(option, option), lang)
+    return translate("chart.tornado.input", lang, option=who, input=what)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -222,12 +241,12 @@ def tornado_svg(
     for i in doc.inputs:
         e = i.effects.get(target)
         if e is not None and abs(e.cost_per_useful_gpu_hour_high - e.cost_per_useful_gpu_hour_low) > 1e-9:
-            rows.append((i.label, e.cost_per_useful_gpu_hour_low, e.cost_per_useful_gpu_hour_high))
+            rows.append((input_label(i, lang, names), e.cost_per_useful_gpu_hour_low, e.cost_per_useful_gpu_hour_high))
     rows.sort(key=lambda r: abs(r[2] - r[1]), reverse=True)
     rows = rows[:limit]
     base = doc.baseline[target].cost_per_useful_gpu_hour if target in doc.baseline else 0.0
 
-    label_w, right, top, row_h = 230, 24, 64, 24
+    label_w, right, top, row_h = 250, 24, 64, 24
     plot_w = WIDTH - label_w - right
     plot_h = max(1, len(rows)) * row_h
     height = top + plot_h + 92
@@ -255,7 +274,7 @@ def tornado_svg(
         svg.text(label_w + plot_w / 2, top + row_h / 2 + 4, t("empty"), text_anchor="middle", fill="#555")
     for n, (label, lo, hi) in enumerate(rows):
         cy = top + n * row_h
-        short = label if len(label) <= 30 else label[:29] + "…"
+        short = label if len(label) <= 40 else label[:39] + "…"
         svg.add(f'<g class="bar"><title>{escape(label)}: {money(lo)} – {money(hi)}</title>')
         svg.text(label_w - 8, cy + row_h / 2 + 4, short, text_anchor="end")
         for value, colour in ((lo, COLOURS[0]), (hi, COLOURS[1])):

@@ -151,3 +151,6 @@ class CostCurvesRead(msgspec.Struct):
     errors: dict[str, str]
     #: per option in ``errors``: ``no-offer``, ``missing-knowledge`` or ``option-failed``
     error_codes: dict[str, str] = msgspec.field(default_factory=dict)
+    #: a recommendation's one line on owning versus renting on demand (its ``break_even``), in the
+    #: answer's language; null when it cannot be said (an option not loaded, no crossing to speak of)
+    break_even_sentence: str | None = None

@@ -71,6 +71,8 @@ class InsightService:
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
         cc = ins.cost_curves(self.engine, profile, kb, self._curve_order())
+        own_rent = self.engine.own_versus_on_demand(profile, kb)
+        sentence = None if own_rent is None else statements.break_even_sentence(own_rent, profile.gpus)
         return si.CostCurvesRead(
             **profile_head(kb, profile),
             series=[
@@ -100,6 +102,7 @@ class InsightService:
             ],
             errors=dict(cc.errors),
             error_codes=dict(cc.error_codes),
+            break_even_sentence=None if sentence is None else render(sentence, lang),
         )
 
     def option_names(self) -> dict[str, str]:

@@ -23,13 +23,15 @@ POSITIVE: dict[str, JsonValue] = {"exclusiveMinimum": 0}
 class TrainingPlanCreate(RequestModel):
     """A training run: the model's size and either its token budget or its FLOP budget."""
 
-    # _tokens_or_flops, for the OpenAPI document (app.api.openapi copies it): exactly one of the two is a number
+    # _tokens_or_flops, for the OpenAPI document (app.lib.openapi copies it): exactly one of the two is a number.
+    # anyOf, not oneOf: the branches exclude each other already, and a linter cannot tell that an optional
+    # property of type null does (Redocly's no-illogical-composition-keywords)
     model_config = ConfigDict(
         strict=True,
         extra="forbid",
         frozen=True,
         json_schema_extra={
-            "oneOf": [
+            "anyOf": [
                 {"required": [given], "properties": {given: {"type": "number"}, other: {"type": "null"}}}
                 for given, other in (("tokens", "flops"), ("flops", "tokens"))
             ]

@@ -13,9 +13,10 @@ from opentelemetry.trace import NoOpTracer, Tracer
 from app.core import decision
 from app.core.errors import ISOLATED, KnowledgeUnavailable, NothingAssessable, OptionFailed, UnknownReference
 from app.core.host import LoadedOption, OptionHost
-from app.core.insights import Variant
+from app.core.insights import Crossing, Variant, crossing
 from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
+from app.core.text import msg
 from app.core.types import Assessment, Profile
 from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
 from app.lib import metrics
@@ -110,21 +111,29 @@ class Engine:
         """422 for a currency that cannot be converted to, an unknown GPU model, provider or region,
         naming the field and where to find what exists."""
         if currency not in kb.currencies:
+            available = ", ".join(sorted(kb.currencies))
             raise UnknownReference(
-                f"no exchange rates for {currency}; answers can be in {', '.join(sorted(kb.currencies))} "
-                "(see /v1/exchange-rates)",
+                msg(
+                    "problem.detail.no_rates",
+                    f"no exchange rates for {currency}; answers can be in {available} (see /v1/exchange-rates)",
+                    currency=currency,
+                    available=available,
+                ),
                 field="currency",
             )
         if gpu_model is not None and gpu_model not in kb.gpus:
-            raise UnknownReference(f"unknown gpu_model '{gpu_model}' (see /v1/gpus)", field="gpu_model")
-        unknown = sorted(set(providers or ()) - set(kb.providers))
-        if unknown:
+            text = f"unknown gpu_model '{gpu_model}' (see /v1/gpus)"
             raise UnknownReference(
-                f"unknown provider(s) {', '.join(unknown)} (see /v1/providers and /v1/offers)", field="providers"
+                msg("problem.detail.unknown_gpu_model", text, gpu_model=gpu_model), field="gpu_model"
             )
-        unknown = sorted(set(regions or ()) - kb.regions)
+        unknown = ", ".join(sorted(set(providers or ()) - set(kb.providers)))
         if unknown:
-            raise UnknownReference(f"unknown region(s) {', '.join(unknown)} (see /v1/offers)", field="regions")
+            text = f"unknown provider(s) {unknown} (see /v1/providers and /v1/offers)"
+            raise UnknownReference(msg("problem.detail.unknown_providers", text, providers=unknown), field="providers")
+        unknown = ", ".join(sorted(set(regions or ()) - kb.regions))
+        if unknown:
+            text = f"unknown region(s) {unknown} (see /v1/offers)"
+            raise UnknownReference(msg("problem.detail.unknown_regions", text, regions=unknown), field="regions")
 
     def profile(self, req: ComparisonCreate, kb: Knowledge) -> Profile:
         """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today)."""
@@ -195,3 +204,11 @@ class Engine:
     def on_demand(self) -> Variant | None:
         """The variant that rents on demand (the recommendation's break-even sentence), if one is loaded."""
         return next((v for v in self.variants() if v.plan == "on_demand"), None)
+
+    def own_versus_on_demand(self, profile: Profile, kb: Knowledge) -> Crossing | None:
+        """Where owning and renting on demand cost the same per useful GPU-hour (the break-even sentence of
+        recommendations and cost curves), or None when either option is not loaded."""
+        owner, rent = self.owner(), self.on_demand()
+        if owner is None or rent is None:
+            return None
+        return crossing(self, profile, kb, owner, rent)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from app.core import rules as rule_engine
 from app.core.vocab import (
@@ -99,6 +99,21 @@ def _star(value: Any) -> Any:
 Star = Annotated[str, BeforeValidator(_star)]
 
 
+#: the earliest time zone: a date later than today there has not come anywhere yet
+_EARLIEST_ZONE = dt.timezone(dt.timedelta(hours=14))
+
+
+def _not_in_the_future(day: dt.date | None) -> dt.date | None:
+    today = dt.datetime.now(_EARLIEST_ZONE).date()
+    if day is not None and day > today:
+        raise ValueError(f"{day} is in the future: a figure cannot have been read on a day that has not come")
+    return day
+
+
+#: when a figure was read from its source: never after today
+RetrievedOn = Annotated[dt.date | None, AfterValidator(_not_in_the_future)]
+
+
 class ProviderSeed(SeedRecord):
     key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
     name: str = Field(min_length=1, max_length=120)
@@ -132,7 +147,7 @@ class PriceSeed(_RangeSeed):
     residency: Residency | None = None
     source: str = Field(min_length=1)
     source_quality: SourceQuality
-    retrieved_on: dt.date | None = None
+    retrieved_on: RetrievedOn = None
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -154,7 +169,7 @@ class ExchangeRateSeed(SeedRecord):
     valid_on: dt.date
     source: str = Field(min_length=1)
     source_quality: SourceQuality
-    retrieved_on: dt.date | None = None
+    retrieved_on: RetrievedOn = None
     notes: str | None = None
 
 

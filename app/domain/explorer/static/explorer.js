@@ -7,7 +7,7 @@ const KEY_STORE = "compute-advisor.api-key";
 const LANG_STORE = "compute-advisor.lang";
 const TAGS = { en: "en", zh: "zh-CN" };
 const DRAWS = 1000;
-const state = { lang: initialLanguage(), last: null, urls: {} };
+const state = { lang: initialLanguage(), last: null, asked: null, urls: {}, statuses: {} };
 
 function initialLanguage() {
   const kept = sessionStorage.getItem(LANG_STORE);
@@ -40,22 +40,26 @@ const el = (tag, props, ...children) => {
 function number(value, digits = 2) {
   return new Intl.NumberFormat(TAGS[state.lang], { maximumFractionDigits: digits }).format(value);
 }
+// a range as "expected (low–high)"; one value once when the three print alike
 function range(r, digits = 2) {
   if (!r) return "–";
-  return `${number(r.expected, digits)} (${number(r.low, digits)}–${number(r.high, digits)})`;
+  const [low, expected, high] = [r.low, r.expected, r.high].map((v) => number(v, digits));
+  return low === high ? expected : `${expected} (${low}–${high})`;
 }
-// an amount's cell: the expected figure, its low–high range beneath
+// an amount's cell: the expected figure, its low–high range beneath (unless the range is one value)
 function amountCell(r) {
   if (!r) return el("td", { className: "num" }, "–");
-  const same = r.low === r.high;
+  const [low, high] = [number(r.low, 0), number(r.high, 0)];
   return el("td", { className: "num" }, number(r.expected, 0),
-    ...(same ? [] : [el("br"), el("small", {}, `${number(r.low, 0)}–${number(r.high, 0)}`)]));
+    ...(low === high ? [] : [el("br"), el("small", {}, `${low}–${high}`)]));
 }
 const optionName = (key, fallback) => (BOOT.messages.en[`option.${key}`] ? t(`option.${key}`) : fallback || key);
 
-function setStatus(id, text, error = false) {
+// a status line: its message code and parameters are kept, so that a language switch writes it again
+function setStatus(id, code, params = {}, error = false) {
+  state.statuses[id] = { code, params, error };
   const node = $(id);
-  node.textContent = text;
+  node.textContent = t(code, params);
   node.classList.toggle("error", error);
 }
 
@@ -84,7 +88,7 @@ function applyLanguage() {
   if (first && first.value === "") first.textContent = t("default_model");
   $("#curve").alt = t("chart_alt_curve");
   $("#tornado").alt = t("chart_alt_tornado");
-  if (state.last) render(state.last);
+  for (const [id, { code, params, error }] of Object.entries(state.statuses)) setStatus(id, code, params, error);
 }
 
 // ---- the API ---------------------------------------------------------------------------------------
@@ -114,7 +118,7 @@ async function api(path, { body, accept = "application/json" } = {}) {
 
 async function loadCatalog() {
   if (!apiKey()) return;
-  setStatus("#catalog-status", t("catalog_loading"));
+  setStatus("#catalog-status", "catalog_loading");
   try {
     const [gpus, providers] = await Promise.all([api("/v1/gpus?limit=500"), api("/v1/providers?limit=500")]);
     const model = $("#gpu-model");
@@ -126,11 +130,11 @@ async function loadCatalog() {
     const chosen = new Set([...list.selectedOptions].map((o) => o.value));
     list.replaceChildren();
     for (const p of providers.items) {
-      list.append(el("option", { value: p.key, textContent: `${p.name} (${p.key})`, selected: chosen.has(p.key) }));
+      list.append(el("option", { value: p.key, textContent: p.name, selected: chosen.has(p.key) }));
     }
-    setStatus("#catalog-status", t("catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length }));
+    setStatus("#catalog-status", "catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length });
   } catch (error) {
-    setStatus("#catalog-status", t("catalog_failed", { detail: error.message }), true);
+    setStatus("#catalog-status", "catalog_failed", { detail: error.message }, true);
   }
 }
 
@@ -168,27 +172,35 @@ function comparisonOf(body) {
 
 async function submit(event) {
   event.preventDefault();
+  if ($("#api-key").value.trim()) useKey($("#api-key").value.trim()); // typed but not yet "used": use it
   if (!apiKey()) {
-    setStatus("#status", t("key_missing"), true);
+    setStatus("#status", "key_missing", {}, true);
     $("#api-key").focus();
     return;
   }
-  const body = profile();
-  setStatus("#status", t("working"));
+  await ask(profile());
+}
+
+// every answer the page shows, for one profile, in the page's language (a language switch asks again)
+async function ask(body) {
+  state.asked = body;
+  setStatus("#status", "working");
   $("#submit").disabled = true;
   try {
-    const [evaluations, comparison, uncertainty] = await Promise.all([
+    const [evaluations, comparison, uncertainty, curves] = await Promise.all([
       api("/v1/evaluations", { body: { profiles: [body], detail: "full" } }),
       api("/v1/price-comparisons", { body: comparisonOf(body) }),
       api("/v1/uncertainty", { body: { ...body, draws: DRAWS } }),
+      api("/v1/cost-curves", { body }),
     ]);
-    state.last = { body, evaluation: evaluations.evaluations[0], comparison, uncertainty };
+    state.last = { body, evaluation: evaluations.evaluations[0], comparison, uncertainty, curves };
     render(state.last);
     $("#results").hidden = false;
-    setStatus("#status", t("done", { version: evaluations.knowledge_version }));
+    setStatus("#status", "done", { version: evaluations.knowledge_version });
     await loadCharts(body);
   } catch (error) {
-    setStatus("#status", t("failed", { detail: error.message }), true);
+    clearConstraints();
+    setStatus("#status", "failed", { detail: error.message }, true);
   } finally {
     $("#submit").disabled = false;
   }
@@ -206,9 +218,48 @@ async function loadCharts(body) {
 
 // ---- the answer --------------------------------------------------------------------------------------
 
-function render({ body, evaluation, comparison, uncertainty }) {
+// a ranking entry the plugin could not assess (no offer, an error): its zeros are no scores
+const notAssessed = (r) => Boolean(r.error) || r.cost == null
+  || (r.reason_codes || []).some((c) => c.code === "reason.not_assessed");
+
+// which field of the form each hard constraint of an offer comes from
+const CONSTRAINT_FIELDS = {
+  "violation.lead_time": "start_within_days",
+  "violation.capacity": "gpus",
+  "violation.residency": "data_security",
+  "violation.spot_capacity": "rental_plan",
+  "violation.horizon_before_install": "horizon_years",
+  "violation.capex_budget": "capex_budget",
+};
+
+function clearConstraints() {
+  for (const node of document.querySelectorAll(".constraint")) node.remove();
+}
+
+// next to the field that caused it, each constraint that makes an option infeasible
+function showConstraints(evaluation, names) {
+  clearConstraints();
+  const form = $("#profile");
+  for (const r of evaluation.ranking) {
+    (r.reason_codes || []).forEach((c, i) => {
+      const violation = c.params && c.params.reason;
+      const field = violation && CONSTRAINT_FIELDS[violation.code];
+      if (!field || !form.elements[field]) return;
+      const code = `constraint.${violation.code.slice("violation.".length)}`;
+      const flat = Object.values(violation.params || {}).every((v) => typeof v === "string");
+      const text = BOOT.messages.en[code] && flat
+        ? t(code, { ...violation.params, option: names[r.option] })
+        : t("constraint.other", { option: names[r.option], reason: r.reasons[i] });
+      const label = form.elements[field].closest("label");
+      label.append(el("small", { className: "constraint", dataset: { field, option: r.option } }, text));
+    });
+  }
+}
+
+function render({ body, evaluation, comparison, uncertainty, curves }) {
   const currency = body.currency;
   const names = Object.fromEntries(evaluation.ranking.map((r) => [r.option, optionName(r.option, r.name)]));
+  showConstraints(evaluation, names);
   $("#recommended").textContent = evaluation.recommended_option
     ? t("recommended", { option: names[evaluation.recommended_option] }) : "";
   const columns = ["rank", "option", "score", "cost", "efficiency", "stability", "usability"];
@@ -218,6 +269,12 @@ function render({ body, evaluation, comparison, uncertainty }) {
   $("#ranking thead").replaceChildren(head);
   const rows = evaluation.ranking.map((r) => {
     const p = uncertainty.options[r.option];
+    if (notAssessed(r)) {
+      return el("tr", { dataset: { option: r.option, assessed: "no" } },
+        el("td", { className: "num" }, r.rank), el("td", {}, names[r.option]),
+        el("td", { colSpan: 6, className: "hint not-assessed" }, t("not_assessed")),
+        el("td", { className: "infeasible" }, t("feasible_no")), el("td", { className: "num" }, "–"));
+    }
     const score = el("td", { className: "num" }, number(r.score, 1), el("span", { className: "bar", style: `width:${Math.max(2, r.score * 0.6)}px` }));
     return el("tr", { dataset: { option: r.option } },
       el("td", { className: "num" }, r.rank), el("td", {}, names[r.option]), score,
@@ -227,7 +284,9 @@ function render({ body, evaluation, comparison, uncertainty }) {
       el("td", { className: "num" }, p ? `${number(p.probability_first * 100, 1)}%` : "–"));
   });
   $("#ranking tbody").replaceChildren(...rows);
-  $("#break-even").textContent = evaluation.break_even ? t("break_even", { statement: evaluation.break_even }) : "";
+  // the recommendation's own-versus-rent sentence (evaluations answer none: the cost curves do)
+  const sentence = curves && curves.break_even_sentence;
+  $("#break-even").textContent = sentence ? t("break_even", { statement: sentence }) : "";
   $("#p-best-note").textContent = t("p_best_note", { draws: number(uncertainty.draws, 0) });
 
   $("#reasons").replaceChildren(...evaluation.ranking.map((r) => el("div", { className: "option-block" },
@@ -248,37 +307,38 @@ function render({ body, evaluation, comparison, uncertainty }) {
 
 // ---- wiring -------------------------------------------------------------------------------------------
 
+function useKey(key) {
+  sessionStorage.setItem(KEY_STORE, key);
+  $("#api-key").value = "";
+  $("#api-key").placeholder = "••••••••";
+  setStatus("#key-status", "key_saved");
+  loadCatalog();
+}
+
 function saveKey(event) {
   event.preventDefault();
   const key = $("#api-key").value.trim();
   if (!key) {
-    setStatus("#key-status", t("key_missing"), true);
+    setStatus("#key-status", "key_missing", {}, true);
     return;
   }
-  sessionStorage.setItem(KEY_STORE, key);
-  $("#api-key").value = "";
-  $("#api-key").placeholder = "••••••••";
-  setStatus("#key-status", t("key_saved"));
-  loadCatalog();
+  useKey(key);
 }
 
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORE);
   $("#api-key").placeholder = "";
-  setStatus("#key-status", t("key_forgotten"));
+  setStatus("#key-status", "key_forgotten");
 }
 
+// the page's words at once; the last answer asked for again, in the new language (its reasons, names,
+// labels, problems and charts come from the API)
 async function switchLanguage(lang) {
   state.lang = lang;
   sessionStorage.setItem(LANG_STORE, lang);
   applyLanguage();
-  if (state.last) {
-    try {
-      await loadCharts(state.last.body);
-    } catch (error) {
-      setStatus("#status", t("failed", { detail: error.message }), true);
-    }
-  }
+  if (apiKey()) await loadCatalog();
+  if (state.asked) await ask(state.asked); // answered or refused: either way in the new language
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -292,7 +352,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   if (apiKey()) {
     $("#api-key").placeholder = "••••••••";
-    setStatus("#key-status", t("key_saved"));
+    setStatus("#key-status", "key_saved");
     loadCatalog();
   }
 });
