@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SEEDS, Databases
+from conftest import SEEDS, Databases, shipped_seeds
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.cli import main
-from app.kb import seeds
 from app.kb.db import migration_head
 from app.settings import PROJECT_ROOT, Settings
 
-SEED_SET = seeds.read_seeds(SEEDS)
+SEED_SET = shipped_seeds()
 TOTAL = sum(len(r) for r in SEED_SET.records.values())
 HASH12 = SEED_SET.content_hash()[:12]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_key, load_seeds, make_client, migrate
+from conftest import create_key, make_client
 
 from app.lib import i18n
 from app.settings import PROJECT_ROOT
@@ -141,9 +141,7 @@ def test_explorer_in_headless_chromium(databases: Any, tmp_path: Path) -> None:
     sync_playwright, executable = _browser()  # type: ignore[misc]
     from test_recovery_served import Server
 
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     _, key = create_key(url, ["catalog:read", "decisions:run"], name="explorer")
     with Server(url, tmp_path / "server.log") as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import SME_PROFILE, Databases, create_key, load_seeds, migrate
+from conftest import SME_PROFILE, Databases, create_key
 from test_recovery_served import Server
 
 from app.settings import PROJECT_ROOT
@@ -64,9 +64,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 
 @pytest.fixture(scope="module")
 def served(databases: Databases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     _, key = create_key(url, ["catalog:read", "decisions:run", "recommendations:write"], name="generated-client")
     with Server(url, tmp_path_factory.mktemp("served") / "server.log") as server:
         yield server, key

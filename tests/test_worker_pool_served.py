@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import Databases, create_key, load_seeds, migrate
+from conftest import Databases, create_key
 from test_recovery_served import Server
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
@@ -48,9 +48,7 @@ def _summary(values: list[float]) -> str:
 
 
 def test_light_requests_answer_while_the_heaviest_run(databases: Databases, tmp_path: Path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     key = create_key(url, ["admin"], name="served")[1]
     headers = {"X-API-Key": key}
     with Server(url, tmp_path / "server.log") as server, httpx.Client(base_url=server.base, headers=headers) as c:
