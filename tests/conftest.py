@@ -11,8 +11,10 @@ Databases (``databases``, one ``Databases`` a session, i.e. a worker):
   SQLite, ``CREATE DATABASE … TEMPLATE`` for PostgreSQL — milliseconds instead of a second and a half.
   SQLite takes ``at=path`` for a test that needs the file at a path of its own.
 Use ``migrate`` and ``load_seeds`` themselves only where the migration or the load is what is tested
-(or the seeds differ). Every database is dropped (PostgreSQL) or left in pytest's temp directory
-(SQLite) at the end.
+(or the seeds differ; ``load_seeds`` reads the shipped ones once per process, ``shipped_seeds()``).
+SQLite files stay in pytest's temp directory. A PostgreSQL database that a test made — in its body or
+in a function-scoped fixture — is dropped once the test ends, on a thread of its own while the next
+test runs; those of session- and module-scoped fixtures at the end of the session.
 
 Fixtures on top of it: ``backend`` (``sqlite`` and ``postgresql``), ``empty_db`` (migrated, per test),
 ``seeded_db`` (seeded, per session and backend: read-mostly tests only), ``client`` (an ``admin`` client
@@ -25,9 +27,10 @@ its own. Where no PostgreSQL answers they skip with the reason — unless REQUIR
 prefix of the test's own, deleted afterwards; REQUIRE_REDIS=1).
 
 Parallel runs: never bind a fixed port (``free_port()``), never write into the repository (temp paths
-from ``tmp_path``; an autouse check fails a test that creates or changes ``compute-advisor.db`` or
-``.dev-api-key`` there), never share a database or a Redis key with another test. A test that needs the
-machine to itself (timing) has no place in the suite: ``make bench`` is for that.
+from ``tmp_path``; an autouse check fails a test that creates ``compute-advisor.db`` or ``.dev-api-key``
+there), never share a database or a Redis key with another test. Served instances: ``Server`` (uvicorn on a free
+port, one worker, as ``make run`` serves it, waited for until ready) and ``served`` (one for the session). A test that
+needs the machine to itself (timing) has no place in the suite: ``make bench`` is for that.
 """
 
 from __future__ import annotations
@@ -39,12 +42,16 @@ import os
 import queue
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import httpx
 import pytest
 from alembic import command
 from litestar.testing import TestClient
@@ -339,6 +346,78 @@ def client(seeded_db: str) -> Iterator[TestClient]:  # type: ignore[type-arg]
 def sqlite_client(databases: Databases) -> Iterator[TestClient]:  # type: ignore[type-arg]
     with make_client(databases.seeded("sqlite")) as c:
         yield c
+
+
+#: seconds a served instance may take to start or to become ready again
+SERVER_DEADLINE = 60.0
+
+
+class Server:
+    """compute-advisor served by uvicorn on a free port, one worker, as ``make run`` serves it."""
+
+    def __init__(self, url: str, log: Path) -> None:
+        self.url = url
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Server:
+        env = {**os.environ, "DATABASE_URL": self.url, "RATE_LIMIT": "off", "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("REDIS_URL", None)
+        argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--port", str(self.port)]
+        with self.log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                [*argv, "--no-access-log", "--log-level", "warning"],
+                cwd=PROJECT_ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            ready_within(self, SERVER_DEADLINE, "the server starts")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def get(self, path: str, key: str | None = None) -> httpx.Response:
+        headers = {"X-API-Key": key} if key else {}
+        return httpx.get(self.base + path, headers=headers, timeout=30)
+
+
+def ready_within(server: Server, deadline: float, what: str) -> float:
+    """Poll ``/health/ready`` until it answers 200; the seconds it took (fails after ``deadline``)."""
+    start = time.monotonic()
+    last: Any = None
+    while time.monotonic() - start < deadline:
+        if server.proc is not None and server.proc.poll() is not None:
+            pytest.fail(f"the server exited: {server.log.read_text(errors='replace')[-3000:]}")
+        try:
+            last = httpx.get(server.base + "/health/ready", timeout=10)
+            if last.status_code == 200:
+                return time.monotonic() - start
+        except httpx.TransportError as exc:
+            last = exc
+        time.sleep(0.05)
+    pytest.fail(f"not within {deadline} s: {what}; last answer: {getattr(last, 'text', last)}")
+
+
+@pytest.fixture(scope="session")
+def served(databases: Databases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One ``Server`` for the session (a worker) on a seeded SQLite database of its own, for tests that
+    read, or add only what no other test counts; each makes its own key (``create_key(served.url, …)``)."""
+    with Server(databases.seeded("sqlite"), tmp_path_factory.mktemp("served") / "server.log") as server:
+        yield server
 
 
 class RedisNamespace(NamedTuple):

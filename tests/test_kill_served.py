@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SME_PROFILE, Databases
+from conftest import SME_PROFILE, Databases, Server
 from test_idempotency import sql
-from test_recovery_served import DEADLINE, Server, key_verified, prepared, stored_ids, until
+from test_recovery_served import DEADLINE, key_verified, prepared, stored_ids, until
 
 IN_FLIGHT = 40
 KILL_AFTER = 8

@@ -20,8 +20,6 @@ import contextlib
 import io
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -31,14 +29,25 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import PG_HOST, PG_PORT, SEEDS, SME_PROFILE, Databases, create_key, free_port, load_seeds, make_client
+from conftest import (
+    PG_HOST,
+    PG_PORT,
+    SEEDS,
+    SME_PROFILE,
+    Databases,
+    Server,
+    create_key,
+    load_seeds,
+    make_client,
+    ready_within,
+)
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from test_backup_restore import require_backup_tools
 from test_degraded_mode import BlockableProxy
 
 from app.cli import main
-from app.settings import PROJECT_ROOT, Settings
+from app.settings import Settings
 
 COMPARISON = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
 DEADLINE = 60.0
@@ -46,66 +55,6 @@ DEADLINE = 60.0
 
 def measured(what: str, seconds: float) -> None:
     print(f"\nMEASURED {what}: {seconds:.2f} s", flush=True)
-
-
-class Server:
-    """compute-advisor served by uvicorn on a free port, one worker, as ``make run`` serves it."""
-
-    def __init__(self, url: str, log: Path) -> None:
-        self.url = url
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> Server:
-        env = {**os.environ, "DATABASE_URL": self.url, "RATE_LIMIT": "off", "PYTHONDONTWRITEBYTECODE": "1"}
-        env.pop("REDIS_URL", None)
-        argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--port", str(self.port)]
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [*argv, "--no-access-log", "--log-level", "warning"],
-                cwd=PROJECT_ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            ready_within(self, DEADLINE, "the server starts")
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def get(self, path: str, key: str | None = None) -> httpx.Response:
-        headers = {"X-API-Key": key} if key else {}
-        return httpx.get(self.base + path, headers=headers, timeout=30)
-
-
-def ready_within(server: Server, deadline: float, what: str) -> float:
-    """Poll ``/health/ready`` until it answers 200; the seconds it took (fails after ``deadline``)."""
-    start = time.monotonic()
-    last: Any = None
-    while time.monotonic() - start < deadline:
-        if server.proc is not None and server.proc.poll() is not None:
-            pytest.fail(f"the server exited: {server.log.read_text(errors='replace')[-3000:]}")
-        try:
-            last = httpx.get(server.base + "/health/ready", timeout=10)
-            if last.status_code == 200:
-                return time.monotonic() - start
-        except httpx.TransportError as exc:
-            last = exc
-        time.sleep(0.05)
-    pytest.fail(f"not within {deadline} s: {what}; last answer: {getattr(last, 'text', last)}")
 
 
 def key_verified(base: str, key: str) -> None:

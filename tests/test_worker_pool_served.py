@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import Databases, create_key
-from test_recovery_served import Server
+from conftest import Databases, Server, create_key
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
