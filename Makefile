@@ -36,11 +36,12 @@ run: devkey
 	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
 	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json)
 
-# pytest-xdist workers: most tests wait on served instances, subprocesses and databases, so more
-# workers than the machine's 2 cores; PYTEST_WORKERS=0 runs the suite in one process (for -s or --pdb)
-PYTEST_WORKERS ?= 4
+# pytest-xdist workers: most tests wait on served instances, subprocesses and databases, so one more
+# worker than the machine's 2 cores (4 overloads them: CPU-heavy requests then outlast their timeouts);
+# worksteal balances the long tests, which run first (tests/conftest.py). PYTEST_WORKERS=0: one process
+PYTEST_WORKERS ?= 3
 test: venv lint typecheck
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check app plugins tests migrations bench

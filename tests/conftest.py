@@ -28,9 +28,13 @@ prefix of the test's own, deleted afterwards; REQUIRE_REDIS=1).
 
 Parallel runs: never bind a fixed port (``free_port()``), never write into the repository (temp paths
 from ``tmp_path``; an autouse check fails a test that creates ``compute-advisor.db`` or ``.dev-api-key``
-there), never share a database or a Redis key with another test. Served instances: ``Server`` (uvicorn on a free
-port, one worker, as ``make run`` serves it, waited for until ready) and ``served`` (one for the session). A test that
-needs the machine to itself (timing) has no place in the suite: ``make bench`` is for that.
+there), never share a database or a Redis key with another test. Mark a test that takes ten seconds or
+more ``@pytest.mark.slow`` (a module of them: ``pytestmark = pytest.mark.slow``): slow tests run first,
+so that the workers overlap them instead of waiting for the last one. A test that needs the machine to
+itself (timing) has no place in the suite: ``make bench`` is for that.
+
+Served instances: ``Server`` (uvicorn on a free port, one worker, as ``make run`` serves it, waited for
+until ready) and ``served`` (one ``Server`` for the session, on a seeded SQLite database of its own).
 """
 
 from __future__ import annotations
@@ -449,6 +453,13 @@ def redis_namespace() -> Iterator[RedisNamespace]:
         for key in client.scan_iter(match=f"{prefix}*"):
             client.delete(key)
         client.close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first, the rest in pytest's order: on several workers (``--dist
+    worksteal``) the long ones are then spread and overlapped, and the run does not end on one alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: each group keeps its order
 
 
 #: files of a working copy that ``make run`` creates and no test may (several runs may share the tree)

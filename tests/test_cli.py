@@ -146,6 +146,7 @@ def test_plugins_lists_the_three_built_in_options(capsys) -> None:
     assert sorted(keys) == ["ai_compute_platform", "rented_gpu_instances", "self_built_cluster"]
 
 
+@pytest.mark.slow
 def test_the_installed_console_script_runs(db_url: str) -> None:
     exe = PROJECT_ROOT / ".venv" / "bin" / "compute-advisor"
     if not exe.exists():

@@ -137,6 +137,7 @@ def _browser() -> tuple[Any, str] | None:
     return sync_playwright, str(executable)
 
 
+@pytest.mark.slow
 def test_explorer_in_headless_chromium(served: Server) -> None:
     sync_playwright, executable = _browser()  # type: ignore[misc]
     server = served

@@ -19,6 +19,8 @@ from conftest import SME_PROFILE, Server, create_key
 
 from app.settings import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow
+
 PACKAGE = "compute_advisor_client"
 
 

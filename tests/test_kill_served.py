@@ -22,6 +22,8 @@ from conftest import SME_PROFILE, Databases, Server
 from test_idempotency import sql
 from test_recovery_served import DEADLINE, key_verified, prepared, stored_ids, until
 
+pytestmark = pytest.mark.slow
+
 IN_FLIGHT = 40
 KILL_AFTER = 8
 

@@ -364,6 +364,7 @@ def test_cors_origins_for_a_browser_page(db: str) -> None:
 # ---- a new knowledge version announced on PostgreSQL ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_postgresql_announces_a_new_version_to_every_worker_at_once(databases: Databases, tmp_path: Path) -> None:
     url = databases.seeded("postgresql")
     seeds = tmp_path / "seeds"

@@ -430,6 +430,7 @@ def _close(seeds_dir: Path, new: list[PriceSeed]) -> int:
     return closed
 
 
+@pytest.mark.slow
 def test_sample_catalog_to_seed_file_to_seeds_load_to_offers(
     seeds_dir: Path, databases: Databases, backend: str, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:

@@ -49,6 +49,8 @@ from test_degraded_mode import BlockableProxy
 from app.cli import main
 from app.settings import Settings
 
+pytestmark = pytest.mark.slow
+
 COMPARISON = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
 DEADLINE = 60.0
 

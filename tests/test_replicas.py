@@ -38,6 +38,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.settings import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow
+
 
 @dataclass
 class Served:

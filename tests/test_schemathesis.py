@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import schemathesis
 from conftest import create_key, load_seeds, migrate
 from hypothesis import HealthCheck, settings
@@ -31,6 +32,8 @@ from schemathesis.config._checks import (
 
 from app.asgi import create_app
 from app.settings import Settings
+
+pytestmark = pytest.mark.slow
 
 SCHEMA_PATH = "/docs/openapi.json"  # OpenAPIConfig(path="/docs") in app.asgi
 MAX_EXAMPLES = 30

@@ -15,6 +15,8 @@ from conftest import SEEDS, free_port, load_seeds
 
 from app.settings import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow
+
 
 def _ready(client: httpx.Client, url: str) -> dict:
     return client.get(url, headers={"Connection": "close"}).json()["checks"]

@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from conftest import Databases, Server, create_key
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
+
+pytestmark = pytest.mark.slow
 
 PROFILE = {"gpus": 16, "utilization": 0.6, "horizon_years": 2, "team_size": 20}
 #: a large batch whose profiles all differ (defeating the batch's grouping); 10,000 are accepted, and take
