@@ -47,8 +47,12 @@ run: devkey
 	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
 	deploy/dev-announce "http://$${HOST:-127.0.0.1}:$(PORT)" $(DEV_API_KEY_FILE) $(BIN)/python; wait $$server
 
+# pytest-xdist workers: most tests wait on served instances, subprocesses and databases, so one more
+# worker than the machine's 2 cores (4 overloads them: CPU-heavy requests then outlast their timeouts);
+# worksteal balances the long tests, which run first (tests/conftest.py). PYTEST_WORKERS=0: one process
+PYTEST_WORKERS ?= 3
 test: venv lint typecheck
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check app plugins tests migrations bench

@@ -10,18 +10,17 @@ import functools
 from pathlib import Path
 from types import SimpleNamespace
 
+from conftest import SEEDS, shipped_seeds
+
 from app.core.knowledge import Knowledge
 from app.kb.seeds import read_seeds
 from app.kb.snapshot import assemble
-from app.settings import PROJECT_ROOT
-
-SEEDS = PROJECT_ROOT / "seeds"
 
 
 @functools.cache
 def knowledge_from_seeds(path: Path = SEEDS) -> Knowledge:
     """The seeds as the snapshot the service would build from SQL."""
-    records = read_seeds(path).records
+    records = (shipped_seeds() if path == SEEDS else read_seeds(path)).records
     rows = {
         section: [SimpleNamespace(id=i, **r.model_dump()) for i, r in enumerate(items, start=1)]
         for section, items in records.items()

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import Databases, make_client, migrate
+from conftest import Databases, make_client
 
 from app.kb.db import migration_head
 
@@ -280,8 +280,7 @@ def test_health_is_never_cached(client):
 @pytest.fixture
 def empty_client(databases: Databases, backend: str) -> Any:
     """A client on a freshly migrated database that holds no knowledge version."""
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     with make_client(url) as c:
         yield c
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEEDS, Databases, load_seeds, make_client, migrate
+from conftest import SEEDS, Databases, load_seeds, make_client
 from litestar.testing import TestClient
 
 AS_OF = "2025-06-01"
@@ -377,9 +377,7 @@ def _wait_for_version(client: Client, old: str, timeout: float = 15.0) -> str:
 def test_a_stored_recommendation_is_unchanged_after_a_new_knowledge_version(
     databases: Databases, tmp_path: Path
 ) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     with make_client(url) as client:
         r = client.post("/v1/recommendations", json={"as_of": AS_OF, **SME_TEAM})
         assert r.status_code == 201

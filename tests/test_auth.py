@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SEEDS, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
+from conftest import SEEDS, SME_PROFILE, Databases, create_key, load_seeds, make_client
 from litestar.handlers.http_handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 from sqlalchemy import text
@@ -230,8 +230,7 @@ def test_recommendations_are_visible_to_their_creator_and_admin_only(seeded_db: 
 
 @pytest.fixture
 def cli_db(databases: Databases, backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     monkeypatch.setenv("DATABASE_URL", url)
     return url
 

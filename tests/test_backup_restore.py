@@ -23,7 +23,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from alembic import command
-from conftest import SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate, require_backend
+from conftest import SME_PROFILE, Databases, create_key, load_seeds, make_client, require_backend
 from sqlalchemy import text
 
 from app.cli import main
@@ -77,9 +77,7 @@ def scalar(url: str, sql: str) -> object:
 def served_db(databases: Databases, backend: str) -> tuple[str, str, dict[str, bytes]]:
     """A database with seeds, an admin key, three stored recommendations: (url, key, id -> the 201 body)."""
     require_backup_tools(backend)
-    url = databases.new(backend)
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded(backend)
     _, key = create_key(url, ["admin"], name="backup test")
     stored: dict[str, bytes] = {}
     with make_client(url, api_key=key) as c:
@@ -131,8 +129,7 @@ def test_a_backup_restored_into_a_fresh_database_holds_everything(
 def test_restore_refuses_the_other_kind_of_backup_and_files_that_are_no_backup(
     databases: Databases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sqlite_url = databases.new("sqlite")
-    migrate(sqlite_url)
+    sqlite_url = databases.migrated("sqlite")
     sqlite_backup = tmp_path / "sqlite.backup"
     assert cli(monkeypatch, capsys, sqlite_url, "backup", "--out", str(sqlite_backup))[0] == 0
 
@@ -147,8 +144,7 @@ def test_restore_refuses_the_other_kind_of_backup_and_files_that_are_no_backup(
     assert code == 2 and "not a compute-advisor backup" in said
 
     require_backup_tools("postgresql")
-    pg_url = databases.new("postgresql")
-    migrate(pg_url)
+    pg_url = databases.migrated("postgresql")
     pg_backup = tmp_path / "pg.backup"
     assert cli(monkeypatch, capsys, pg_url, "backup", "--out", str(pg_backup))[0] == 0
     code, said = cli(monkeypatch, capsys, pg_url, "restore", str(sqlite_backup))
@@ -230,8 +226,7 @@ async def _dead(conn: asyncpg.Connection) -> bool:
 def test_backup_refuses_an_existing_file_unless_forced(
     databases: Databases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
+    url = databases.migrated("sqlite")
     out = tmp_path / "backup.db"
     out.write_text("an earlier file")
     code, said = cli(monkeypatch, capsys, url, "backup", "--out", str(out))
@@ -247,13 +242,11 @@ def test_postgresql_refusals_without_pg_dump_and_with_unknown_tables(
     databases: Databases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require_backup_tools("postgresql")
-    url = databases.new("postgresql")
-    migrate(url)
+    url = databases.migrated("postgresql")
     out = tmp_path / "pg.backup"
     assert cli(monkeypatch, capsys, url, "backup", "--out", str(out))[0] == 0
 
-    target = databases.new("postgresql")
-    migrate(target)
+    target = databases.migrated("postgresql")
     asyncio.run(_execute(target, "CREATE TABLE reports_from_the_future (id integer)"))
     code, said = cli(monkeypatch, capsys, target, "restore", str(out))
     assert code == 2, said

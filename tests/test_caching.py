@@ -42,11 +42,9 @@ def test_price_comparisons_answer_304_for_the_same_normalised_request(client):
 
 
 def test_a_new_knowledge_version_changes_every_etag(databases):
-    from conftest import SEEDS, load_seeds, make_client, migrate
+    from conftest import SEEDS, load_seeds, make_client
 
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     with make_client(url) as c:
         before = c.get("/v1/gpus").headers["etag"]
         compared = c.post(COMPARE, json=BODY).headers["etag"]

@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SEEDS, Databases
+from conftest import SEEDS, Databases, shipped_seeds
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.cli import main
-from app.kb import seeds
 from app.kb.db import migration_head
 from app.settings import PROJECT_ROOT, Settings
 
-SEED_SET = seeds.read_seeds(SEEDS)
+SEED_SET = shipped_seeds()
 TOTAL = sum(len(r) for r in SEED_SET.records.values())
 HASH12 = SEED_SET.content_hash()[:12]
 
@@ -146,6 +145,7 @@ def test_plugins_lists_the_three_built_in_options(capsys) -> None:
     assert sorted(keys) == ["ai_compute_platform", "rented_gpu_instances", "self_built_cluster"]
 
 
+@pytest.mark.slow
 def test_the_installed_console_script_runs(db_url: str) -> None:
     exe = PROJECT_ROOT / ".venv" / "bin" / "compute-advisor"
     if not exe.exists():

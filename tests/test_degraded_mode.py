@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import PG_HOST, PG_PORT, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
+from conftest import PG_HOST, PG_PORT, SME_PROFILE, Databases, create_key, free_port, make_client
 
 from app.kb.store import KnowledgeStore
 from app.settings import Settings
@@ -37,9 +36,7 @@ class BlockableProxy:
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port: int = s.getsockname()[1]
+        self.port = free_port()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="db-proxy", daemon=True)
         self._server: asyncio.Server | None = None
@@ -189,9 +186,7 @@ def exercise(client: Any, block: Callable[[], None], unblock: Callable[[], None]
 
 
 def test_postgresql_unreachable_then_back(databases: Databases) -> None:
-    url = databases.new("postgresql")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("postgresql")
     _, key = create_key(url, ["admin"], name="degraded")
     proxy = BlockableProxy((PG_HOST, PG_PORT))
     proxy.start()
@@ -205,12 +200,10 @@ def test_postgresql_unreachable_then_back(databases: Databases) -> None:
         proxy.close()
 
 
-def test_sqlite_unreachable_then_back(tmp_path: Path) -> None:
+def test_sqlite_unreachable_then_back(databases: Databases, tmp_path: Path) -> None:
     home = tmp_path / "data"
     home.mkdir()
-    url = f"sqlite:///{home / 'compute-advisor.db'}"
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite", at=home / "compute-advisor.db")
     _, key = create_key(url, ["admin"], name="degraded")
     away = tmp_path / "data-away"
     settings = Settings(database_url=url, knowledge_refresh_seconds=0.2, rate_limit=None)

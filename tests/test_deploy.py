@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Databases, admin_key, load_seeds, make_client, migrate
+from conftest import Databases, admin_key, free_port, make_client
 
 from app.kb.db import migration_head, migration_revisions
 from app.settings import PROJECT_ROOT
@@ -86,15 +85,11 @@ def test_the_systemd_unit() -> None:
 
 
 def test_deploy_serve_starts_the_service(databases: Databases, tmp_path: Path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()
     (metrics_dir / "counter_1.db").write_bytes(b"left by an earlier run")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -133,9 +128,7 @@ def test_deploy_serve_starts_the_service(databases: Databases, tmp_path: Path) -
 def test_readiness_during_a_rolling_upgrade(databases: Databases) -> None:
     """Migrations run before the new code: the old code stays ready on a database a newer release
     migrated (a revision it does not know), and is not ready on one whose migrations are pending."""
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     path = url.removeprefix("sqlite:///")
     older = sorted(migration_revisions() - {migration_head()})[0]
 

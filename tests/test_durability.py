@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
-from conftest import PG_HOST, PG_PORT, SME_PROFILE, Databases, load_seeds, make_client, migrate
+from conftest import PG_HOST, PG_PORT, SME_PROFILE, Databases, make_client
 from sqlalchemy import event, text
 
 from app.kb import snapshot
@@ -45,9 +45,7 @@ def _run_elsewhere(url: str, statement: str) -> None:
 def test_a_change_committed_mid_read_does_not_reach_the_snapshot(databases: Databases, backend: str) -> None:
     """Between the snapshot's first SELECT and its next ones another connection commits a change (as a
     seed load would): the snapshot holds the rows of the state its first read saw."""
-    url = databases.new(backend)
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded(backend)
 
     async def read() -> Any:
         config = database_config(Settings(database_url=url))
@@ -87,8 +85,7 @@ def test_a_change_committed_mid_read_does_not_reach_the_snapshot(databases: Data
 def test_sqlite_connections_use_the_configured_synchronous_pragma(
     databases: Databases, setting: str, level: int
 ) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
+    url = databases.migrated("sqlite")
 
     async def pragmas() -> tuple[Any, Any]:
         config = database_config(Settings(database_url=url, sqlite_synchronous=setting))  # type: ignore[arg-type]
@@ -124,8 +121,7 @@ def test_settings_read_the_durability_variables() -> None:
 
 
 def test_postgres_sessions_carry_the_timeouts(databases: Databases) -> None:
-    url = databases.new("postgresql")
-    migrate(url)
+    url = databases.migrated("postgresql")
 
     async def shown() -> tuple[Any, Any]:
         settings = Settings(database_url=url, database_statement_timeout_ms=1234, database_lock_timeout_ms=567)
@@ -145,9 +141,7 @@ def test_postgres_sessions_carry_the_timeouts(databases: Databases) -> None:
 def test_a_locked_table_answers_503_instead_of_hanging(databases: Databases) -> None:
     """Another session holds an exclusive lock on ``recommendations``: a stored recommendation gives up
     after the lock timeout with a 503 problem; once the lock is gone it is stored."""
-    url = databases.new("postgresql")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("postgresql")
     name = url.rsplit("/", 1)[1]
     locked = threading.Event()
     release = threading.Event()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_key, load_seeds, make_client, migrate
+from conftest import Server, create_key, make_client
 
 from app.lib import i18n
 from app.settings import PROJECT_ROOT
@@ -140,15 +140,12 @@ def _browser() -> tuple[Any, str] | None:
     return sync_playwright, str(executable)
 
 
-def test_explorer_in_headless_chromium(databases: Any, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_explorer_in_headless_chromium(served: Server) -> None:
     sync_playwright, executable = _browser()  # type: ignore[misc]
-    from test_recovery_served import Server
-
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
-    _, key = create_key(url, ["catalog:read", "decisions:run"], name="explorer")
-    with Server(url, tmp_path / "server.log") as server, sync_playwright() as p:
+    server = served
+    _, key = create_key(server.url, ["catalog:read", "decisions:run"], name="explorer")
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900}, locale="en-US")
@@ -231,11 +228,7 @@ PROFILE = {"gpus": "64", "utilization": "0.6", "horizon_years": "3", "team_size"
 
 @pytest.fixture(scope="module")
 def explorer_server(databases: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from test_recovery_served import Server
-
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     _, key = create_key(url, ["catalog:read", "decisions:run"], name="explorer")
     with Server(url, tmp_path_factory.mktemp("explorer") / "server.log") as server:
         yield server, key

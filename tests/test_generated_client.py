@@ -15,10 +15,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import SME_PROFILE, Databases, create_key, load_seeds, migrate
-from test_recovery_served import Server
+from conftest import SME_PROFILE, Server, create_key
 
 from app.settings import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow
 
 PACKAGE = "compute_advisor_client"
 
@@ -63,22 +64,18 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 
 
 @pytest.fixture(scope="module")
-def served(databases: Databases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
-    _, key = create_key(url, ["catalog:read", "decisions:run", "recommendations:write"], name="generated-client")
-    with Server(url, tmp_path_factory.mktemp("served") / "server.log") as server:
-        yield server, key
+def key(served: Server) -> str:
+    return create_key(served.url, ["catalog:read", "decisions:run", "recommendations:write"], name="generated-client")[
+        1
+    ]
 
 
 def _module(name: str) -> Any:
     return importlib.import_module(f"{PACKAGE}.{name}")
 
 
-def _client(generated: ModuleType, served: tuple[Server, str]) -> Any:
-    server, key = served
-    return generated.AuthenticatedClient(base_url=server.base, token=key, prefix="", auth_header_name="X-API-Key")
+def _client(generated: ModuleType, served: Server, key: str) -> Any:
+    return generated.AuthenticatedClient(base_url=served.base, token=key, prefix="", auth_header_name="X-API-Key")
 
 
 def test_the_operations_are_named_for_what_they_do(generated: ModuleType) -> None:
@@ -89,11 +86,11 @@ def test_the_operations_are_named_for_what_they_do(generated: ModuleType) -> Non
     assert insights == {"compute_break_even", "compute_cost_curves", "compute_sensitivity", "compute_uncertainty"}
 
 
-def test_a_recommendation_through_the_generated_client(generated: ModuleType, served: tuple[Server, str]) -> None:
+def test_a_recommendation_through_the_generated_client(generated: ModuleType, served: Server, key: str) -> None:
     models = _module("models")
     create = _module("api.decisions.create_recommendation")
     get = _module("api.decisions.get_recommendation")
-    with _client(generated, served) as client:
+    with _client(generated, served, key) as client:
         answer = create.sync_detailed(client=client, body=models.ProfileCreate.from_dict(SME_PROFILE))
         assert answer.status_code == 201, answer.content
         rec = answer.parsed
@@ -114,11 +111,11 @@ def test_a_recommendation_through_the_generated_client(generated: ModuleType, se
     assert "store" not in create.sync_detailed.__code__.co_varnames
 
 
-def test_a_price_comparison_through_the_generated_client(generated: ModuleType, served: tuple[Server, str]) -> None:
+def test_a_price_comparison_through_the_generated_client(generated: ModuleType, served: Server, key: str) -> None:
     models = _module("models")
     compare = _module("api.decisions.compare_prices")
     body = models.ComparisonCreate.from_dict({"gpus": 8, "utilization": 0.5, "horizon_years": 1})
-    with _client(generated, served) as client:
+    with _client(generated, served, key) as client:
         answer = compare.sync_detailed(client=client, body=body)
         assert answer.status_code == 200, answer.content
         doc = answer.parsed
@@ -131,10 +128,10 @@ def test_a_price_comparison_through_the_generated_client(generated: ModuleType, 
         assert same.status_code == 304
 
 
-def test_a_404_problem_through_the_generated_client(generated: ModuleType, served: tuple[Server, str]) -> None:
+def test_a_404_problem_through_the_generated_client(generated: ModuleType, served: Server, key: str) -> None:
     models = _module("models")
     get = _module("api.decisions.get_recommendation")
-    with _client(generated, served) as client:
+    with _client(generated, served, key) as client:
         answer = get.sync_detailed(client=client, rec_id="no-such-recommendation")
     assert answer.status_code == 404
     problem = answer.parsed

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from litestar.testing import TestClient
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -142,6 +143,7 @@ def answer_bytes(status: int, media_type: str, body: bytes) -> bytes:
     return f"{status}\n{media_type}\n".encode() + body
 
 
+@pytest.mark.slow
 def test_the_computing_endpoints_answer_as_recorded(sqlite_client: TestClient) -> None:  # type: ignore[type-arg]
     got: dict[str, tuple[str, str, bytes]] = {}
     for case_id, method, path, headers, body in cases():

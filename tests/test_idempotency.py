@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import SME_PROFILE, Databases, admin_key, create_key, load_seeds, make_client, migrate
+from conftest import SME_PROFILE, Databases, admin_key, create_key, load_seeds, make_client
 from litestar.testing import AsyncTestClient, TestClient
 from sqlalchemy import text
 
@@ -173,8 +173,7 @@ def _claim(rec_id: str, api_key_id: int, key: str) -> dict[str, Any]:
 
 def test_two_writers_on_two_engines_never_both_keep_a_claim(databases: Databases, backend: str) -> None:
     """Two workers (two engines, two writers) storing the same claim at once: one wins, one is told."""
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     api_key_id, _ = create_key(url, ["recommendations:write"])
 
     async def run() -> list[Any]:
@@ -212,8 +211,7 @@ def test_two_writers_on_two_engines_never_both_keep_a_claim(databases: Databases
 
 
 def test_a_full_writer_queue_answers_503_with_retry_after(databases: Databases, backend: str) -> None:
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     api_key_id, _ = create_key(url, ["recommendations:write"])
 
     async def run() -> list[Any]:
@@ -246,9 +244,7 @@ def test_a_full_writer_queue_answers_503_with_retry_after(databases: Databases, 
 
 
 def test_the_daily_quota_answers_429_of_its_own_type(databases: Databases, backend: str) -> None:
-    url = databases.new(backend)
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded(backend)
     _, api_key = create_key(url, ["recommendations:write"])
     settings = Settings(database_url=url, rate_limit=None, recommendation_daily_quota=2)
     with make_client(url, api_key=api_key, settings=settings) as client:

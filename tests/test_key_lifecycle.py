@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
+from conftest import SME_PROFILE, Databases, create_key, make_client
 from test_idempotency import sql
 
 from app.cli import main
@@ -28,9 +28,7 @@ TYPE = "urn:compute-advisor:problem:"
 
 @pytest.fixture
 def db(databases: Databases, backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = databases.new(backend)
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded(backend)
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.delenv("RECOMMENDATION_RETENTION_DAYS", raising=False)
     return url

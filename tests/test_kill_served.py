@@ -18,9 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SME_PROFILE, Databases
+from conftest import SME_PROFILE, Databases, Server
 from test_idempotency import sql
-from test_recovery_served import DEADLINE, Server, prepared, stored_ids, until
+from test_recovery_served import DEADLINE, key_verified, prepared, stored_ids, until
+
+pytestmark = pytest.mark.slow
 
 IN_FLIGHT = 40
 KILL_AFTER = 8
@@ -38,6 +40,7 @@ def test_every_201_survives_a_sigkill(databases: Databases, backend_name: str, t
     start = threading.Barrier(IN_FLIGHT + 1)
 
     with Server(url, tmp_path / "server.log") as server:
+        key_verified(server.base, key)
 
         def send(n: int) -> None:
             headers = {"X-API-Key": key}

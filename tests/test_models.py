@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from conftest import BACKENDS, Databases, migrate
+from conftest import BACKENDS, Databases
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
@@ -128,9 +128,7 @@ REJECTED = [
 def shared_db(request: pytest.FixtureRequest, databases: Databases) -> str:
     """One migrated database per backend for the rejection cases: each runs in a transaction of its
     own that is rolled back, so they cannot see each other's rows."""
-    url = databases.new(request.param)
-    migrate(url)
-    return url
+    return databases.migrated(request.param)
 
 
 @pytest.mark.parametrize(("fine", "bad", "constraint"), [c[1:] for c in REJECTED], ids=[c[0] for c in REJECTED])

@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import logging
 import shutil
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEEDS, SME_PROFILE, Databases, create_key, load_seeds, make_client, migrate
+from conftest import SEEDS, SME_PROFILE, Databases, create_key, free_port, load_seeds, make_client
 from litestar import get
 from litestar.testing import TestClient
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -37,12 +36,9 @@ COMPARISON = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+def db(databases: Databases) -> str:
     """One seeded SQLite database for the module (nothing here depends on the backend but NOTIFY)."""
-    url = Databases(tmp_path_factory.mktemp("obs")).new("sqlite")
-    migrate(url)
-    load_seeds(url)
-    return url
+    return databases.seeded("sqlite")
 
 
 def settings(url: str, **kw: Any) -> Settings:
@@ -166,14 +162,8 @@ def test_rate_limit_rejections_are_counted_with_their_status(db: str) -> None:
     assert requests_total(after, "/v1/options", status=429) - requests_total(before, "/v1/options", status=429) == 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_metrics_bind_serves_the_metrics_without_a_key(db: str) -> None:
-    port = _free_port()
+    port = free_port()
     with make_client(db, settings=settings(db, metrics_bind=("127.0.0.1", port))) as c:
         c.get("/v1/options")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
@@ -380,10 +370,9 @@ def test_cors_origins_for_a_browser_page(db: str) -> None:
 # ---- a new knowledge version announced on PostgreSQL ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_postgresql_announces_a_new_version_to_every_worker_at_once(databases: Databases, tmp_path: Path) -> None:
-    url = databases.new("postgresql")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("postgresql")
     seeds = tmp_path / "seeds"
     shutil.copytree(SEEDS, seeds)
     hardware = seeds / "10-hardware.yaml"

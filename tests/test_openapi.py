@@ -293,6 +293,7 @@ def test_problem_types_are_listed(document):
     assert "urn:compute-advisor:problem:database-unavailable" in kinds
 
 
+@pytest.mark.slow
 def test_committed_response_examples_are_current():
     """openapi/examples.json holds the service's own answers to the request examples (make openapi)."""
     from app.openapi_examples import render as render_examples

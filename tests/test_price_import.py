@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SEEDS, Databases, make_client, migrate
+from conftest import SEEDS, Databases, make_client, shipped_seeds
 
 from app.cli import main
 from app.kb import price_import as pi
-from app.kb.seeds import PriceSeed, read_seeds
+from app.kb.seeds import PriceSeed
 
 SAMPLE = Path(__file__).parent / "data" / "skypilot-aws-sample.csv"
 CATALOG = "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv@00148f2af3672e2229b4f7bf8157d5a3f36e3c35"
 HEADER = (
     "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
 )
-SEED_SET = read_seeds(SEEDS)
+SEED_SET = shipped_seeds()
 SHEET = pi.Sheet(
     source=CATALOG,
     retrieved_on=dt.date(2026, 12, 2),
@@ -430,11 +430,11 @@ def _close(seeds_dir: Path, new: list[PriceSeed]) -> int:
     return closed
 
 
+@pytest.mark.slow
 def test_sample_catalog_to_seed_file_to_seeds_load_to_offers(
     seeds_dir: Path, databases: Databases, backend: str, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     monkeypatch.setenv("DATABASE_URL", url)
     out = seeds_dir / "47-aws-2026-12.yaml"
     assert import_sample(capsys, out)[0] == 0
@@ -465,8 +465,7 @@ def test_sample_catalog_to_seed_file_to_seeds_load_to_offers(
 
 
 def test_a_csv_sheet_imports_and_loads(seeds_dir: Path, databases: Databases, monkeypatch, capsys, tmp_path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
+    url = databases.migrated("sqlite")
     monkeypatch.setenv("DATABASE_URL", url)
     sheet = tmp_path / "quotes.csv"
     sheet.write_text(QUOTES, encoding="utf-8")
@@ -522,8 +521,7 @@ def test_prices_stale_lists_what_the_api_lists(
         _row("fresh", ago(5), ago(5)),
     ]
     (seeds_dir / "49-stale-test.yaml").write_text(yaml.safe_dump({"prices": rows}, sort_keys=False), encoding="utf-8")
-    url = databases.new(backend)
-    migrate(url)
+    url = databases.migrated(backend)
     monkeypatch.setenv("DATABASE_URL", url)
     assert cli(capsys, "prices", "stale", "--days", "90")[:2] == (
         1,

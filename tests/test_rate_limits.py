@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import Databases, create_key, load_seeds, make_client, migrate
+from conftest import REDIS_URL, Databases, create_key, make_client
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.shared import costs
@@ -18,18 +15,13 @@ from app.openapi_export import openapi_document
 from app.settings import Settings, parse_rate_limit, parse_trusted_proxies
 
 PROBLEM_JSON = "application/problem+json"
-REDIS_URL = "redis://127.0.0.1:6379/15"
 OPTIONS = "/v1/options"
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+def db(databases: Databases) -> str:
     """One seeded SQLite database for the module: the limit does not depend on the backend."""
-    dbs = Databases(tmp_path_factory.mktemp("rate"))
-    url = dbs.new("sqlite")
-    migrate(url)
-    load_seeds(url)
-    return url
+    return databases.seeded("sqlite")
 
 
 @pytest.fixture(scope="module")
@@ -297,34 +289,6 @@ def test_off_disables_the_limit(db, keys):
 
 
 # ---- across workers: Redis -----------------------------------------------------------------------
-
-
-def _redis_or_skip() -> Any:
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except Exception as exc:
-        client.close()
-        why = f"Redis at {REDIS_URL} does not answer ({type(exc).__name__}: {exc}): shared limits untested"
-        if os.environ.get("REQUIRE_REDIS") == "1":
-            pytest.fail(f"REQUIRE_REDIS=1 but {why}")
-        pytest.skip(why)
-    return client
-
-
-@pytest.fixture
-def redis_namespace() -> Iterator[tuple[Any, str]]:
-    """A Redis client and a key prefix of this test's own, whose keys are deleted afterwards."""
-    client = _redis_or_skip()
-    namespace = f"compute-advisor-test:{uuid.uuid4().hex}"
-    try:
-        yield client, namespace
-    finally:
-        for key in client.scan_iter(match=f"{namespace}*"):
-            client.delete(key)
-        client.close()
 
 
 def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace):

@@ -14,24 +14,31 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from conftest import SEEDS, SME_PROFILE, Databases, admin_key, create_key, load_seeds, migrate
+from conftest import (
+    REDIS_URL,
+    SEEDS,
+    SME_PROFILE,
+    Databases,
+    RedisNamespace,
+    admin_key,
+    create_key,
+    free_port,
+    load_seeds,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.settings import PROJECT_ROOT
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
+pytestmark = pytest.mark.slow
 
 
 @dataclass
@@ -48,14 +55,8 @@ class Served:
         return [json.loads(x) for x in self.log.read_text(errors="replace").splitlines() if x.startswith("{")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def serve(env: dict[str, str], log: Path, workers: int = 1) -> Served:
-    port = _free_port()
+    port = free_port()
     argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--workers", str(workers), "--no-access-log"]
     with log.open("wb") as out:
@@ -97,39 +98,10 @@ def metric(text: str, name: str, **labels: Any) -> float:
     )
 
 
-def _redis_or_skip() -> Any:
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except Exception as exc:
-        client.close()
-        why = f"Redis at {REDIS_URL} does not answer ({type(exc).__name__}: {exc}): replicas untested"
-        if os.environ.get("REQUIRE_REDIS") == "1":
-            pytest.fail(f"REQUIRE_REDIS=1 but {why}")
-        pytest.skip(why)
-    return client
-
-
-@pytest.fixture
-def redis_namespace() -> Iterator[str]:
-    client = _redis_or_skip()
-    namespace = f"compute-advisor-test:{uuid.uuid4().hex}"
-    try:
-        yield namespace
-    finally:
-        for key in client.scan_iter(match=f"{namespace}*"):
-            client.delete(key)
-        client.close()
-
-
 def test_two_replicas_over_one_postgresql_and_one_redis(
-    databases: Databases, redis_namespace: str, tmp_path: Path
+    databases: Databases, redis_namespace: RedisNamespace, tmp_path: Path
 ) -> None:
-    url = databases.new("postgresql")  # skips (or fails under REQUIRE_POSTGRES=1) without PostgreSQL
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("postgresql")  # skips (or fails under REQUIRE_POSTGRES=1) without PostgreSQL
     admin = {"X-API-Key": admin_key(url)}
     limited = {"X-API-Key": create_key(url, ["catalog:read"], name="portal")[1]}
     env = {
@@ -138,7 +110,7 @@ def test_two_replicas_over_one_postgresql_and_one_redis(
         "DATABASE_URL": url,
         "REDIS_URL": REDIS_URL,
         "RATE_LIMIT": "20/minute",
-        "RATE_LIMIT_NAMESPACE": redis_namespace,
+        "RATE_LIMIT_NAMESPACE": redis_namespace.prefix,
         "KNOWLEDGE_REFRESH_SECONDS": "60",  # only the announcement can bring a new version within the test
         "LOG_FORMAT": "json",
     }
@@ -194,9 +166,7 @@ def test_two_replicas_over_one_postgresql_and_one_redis(
 
 
 def test_two_workers_export_one_set_of_metrics(databases: Databases, tmp_path: Path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     key = {"X-API-Key": admin_key(url)}
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()

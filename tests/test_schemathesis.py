@@ -19,6 +19,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import pytest
 import schemathesis
 from conftest import create_key, load_seeds, migrate
 from hypothesis import HealthCheck, settings
@@ -26,6 +27,8 @@ from schemathesis.config import SchemathesisConfig
 
 from app.asgi import create_app
 from app.settings import PROJECT_ROOT, Settings
+
+pytestmark = pytest.mark.slow
 
 SCHEMA_PATH = "/docs/openapi.json"  # OpenAPIConfig(path="/docs") in app.asgi
 MAX_EXAMPLES = 30

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -12,15 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import SEEDS, load_seeds, migrate
+from conftest import SEEDS, free_port, load_seeds
 
 from app.settings import PROJECT_ROOT
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+pytestmark = pytest.mark.slow
 
 
 def _ready(client: httpx.Client, url: str) -> dict:
@@ -28,10 +23,8 @@ def _ready(client: httpx.Client, url: str) -> dict:
 
 
 def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(databases, tmp_path: Path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
-    port = _free_port()
+    url = databases.seeded("sqlite")
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "KNOWLEDGE_REFRESH_SECONDS": "2"}
     # a file, not a pipe nobody reads: the service logs a line per request, and a full pipe would block it
     log = (tmp_path / "server.log").open("wb")

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import Databases, create_key, load_seeds, migrate
-from test_recovery_served import Server
+import pytest
+from conftest import Databases, Server, create_key
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
+
+pytestmark = pytest.mark.slow
 
 PROFILE = {"gpus": 16, "utilization": 0.6, "horizon_years": 2, "team_size": 20}
 #: a large batch whose profiles all differ (defeating the batch's grouping); 10,000 are accepted, and take
@@ -48,9 +50,7 @@ def _summary(values: list[float]) -> str:
 
 
 def test_light_requests_answer_while_the_heaviest_run(databases: Databases, tmp_path: Path) -> None:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     key = create_key(url, ["admin"], name="served")[1]
     headers = {"X-API-Key": key}
     with Server(url, tmp_path / "server.log") as server, httpx.Client(base_url=server.base, headers=headers) as c:
