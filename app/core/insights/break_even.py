@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from app.core.errors import ISOLATED, failure
 from app.core.insights.common import ENDS, Costs, Model, Variant
@@ -51,6 +54,72 @@ class BreakEven:
     error_codes: Mapping[str, str] = field(default_factory=dict)
 
 
+def _first_change(grid: Sequence[float], diffs: Sequence[float]) -> tuple[float, float, bool] | None:
+    """The first interval of ``grid`` where the cost difference changes sign: ``(lo, hi, positive at
+    lo)``, or None."""
+    prev_u, prev_d = grid[0], diffs[0]
+    for u, d in zip(grid[1:], diffs[1:], strict=True):
+        if (prev_d > 0) != (d > 0) and abs(prev_d - d) > 1e-12:
+            return prev_u, u, prev_d > 0
+        prev_u, prev_d = u, d
+    return None
+
+
+def crossings(
+    costs: Costs,
+    pairs: Sequence[tuple[Variant, Variant]],
+    ends: Sequence[str] = ENDS,
+    grid: Sequence[float] = UTILIZATION_GRID,
+    steps: int = BISECTION_STEPS,
+) -> tuple[Crossing, ...]:
+    """The crossing of each of ``pairs``, per range end: the first sign change of the cost difference
+    on ``grid``, then ``steps`` of bisection. Each variant is quoted at every utilization of the grid in
+    one call, and the bisections of every pair and end step together: each step quotes each variant
+    once, at the midpoints it is asked for."""
+    variants = list(dict.fromkeys(v for pair in pairs for v in pair))
+    on_grid = {v: costs.curve(v, grid) for v in variants}
+    at_full = {v: costs.curve(v, (1.0,)) for v in variants} if grid[-1] != 1.0 else None
+    # (pair, end) -> [lo, hi, positive at lo]
+    brackets: dict[tuple[int, str], list[Any]] = {}
+    cheaper: list[dict[str, str | None]] = [{} for _ in pairs]
+    for i, (a, b) in enumerate(pairs):
+        for end in ends:
+            diffs = [x - y for x, y in zip(on_grid[a][end], on_grid[b][end], strict=True)]
+            found = _first_change(grid, diffs)
+            if found is not None:
+                brackets[(i, end)] = list(found)
+            last = diffs[-1] if at_full is None else at_full[a][end][0] - at_full[b][end][0]
+            cheaper[i][end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
+    for _ in range(steps):
+        mids = {key: (lo + hi) / 2 for key, (lo, hi, _) in brackets.items()}
+        asked: dict[Variant, list[tuple[int, str]]] = {}
+        for i, end in mids:
+            a, b = pairs[i]
+            asked.setdefault(a, []).append((i, end))
+            asked.setdefault(b, []).append((i, end))
+        values: dict[tuple[Variant, int, str], float] = {}
+        for v, keys in asked.items():
+            curve = costs.curve(v, [mids[k] for k in keys])
+            for j, (i, end) in enumerate(keys):
+                values[(v, i, end)] = curve[end][j]
+        for (i, end), mid in mids.items():
+            a, b = pairs[i]
+            bracket = brackets[(i, end)]
+            if (values[(a, i, end)] - values[(b, i, end)] > 0) == bracket[2]:
+                bracket[0] = mid
+            else:
+                bracket[1] = mid
+    return tuple(
+        Crossing(
+            a.label,
+            b.label,
+            {end: (None if (k := brackets.get((i, end))) is None else round((k[0] + k[1]) / 2, 4)) for end in ends},
+            cheaper[i],
+        )
+        for i, (a, b) in enumerate(pairs)
+    )
+
+
 def _crossing(
     costs: Costs,
     a: Variant,
@@ -59,33 +128,8 @@ def _crossing(
     grid: Sequence[float] = UTILIZATION_GRID,
     steps: int = BISECTION_STEPS,
 ) -> Crossing:
-    """Scan ``grid`` for the first sign change of the cost difference, then bisect it."""
-    utilization: dict[str, float | None] = {}
-    cheaper: dict[str, str | None] = {}
-    for end in ends:
-
-        def diff(u: float, end: str = end) -> float:
-            return costs.per_hour(a, u, end) - costs.per_hour(b, u, end)
-
-        found: float | None = None
-        prev_u, prev_d = grid[0], diff(grid[0])
-        for u in grid[1:]:
-            d = diff(u)
-            if (prev_d > 0) != (d > 0) and abs(prev_d - d) > 1e-12:
-                lo, hi = prev_u, u
-                for _ in range(steps):
-                    mid = (lo + hi) / 2
-                    if (diff(mid) > 0) == (prev_d > 0):
-                        lo = mid
-                    else:
-                        hi = mid
-                found, prev_d = round((lo + hi) / 2, 4), d
-                break
-            prev_u, prev_d = u, d
-        utilization[end] = found
-        last = diff(1.0)
-        cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
-    return Crossing(a.label, b.label, utilization, cheaper)
+    """One pair's crossing (``crossings``)."""
+    return crossings(costs, [(a, b)], ends, grid, steps)[0]
 
 
 def _cheapest_from(
@@ -96,12 +140,34 @@ def _cheapest_from(
     At a size where an alternative cannot be assessed (no offer of it holds that many GPUs on the
     profile's plan), it does not compete; where the owner cannot be, it is not cheapest.
 
-    The sizes are walked from the largest down, each variant assessed once per size: the answer is
-    the smallest size of the unbroken run of sizes, ending at the largest, where the owner is
-    cheapest — so the walk stops at the first size where it is not, for every end (at once, when
-    owning never wins)."""
-    u = costs.profile.utilization
+    The answer is the smallest size of the unbroken run of sizes, ending at the largest, where the
+    owner is cheapest. Every size is quoted in one call per variant (the kernels take an array of
+    cluster sizes); where a variant cannot be quoted so, the sizes are walked from the largest down,
+    one at a time, until owning stops winning for every end."""
     sizes = [*range(1, 129), *range(144, 4097, 16)]  # servers
+    gpus = np.array([s * gpus_per_server for s in sizes], dtype=float)
+    try:
+        own = costs.model.choose(owner.option, costs.at(owner, gpus=gpus), costs.knowledge)[0]
+        rest = [costs.model.choose(v.option, costs.at(v, gpus=gpus), costs.knowledge)[0] for v in others]
+    except Exception:  # a variant that cannot take an array of sizes: one size at a time
+        return _cheapest_from_walking(costs, owner, others, sizes, gpus_per_server)
+    first: dict[str, int | None] = dict.fromkeys(ENDS)
+    for end in ENDS:
+        mine = np.broadcast_to(np.asarray(getattr(own.cost.per_useful_gpu_hour, end), dtype=float), gpus.shape)
+        cheapest = np.ones_like(gpus, dtype=bool)
+        for q in rest:
+            theirs = np.broadcast_to(np.asarray(getattr(q.cost.per_useful_gpu_hour, end), dtype=float), gpus.shape)
+            cheapest &= mine < theirs
+        losing = np.flatnonzero(~cheapest)
+        start = 0 if losing.size == 0 else int(losing[-1]) + 1  # the run of winning sizes ending at the largest
+        first[end] = None if start >= len(sizes) else int(gpus[start])
+    return first
+
+
+def _cheapest_from_walking(
+    costs: Costs, owner: Variant, others: Sequence[Variant], sizes: Sequence[int], gpus_per_server: int
+) -> dict[str, int | None]:
+    u = costs.profile.utilization
     first: dict[str, int | None] = dict.fromkeys(ENDS)
     running = set(ENDS)  # ends for which the owner has been cheapest at every size walked so far
     for servers in reversed(sizes):
@@ -142,11 +208,6 @@ def _payback(own: Quote, alt: Quote, alt_label: str, horizon_years: float) -> Pa
     months = {e: (12 * u / saving if saving > 0 else None) for e, (u, saving) in pairs.items()}
     within = {e: m is not None and m <= horizon_years * 12 for e, m in months.items()}
     return Payback(alt_label, {e: None if m is None else round(m, 1) for e, m in months.items()}, within)
-
-
-def crossings(costs: Costs, pairs: Sequence[tuple[Variant, Variant]]) -> tuple[Crossing, ...]:
-    """The crossing of each of ``pairs`` (grid scan then bisection, per range end), on ``costs``' memo."""
-    return tuple(_crossing(costs, a, b) for a, b in pairs)
 
 
 def crossing(model: Model, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:

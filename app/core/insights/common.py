@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from app.core import decision
 from app.core.kernel import Quote
 from app.core.knowledge import Knowledge
@@ -62,6 +64,14 @@ class Costs:
 
     def per_hour(self, v: Variant, utilization: float, end: str) -> float:
         return float(getattr(self.quote(v, utilization).cost.per_useful_gpu_hour, end))
+
+    def curve(self, v: Variant, utilizations: Sequence[float]) -> dict[str, list[float]]:
+        """``v``'s cost per useful GPU-hour at each of ``utilizations``, per range end: one quote of an
+        array of utilizations (the array contract), as Python floats."""
+        u = np.asarray(utilizations, dtype=float)
+        quote = self.model.choose(v.option, self.at(v, utilization=u), self.knowledge)[0]
+        r = quote.cost.per_useful_gpu_hour
+        return {end: np.broadcast_to(np.asarray(getattr(r, end), dtype=float), u.shape).tolist() for end in ENDS}
 
 
 class Decider:
