@@ -30,6 +30,8 @@ from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
 from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
+from app.domain.capacity.controller import CapacityController
+from app.domain.capacity.service import CapacityService
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
@@ -226,6 +228,7 @@ def create_app(
             DecisionController,
             InsightsController,
             PlanningController,
+            CapacityController,
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
             docs_ui.assets_router(),
@@ -239,6 +242,7 @@ def create_app(
             "catalog": singleton(CatalogService(engine)),
             "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
+            "capacity": singleton(CapacityService(engine)),
             "recommendation_writer": singleton(writer),
             "worker_pool": singleton(worker_pool),
             "knowledge_versions": Provide(provide_knowledge_versions),

@@ -182,8 +182,8 @@ def build_tables(
         v = Variant(option)
         try:
             if option == owner:
-                _cluster(pricer, t, v, demand, sz.tranche_levels(demand, unit), peak)
-                _job_probe(pricer, t, v, [(option, None, BUY), (option, None, OWNED)], demand, horizon)
+                _cluster(pricer, t, v, demand, sz.tranche_levels(demand, owned, unit), peak)
+                _job_probe(pricer, t, v, [(option, None, BUY)], demand, horizon)
                 continue
             uses = {(p, n): use_request(demand[p], n, _deadline(demand[p], deadline)) for p, phase in enumerate(demand) for n in sz.use_samples(phase, sizes, owned, unit)}
             priced = pricer.price(v, list(uses.values()))
@@ -243,15 +243,24 @@ def _commitments(
         return  # billed as used: the option's own choice per phase covers it
     last = len(demand) - 1
     keys = []
-    for i, phase in enumerate(demand):
+    for i in sz.commitment_starts(demand):
+        phase = demand[i]
         whole_years = {j for j in range(i, last + 1) if (demand[j].start_month + demand[j].months - phase.start_month) % 12 == 0}
         keys += [(i, j, s) for j in sorted({i, last} | whole_years) for s in sizes]
     reqs = [tranche_request(demand[i], demand, j, s, probe.lead_days, deadline, horizon) for i, j, s in keys]
     priced = dict(zip(keys, zip(reqs, pricer.price(v, reqs), strict=True), strict=True))
-    for (i, j, s), (r, pr) in priced.items():
-        longer = [q for (a, b, c), (_, q) in priced.items() if a == i and c == s and b > j and q.feasible]
-        if not any(q.objective <= pr.objective for q in longer):
-            t.items.append(Item(v, COMMIT, i, j, s, pr, r))
+    spans = sorted({(i, j) for i, j, _ in keys})
+    for i, j in spans:
+        longer = [b for a, b in spans if a == i and b > j]
+        if any(all(priced[(i, b, g)][1].objective <= priced[(i, j, g)][1].objective for g in sizes) for b in longer):
+            continue  # a longer span from the same phase costs no more at any size
+        before, below, feasible = None, 0, True
+        for k, g in enumerate(sizes):
+            r, pr = priced[(i, j, g)]
+            feasible = feasible and pr.feasible
+            step = replace(pr if before is None else pr.less(before), feasible=feasible)
+            t.items.append(Item(v, COMMIT, i, j, g - below, step, r, level=k, level_gpus=g))
+            before, below = pr, g
     _job_probe(pricer, t, v, [(v.option, v.plan, COMMIT)], demand, None)
 
 
@@ -281,9 +290,15 @@ def portfolio_of(
     segments: list[Segment] = []
     used: dict[tuple[str, str | None], dict[int, float]] = {}
     levels: dict[int, int] = {}
+    commitments: dict[tuple[Variant, int, int], Item] = {}
     for item, amount in solution.taken:
-        if item.level is not None:
+        if item.acquired == BUY:
             levels[item.first] = max(levels.get(item.first, 0), item.level_gpus)
+            continue
+        if item.acquired == COMMIT:
+            span = (item.variant, item.first, item.last)
+            if span not in commitments or commitments[span].level_gpus < item.level_gpus:
+                commitments[span] = item
             continue
         if item.acquired == USE:
             by_phase = used.setdefault((item.variant.option, item.variant.plan), {})
@@ -295,6 +310,11 @@ def portfolio_of(
         segments.append(
             Segment(v.option, v.plan, item.acquired, gpus, demand[item.first].start_month, item.price, item.price.objective, offer, item.request)
         )
+    for (v, first, last), item in commitments.items():
+        assert item.request is not None
+        whole = pricer.one(v, item.request)
+        gpus = tuple(item.level_gpus if first <= p <= last else 0 for p in range(n))
+        segments.append(Segment(v.option, v.plan, COMMIT, gpus, demand[first].start_month, whole, whole.objective, whole, item.request))
     below = 0
     owner = next((i.variant for i, _ in solution.taken if i.level is not None), None)
     for first in sorted(levels):

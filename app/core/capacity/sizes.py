@@ -12,6 +12,8 @@ from app.core.capacity.demand import Owned, Phase
 #: at most this many tranche sizes and this many samples per phase of an option billed as used
 MAX_SIZES = 12
 MAX_SAMPLES = 16
+#: commitments start at the first phase and where the demand rises: at most this many phases, spread evenly
+MAX_COMMITMENT_STARTS = 12
 
 
 def whole(gpus: float, unit: int) -> int:
@@ -41,9 +43,21 @@ def tranche_sizes(demand: Sequence[Phase], unit: int) -> list[int]:
     return thin((whole(v, unit) for v in (*levels, *steps)), MAX_SIZES)
 
 
-def tranche_levels(demand: Sequence[Phase], unit: int) -> list[int]:
-    """The levels an owned cluster may be held at: the demand's distinct levels in whole servers."""
-    return thin((whole(p.gpus, unit) for p in demand), MAX_SIZES)
+def tranche_levels(demand: Sequence[Phase], owned: Sequence[Owned], unit: int) -> list[int]:
+    """The levels an owned cluster may be bought to: the demand's distinct levels in whole servers,
+    and what they leave over the GPUs already owned."""
+    held = sum(o.count for o in owned)
+    return thin((whole(g, unit) for p in demand for g in (p.gpus, p.gpus - held) if g > 0), MAX_SIZES)
+
+
+def commitment_starts(demand: Sequence[Phase]) -> list[int]:
+    """The phases a commitment may start at: the first, and each where the demand rises (at most
+    ``MAX_COMMITMENT_STARTS``, spread evenly over them)."""
+    rises = [i for i, p in enumerate(demand) if i == 0 or p.gpus > demand[i - 1].gpus]
+    if len(rises) <= MAX_COMMITMENT_STARTS:
+        return rises
+    picked = {rises[round(k * (len(rises) - 1) / (MAX_COMMITMENT_STARTS - 1))] for k in range(MAX_COMMITMENT_STARTS)}
+    return sorted(picked)
 
 
 def use_samples(phase: Phase, sizes: Sequence[int], owned: Sequence[Owned], unit: int) -> list[int]:
@@ -54,4 +68,4 @@ def use_samples(phase: Phase, sizes: Sequence[int], owned: Sequence[Owned], unit
     return thin([phase.gpus, min(unit, phase.gpus), *over], MAX_SAMPLES)
 
 
-__all__ = ["MAX_SAMPLES", "MAX_SIZES", "thin", "tranche_levels", "tranche_sizes", "use_samples", "whole"]
+__all__ = ["MAX_COMMITMENT_STARTS", "MAX_SAMPLES", "MAX_SIZES", "commitment_starts", "thin", "tranche_levels", "tranche_sizes", "use_samples", "whole"]

@@ -27,7 +27,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
 from app.core.capacity.demand import Phase
-from app.core.capacity.tables import USE, Item
+from app.core.capacity.tables import BUY, OWNED, USE, Item
 
 #: HiGHS's time limit for one plan, seconds (docs/methodology.md)
 TIME_LIMIT_SECONDS = 2.0
@@ -37,8 +37,14 @@ MIP_GAP = 1e-3
 Group = tuple[str, str | None, str]
 
 
+def _stack(i: Item) -> tuple[str, str | None, str, int, int]:
+    """The staircase a step belongs to: a cluster's block, or a commitment's tranche."""
+    return (i.variant.option, i.variant.plan, i.acquired, i.first, i.last)
+
+
 def group_of(item: Item) -> Group:
-    return (item.variant.option, item.variant.plan, item.acquired)
+    """GPUs already owned join the owned cluster that is bought (one cluster runs a job)."""
+    return (item.variant.option, item.variant.plan, BUY if item.acquired == OWNED else item.acquired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +97,22 @@ def solve(
         sets.setdefault(item.tranche, []).append(k)
     for members in sets.values():
         row([(k, 1.0) for k in members], 0.0, 1.0)
-    # an owned cluster's level: its steps are taken in order, and a level once reached is kept
-    steps = {(i.variant.option, i.first, i.level): k for k, i in enumerate(usable) if i.level is not None}
-    firsts = sorted({(o, f) for o, f, _ in steps})
-    for (o, f, level), k in steps.items():
-        if (o, f, level - 1) in steps:
-            row([(steps[(o, f, level - 1)], 1.0), (k, -1.0)], 0.0, np.inf)
+    # a tranche's size is a staircase of steps taken in order
+    steps = {(_stack(i), i.level): k for k, i in enumerate(usable) if i.level is not None}
+    for (stack, level), k in steps.items():
+        below = steps.get((stack, level - 1))
+        if below is not None:
+            row([(below, 1.0), (k, -1.0)], 0.0, np.inf)
         elif level > 0:
             row([(k, 1.0)], 0.0, 0.0)  # the step below is not offered
-        before = [g for oo, g in firsts if oo == o and g < f]
-        if before and (o, before[-1], level) in steps:
-            row([(k, 1.0), (steps[(o, before[-1], level)], -1.0)], 0.0, np.inf)
+    # an owned cluster's level, once reached, is kept: each step taken at least as in the block before
+    cluster = {(i.variant.option, i.first, i.level): k for k, i in enumerate(usable) if i.acquired == BUY}
+    starts = sorted({(o, f) for o, f, _ in cluster})
+    for (o, f, level), k in cluster.items():
+        earlier = [g for oo, g in starts if oo == o and g < f]
+        before = cluster.get((o, earlier[-1], level)) if earlier else None
+        if before is not None:
+            row([(k, 1.0), (before, -1.0)], 0.0, np.inf)
     # demand covered in every phase
     for p, phase in enumerate(demand):
         covering = [(k, float(i.gpus)) for k, i in enumerate(usable) if i.first <= p <= i.last]
