@@ -24,14 +24,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
 from app.domain.audit.controller import AuditController
+from app.domain.capacity.controller import CapacityController
+from app.domain.capacity.service import CapacityService
 from app.domain.catalog.controller import CatalogController
 from app.domain.catalog.service import CatalogService
 from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
 from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
-from app.domain.capacity.controller import CapacityController
-from app.domain.capacity.service import CapacityService
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController

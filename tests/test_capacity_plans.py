@@ -109,7 +109,14 @@ def test_an_unknown_owned_gpu_model_is_422_naming_it(client: TestClient) -> None
 
 
 def test_a_demand_no_portfolio_can_serve_answers_200_with_every_reason(client: TestClient) -> None:  # type: ignore[type-arg]
-    body = {**TEAM, "gpus": 64, "utilization": 0.8, "horizon_years": 2, "data_security": "extreme", "start_within_days": 0}
+    body = {
+        **TEAM,
+        "gpus": 64,
+        "utilization": 0.8,
+        "horizon_years": 2,
+        "data_security": "extreme",
+        "start_within_days": 0,
+    }
     r = client.post("/v1/capacity-plans", json=body)
     assert r.status_code == 200, r.text
     doc = r.json()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from app.core.capacity import reasons as why
 from app.core.capacity import sizes as sz
 from app.core.capacity.demand import Owned, Phase, useful_gpu_hours
-from app.core.capacity.solver import TIME_LIMIT_SECONDS, Group, Solution, group_of, solve
+from app.core.capacity.solver import TIME_LIMIT_SECONDS, Group, Solution, solve
 from app.core.capacity.tables import (
     BUY,
     COMMIT,
@@ -128,7 +128,10 @@ def plan(
             singles.append(_infeasible(key, SINGLE, demand, (why.not_assessed(*t.errors[option]),)))
             continue
         found = solve(
-            demand, t.items, t.job_ok, capex_budget=budget,
+            demand,
+            t.items,
+            t.job_ok,
+            capex_budget=budget,
             allowed=lambda i, o=option: i.variant.option == o or i.acquired == OWNED,  # type: ignore[misc]
             time_limit=time_limit * SINGLE_SHARE,
         )
@@ -185,7 +188,11 @@ def build_tables(
                 _cluster(pricer, t, v, demand, sz.tranche_levels(demand, owned, unit), peak)
                 _job_probe(pricer, t, v, [(option, None, BUY)], demand, horizon)
                 continue
-            uses = {(p, n): use_request(demand[p], n, _deadline(demand[p], deadline)) for p, phase in enumerate(demand) for n in sz.use_samples(phase, sizes, owned, unit)}
+            uses = {
+                (p, n): use_request(demand[p], n, _deadline(demand[p], deadline))
+                for p, phase in enumerate(demand)
+                for n in sz.use_samples(phase, sizes, owned, unit)
+            }
             priced = pricer.price(v, list(uses.values()))
             t.items += [Item(v, USE, p, p, n, pr, r) for ((p, n), r), pr in zip(uses.items(), priced, strict=True)]
             _job_probe(pricer, t, v, [(option, None, USE)], demand, None)
@@ -212,7 +219,9 @@ def _cluster(pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], lev
     horizon, deadline = base.horizon_years, base.start_within_days
     lead = pricer.one(v, tranche_request(demand[0], demand, last, peak, 0, deadline, horizon)).lead_days
     starts = [i for i, p in enumerate(demand) if i == 0 or p.start_years * 365 >= lead]
-    reqs = {(i, g): tranche_request(demand[i], demand, last, g, lead, deadline, horizon) for i in starts for g in levels}
+    reqs = {
+        (i, g): tranche_request(demand[i], demand, last, g, lead, deadline, horizon) for i in starts for g in levels
+    }
     priced = dict(zip(reqs, pricer.price(v, list(reqs.values())), strict=True))
     for i in starts:
         t.clusters[i] = {g: (priced[(i, g)], reqs[(i, g)]) for g in levels}
@@ -245,7 +254,9 @@ def _commitments(
     keys = []
     for i in sz.commitment_starts(demand):
         phase = demand[i]
-        whole_years = {j for j in range(i, last + 1) if (demand[j].start_month + demand[j].months - phase.start_month) % 12 == 0}
+        whole_years = {
+            j for j in range(i, last + 1) if (demand[j].start_month + demand[j].months - phase.start_month) % 12 == 0
+        }
         keys += [(i, j, s) for j in sorted({i, last} | whole_years) for s in sizes]
     reqs = [tranche_request(demand[i], demand, j, s, probe.lead_days, deadline, horizon) for i, j, s in keys]
     priced = dict(zip(keys, zip(reqs, pricer.price(v, reqs), strict=True), strict=True))
@@ -308,13 +319,27 @@ def portfolio_of(
         offer = None if item.request is None else pricer.one(item.variant, item.request)
         v = item.variant
         segments.append(
-            Segment(v.option, v.plan, item.acquired, gpus, demand[item.first].start_month, item.price, item.price.objective, offer, item.request)
+            Segment(
+                v.option,
+                v.plan,
+                item.acquired,
+                gpus,
+                demand[item.first].start_month,
+                item.price,
+                item.price.objective,
+                offer,
+                item.request,
+            )
         )
     for (v, first, last), item in commitments.items():
         assert item.request is not None
         whole = pricer.one(v, item.request)
         gpus = tuple(item.level_gpus if first <= p <= last else 0 for p in range(n))
-        segments.append(Segment(v.option, v.plan, COMMIT, gpus, demand[first].start_month, whole, whole.objective, whole, item.request))
+        segments.append(
+            Segment(
+                v.option, v.plan, COMMIT, gpus, demand[first].start_month, whole, whole.objective, whole, item.request
+            )
+        )
     below = 0
     owner = next((i.variant for i, _ in solution.taken if i.level is not None), None)
     for first in sorted(levels):
@@ -325,12 +350,17 @@ def portfolio_of(
         step = price if below == 0 else price.less(clusters[first][below][0])
         gpus = tuple(level - below if p >= first else 0 for p in range(n))
         offer = pricer.one(owner, request)
-        segments.append(Segment(owner.option, None, BUY, gpus, demand[first].start_month, step, step.objective, offer, request))
+        segments.append(
+            Segment(owner.option, None, BUY, gpus, demand[first].start_month, step, step.objective, offer, request)
+        )
         below = level
     for (option, plan_), by_phase in used.items():
         v = Variant(option, plan_)
         sizes = {p: math.ceil(g - 1e-6) for p, g in sorted(by_phase.items()) if g > 1e-6}
-        exact = {p: pricer.one(v, use_request(demand[p], g, _deadline(demand[p], base.start_within_days))) for p, g in sizes.items()}
+        exact = {
+            p: pricer.one(v, use_request(demand[p], g, _deadline(demand[p], base.start_within_days)))
+            for p, g in sizes.items()
+        }
         groups: dict[tuple[str | None, bool], list[int]] = {}
         for p, pr in exact.items():
             groups.setdefault((None if pr.offer is None else pr.offer.plan, pr.committed), []).append(p)
@@ -338,7 +368,16 @@ def portfolio_of(
             parts = [exact[p] for p in phases]
             gpus = tuple(sizes[p] if p in phases else 0 for p in range(n))
             segments.append(
-                Segment(option, chosen, COMMIT if committed else USE, gpus, demand[phases[0]].start_month, _sum(parts), sum(x.objective for x in parts), parts[0])
+                Segment(
+                    option,
+                    chosen,
+                    COMMIT if committed else USE,
+                    gpus,
+                    demand[phases[0]].start_month,
+                    _sum(parts),
+                    sum(x.objective for x in parts),
+                    parts[0],
+                )
             )
     segments.sort(key=lambda s: (_ORDER.index(s.acquired), s.start_month, s.option))
     return assemble(key, kind, tuple(segments), demand, True)

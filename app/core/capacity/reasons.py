@@ -49,7 +49,9 @@ def not_optimal(seconds: float) -> Msg:
     )
 
 
-def cannot_serve(model: Model, knowledge: Knowledge, base: Profile, option: str, demand: Sequence[Phase]) -> tuple[Msg, ...]:
+def cannot_serve(
+    model: Model, knowledge: Knowledge, base: Profile, option: str, demand: Sequence[Phase]
+) -> tuple[Msg, ...]:
     """Why ``option`` alone cannot serve the demand: the hard constraints its offers break at the
     demand's peak, else the plan's own constraints (capex budget, largest job)."""
     peak = max(demand, key=lambda p: p.gpus)

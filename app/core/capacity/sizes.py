@@ -68,4 +68,14 @@ def use_samples(phase: Phase, sizes: Sequence[int], owned: Sequence[Owned], unit
     return thin([phase.gpus, min(unit, phase.gpus), *over], MAX_SAMPLES)
 
 
-__all__ = ["MAX_COMMITMENT_STARTS", "MAX_SAMPLES", "MAX_SIZES", "commitment_starts", "thin", "tranche_levels", "tranche_sizes", "use_samples", "whole"]
+__all__ = [
+    "MAX_COMMITMENT_STARTS",
+    "MAX_SAMPLES",
+    "MAX_SIZES",
+    "commitment_starts",
+    "thin",
+    "tranche_levels",
+    "tranche_sizes",
+    "use_samples",
+    "whole",
+]

@@ -98,7 +98,9 @@ def solve(
     for members in sets.values():
         row([(k, 1.0) for k in members], 0.0, 1.0)
     # a tranche's size is a staircase of steps taken in order
-    steps = {(_stack(i), i.level): k for k, i in enumerate(usable) if i.level is not None}
+    steps: dict[tuple[tuple[str, str | None, str, int, int], int], int] = {
+        (_stack(i), i.level): k for k, i in enumerate(usable) if i.level is not None
+    }
     for (stack, level), k in steps.items():
         below = steps.get((stack, level - 1))
         if below is not None:
@@ -106,7 +108,7 @@ def solve(
         elif level > 0:
             row([(k, 1.0)], 0.0, 0.0)  # the step below is not offered
     # an owned cluster's level, once reached, is kept: each step taken at least as in the block before
-    cluster = {(i.variant.option, i.first, i.level): k for k, i in enumerate(usable) if i.acquired == BUY}
+    cluster = {(i.variant.option, i.first, i.level or 0): k for k, i in enumerate(usable) if i.acquired == BUY}
     starts = sorted({(o, f) for o, f, _ in cluster})
     for (o, f, level), k in cluster.items():
         earlier = [g for oo, g in starts if oo == o and g < f]
@@ -118,7 +120,7 @@ def solve(
         covering = [(k, float(i.gpus)) for k, i in enumerate(usable) if i.first <= p <= i.last]
         row(covering, float(phase.gpus), np.inf)
     # the largest job on one option that holds it
-    for p, phase in enumerate(demand):
+    for p in range(len(demand)):
         chosen = [(n_items + j, 1.0) for j, (_, q) in enumerate(jobs) if q == p]
         row(chosen, 1.0, np.inf)
     for j, (g, p) in enumerate(jobs):

@@ -256,7 +256,11 @@ def owned_price(pricer: Pricer, owner: Variant, asset: Owned, demand: Sequence[P
         asset.gpu_model,
     )
     back = 1 / discount_factor(before, pricer.rate(owner.option))
-    npv, total, effective = _less(long.npv, short.npv) * back, _less(long.total, short.total), _less(long.effective, short.effective)
+    npv, total, effective = (
+        _less(long.npv, short.npv) * back,
+        _less(long.total, short.total),
+        _less(long.effective, short.effective),
+    )
     return Priced(
         total=total,
         npv=npv,

@@ -26,10 +26,14 @@ def capacity_svg(doc: s.CapacityPlanRead, lang: Lang) -> str:
     height = top + plot_h + 56 + 20 * max(1, (len(layers) + 1) // 2) + 22 + 18 * rows + 24
     svg = Svg(height, t("title"), lang)
     svg.text(left, 24, t("title"), font_size=16, font_weight="600")
-    subtitle = t("subtitle", portfolio=shown.name if shown else "—", years=f"{doc.horizon_years:g}", version=doc.knowledge_version)
+    subtitle = t(
+        "subtitle",
+        portfolio=shown.name if shown else "—",
+        years=f"{doc.horizon_years:g}",
+        version=doc.knowledge_version,
+    )
     svg.text(left, 44, subtitle, fill="#555")
     months = sum(p.months for p in doc.phases)
-    starts = [p.start_month for p in doc.phases]
     stacked = [0] * len(doc.phases)
     peak = max([p.gpus for p in doc.phases] + [sum(g.gpus_by_phase[i] for g in layers) for i in range(len(doc.phases))])
     yt = nice_ticks(0, peak or 1)
@@ -73,7 +77,6 @@ def capacity_svg(doc: s.CapacityPlanRead, lang: Lang) -> str:
         'stroke="#111" stroke-width="2" stroke-dasharray="5 3"/>'
     )
     svg.add(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>')
-    del starts
     ly = top + plot_h + 60
     for n, g in enumerate(layers):
         lx = left + (n % 2) * (plot_w / 2)
@@ -82,14 +85,24 @@ def capacity_svg(doc: s.CapacityPlanRead, lang: Lang) -> str:
         label = t("layer", option=g.name, acquired=t(f"acquired.{g.acquired}"), month=str(g.start_month))
         svg.text(lx + 20, row_y, label)
     ly += 20 * max(1, (len(layers) + 1) // 2)
-    svg.add(f'<line x1="{left}" x2="{left + 14}" y1="{ly - 4}" y2="{ly - 4}" stroke="#111" stroke-width="2" stroke-dasharray="5 3"/>')
+    svg.add(
+        f'<line x1="{left}" x2="{left + 14}" y1="{ly - 4}" y2="{ly - 4}" stroke="#111" stroke-width="2" '
+        'stroke-dasharray="5 3"/>'
+    )
     svg.text(left + 20, ly, t("demand"), fill="#333")
     ty = ly + 24
-    for p in doc.portfolios:
-        cost = p.cost_per_useful_gpu_hour
+    for portfolio in doc.portfolios:
+        cost = portfolio.cost_per_useful_gpu_hour
         figure = t("infeasible") if cost is None else t("cost", cost=money(cost.expected), currency=doc.currency)
-        mark = "★ " if p.key == doc.recommended else ""
-        svg.text(left, ty, f"{mark}{p.name}: {figure}", font_size=12, fill="#111" if mark else "#444")
+        mark = "★ " if portfolio.key == doc.recommended else ""
+        svg.text(left, ty, f"{mark}{portfolio.name}: {figure}", font_size=12, fill="#111" if mark else "#444")
         ty += 18
-    svg.text(WIDTH - 16, height - 8, translate("chart.knowledge", lang, version=doc.knowledge_version), text_anchor="end", fill="#777", font_size=10)
+    svg.text(
+        WIDTH - 16,
+        height - 8,
+        translate("chart.knowledge", lang, version=doc.knowledge_version),
+        text_anchor="end",
+        fill="#777",
+        font_size=10,
+    )
     return svg.render()

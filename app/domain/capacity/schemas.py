@@ -66,7 +66,9 @@ class OwnedCreate(RequestModel):
             try:
                 return {**data, "purchase_date": dt.date.fromisoformat(data["purchase_date"])}
             except ValueError:
-                raise _error("purchase_date", "must be a date in ISO 8601 form, YYYY-MM-DD", data["purchase_date"]) from None
+                raise _error(
+                    "purchase_date", "must be a date in ISO 8601 form, YYYY-MM-DD", data["purchase_date"]
+                ) from None
         return data
 
     @model_validator(mode="after")
@@ -154,7 +156,11 @@ def _error(field: str, message: str, value: object) -> ValidationError:
     """A validation error located at ``field`` (``a.b`` for a nested one)."""
     return ValidationError.from_exception_data(
         "CapacityPlanCreate",
-        [InitErrorDetails(type=PydanticCustomError("capacity_plan", message), loc=tuple(field.split(".")), input=value)],
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("capacity_plan", message), loc=tuple(field.split(".")), input=value
+            )
+        ],
     )
 
 

@@ -9,6 +9,7 @@ from app.core import capacity as cap
 from app.core.errors import NothingAssessable, UnknownReference
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.capacity import schemas as s
+from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.convert import offer_read, range_read
 from app.domain.shared.engine import Engine
 from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
@@ -41,10 +42,15 @@ class CapacityService:
         owned = []
         for n, o in enumerate(req.owned):
             if o.gpu_model not in kb.gpus:
-                raise UnknownReference(f"unknown gpu_model '{o.gpu_model}' (see /v1/gpus)", field=f"owned[{n}].gpu_model")
-            age = o.age_years if o.age_years is not None else max(0.0, (profile.as_of - o.purchase_date).days / DAYS_PER_YEAR)  # type: ignore[operator]
+                raise UnknownReference(
+                    f"unknown gpu_model '{o.gpu_model}' (see /v1/gpus)", field=f"owned[{n}].gpu_model"
+                )
+            bought = o.purchase_date or profile.as_of  # the schema lets through one of the two
+            age = o.age_years if o.age_years is not None else max(0.0, (profile.as_of - bought).days / DAYS_PER_YEAR)
             owned.append(cap.Owned(o.gpu_model, o.count, age))
-        with engine.tracer.start_as_current_span("decision.capacity_plan", attributes={"knowledge.version": kb.version}):
+        with engine.tracer.start_as_current_span(
+            "decision.capacity_plan", attributes={"knowledge.version": kb.version}
+        ):
             result = cap.plan(
                 engine,
                 kb,
@@ -75,7 +81,9 @@ class CapacityService:
             recommended=result.recommended,
             saving_vs_best_single=None
             if result.saving is None
-            else s.SavingRead(against=result.saving[0], npv_cost=range_read(result.saving[1]), share=round(result.saving[2], 4)),
+            else s.SavingRead(
+                against=result.saving[0], npv_cost=range_read(result.saving[1]), share=round(result.saving[2], 4)
+            ),
             optimal=result.optimal,
             time_limit_seconds=self.time_limit,
             errors={o: e[1] for o, e in result.errors.items()},
@@ -119,5 +127,5 @@ class CapacityService:
             effective_npv_cost=round(p.objective, 2) if priced else None,
             feasible=p.feasible,
             reasons=[render(r, lang) for r in p.reasons],
-            reason_codes=[s.ReasonCode(**code_of(r, lang)) for r in p.reasons],
+            reason_codes=[ReasonCode(**code_of(r, lang)) for r in p.reasons],
         )

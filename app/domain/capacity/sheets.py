@@ -74,12 +74,18 @@ def plan_workbook(doc: CapacityPlanRead, lang: Lang) -> bytes:
         ]
         for p in doc.portfolios
     ]
-    request = [[doc.knowledge_version, doc.methodology_version, doc.currency, doc.as_of, doc.horizon_years, doc.optimal]]
+    request = [
+        [doc.knowledge_version, doc.methodology_version, doc.currency, doc.as_of, doc.horizon_years, doc.optimal]
+    ]
     return workbook(
         [
             Sheet("portfolios", columns, portfolios),
             Sheet("segments", PHASE_COLUMNS, _phase_rows(doc)),
-            Sheet("request", ["knowledge_version", "methodology_version", "currency", "as_of", "horizon_years", "optimal"], request),
+            Sheet(
+                "request",
+                ["knowledge_version", "methodology_version", "currency", "as_of", "horizon_years", "optimal"],
+                request,
+            ),
         ],
         lang,
     )

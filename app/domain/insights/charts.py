@@ -14,7 +14,18 @@ from xml.sax.saxutils import escape, quoteattr
 from app.domain.insights import schemas as si
 from app.lib.i18n import CONTENT_LANGUAGE, Lang, name_of, translate
 
-__all__ = ["COLOURS", "SVG", "WIDTH", "Lang", "Svg", "cost_curve_svg", "money", "nice_ticks", "option_name", "tornado_svg"]
+__all__ = [
+    "COLOURS",
+    "SVG",
+    "WIDTH",
+    "Lang",
+    "Svg",
+    "cost_curve_svg",
+    "money",
+    "nice_ticks",
+    "option_name",
+    "tornado_svg",
+]
 
 SVG = "image/svg+xml"
 WIDTH = 640
