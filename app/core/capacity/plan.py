@@ -10,14 +10,14 @@ plan is the mix.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.core.capacity import reasons as why
 from app.core.capacity import sizes as sz
-from app.core.capacity.demand import Owned, Phase, useful_gpu_hours
-from app.core.capacity.solver import TIME_LIMIT_SECONDS, Group, Solution, solve
+from app.core.capacity.demand import Owned, Phase
+from app.core.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment, infeasible, portfolio_of
+from app.core.capacity.solver import TIME_LIMIT_SECONDS, Group, solve
 from app.core.capacity.tables import (
     BUY,
     COMMIT,
@@ -28,6 +28,7 @@ from app.core.capacity.tables import (
     Priced,
     Pricer,
     Request,
+    deadline_for,
     owned_price,
     tranche_request,
     use_request,
@@ -36,49 +37,10 @@ from app.core.errors import ISOLATED, failure
 from app.core.insights.common import Model, Variant
 from app.core.knowledge import Knowledge
 from app.core.ranges import Range
-from app.core.text import Msg
 from app.core.types import Profile
 
-SINGLE, HYBRID = "single", "hybrid"
 #: each single option's plan is solved within this share of the mix's time limit
 SINGLE_SHARE = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """Part of a portfolio: GPUs of one option (offer, plan) per phase, and how they are acquired."""
-
-    option: str
-    plan: str | None
-    acquired: str
-    gpus_by_phase: tuple[int, ...]
-    start_month: int
-    price: Priced
-    objective: float
-    offer: Priced | None = None
-    #: a tranche: what it prices (its whole size), to price one GPU more
-    request: Request | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Portfolio:
-    key: str
-    kind: str
-    segments: tuple[Segment, ...]
-    price: Priced
-    #: useful GPU-hours served (the demand's, less any waited for delivery)
-    served_gpu_hours: float
-    objective: float
-    feasible: bool
-    reasons: tuple[Msg, ...] = ()
-
-    @property
-    def per_useful_gpu_hour(self) -> Range:
-        return self.price.total * (1 / self.served_gpu_hours)
-
-    @property
-    def per_effective_gpu_hour(self) -> Range:
-        return self.price.effective * (1 / self.served_gpu_hours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +87,7 @@ def plan(
     for option in options:
         key = f"{SINGLE}:{option}"
         if option in t.errors:
-            singles.append(_infeasible(key, SINGLE, demand, (why.not_assessed(*t.errors[option]),)))
+            singles.append(infeasible(key, SINGLE, demand, (why.not_assessed(*t.errors[option]),)))
             continue
         found = solve(
             demand,
@@ -136,15 +98,19 @@ def plan(
             time_limit=time_limit * SINGLE_SHARE,
         )
         if found is None:
-            singles.append(_infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
+            singles.append(infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
         else:
             singles.append(portfolio_of(key, SINGLE, found, pricer, demand, t.clusters))
     found = solve(demand, t.items, t.job_ok, capex_budget=budget, time_limit=time_limit)
     feasible_singles = sorted((s for s in singles if s.feasible), key=lambda s: s.objective)
     best = feasible_singles[0] if feasible_singles else None
     optimal = found is not None and found.optimal
-    if found is None:
-        hybrid = _infeasible(HYBRID, HYBRID, demand, (why.no_portfolio(),))
+    if found is None and best is not None:  # the time limit passed before the solver found a plan
+        hybrid = replace(
+            best, key=HYBRID, kind=HYBRID, reasons=(why.no_better_mix(best.key), why.not_optimal(time_limit))
+        )
+    elif found is None:
+        hybrid = infeasible(HYBRID, HYBRID, demand, (why.no_portfolio(),))
     else:
         hybrid = portfolio_of(HYBRID, HYBRID, found, pricer, demand, t.clusters)
         if best is not None and hybrid.objective > best.objective:
@@ -189,7 +155,7 @@ def build_tables(
                 _job_probe(pricer, t, v, [(option, None, BUY)], demand, horizon)
                 continue
             uses = {
-                (p, n): use_request(demand[p], n, _deadline(demand[p], deadline))
+                (p, n): use_request(demand[p], n, deadline_for(demand[p], deadline))
                 for p, phase in enumerate(demand)
                 for n in sz.use_samples(phase, sizes, owned, unit)
             }
@@ -237,11 +203,6 @@ def _cluster(pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], lev
             before, below = held, g
 
 
-def _deadline(phase: Phase, deadline: int) -> int:
-    """The request's deadline holds for what serves from the start; later phases are ordered ahead."""
-    return deadline if phase.start_month == 0 else NO_DEADLINE
-
-
 def _commitments(
     pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], sizes: Sequence[int], deadline: int, horizon: float
 ) -> None:
@@ -286,130 +247,6 @@ def _job_probe(
     for p, pr in enumerate(pricer.price(v, reqs)):
         for g in groups:
             t.job_ok[(g, p)] = pr.feasible
-
-
-def portfolio_of(
-    key: str,
-    kind: str,
-    solution: Solution,
-    pricer: Pricer,
-    demand: Sequence[Phase],
-    clusters: Mapping[int, Mapping[int, tuple[Priced, Request]]],
-) -> Portfolio:
-    """The solution's segments, each re-priced on its own by its kernel at the size chosen."""
-    base, n = pricer.base, len(demand)
-    segments: list[Segment] = []
-    used: dict[tuple[str, str | None], dict[int, float]] = {}
-    levels: dict[int, int] = {}
-    commitments: dict[tuple[Variant, int, int], Item] = {}
-    for item, amount in solution.taken:
-        if item.acquired == BUY:
-            levels[item.first] = max(levels.get(item.first, 0), item.level_gpus)
-            continue
-        if item.acquired == COMMIT:
-            span = (item.variant, item.first, item.last)
-            if span not in commitments or commitments[span].level_gpus < item.level_gpus:
-                commitments[span] = item
-            continue
-        if item.acquired == USE:
-            by_phase = used.setdefault((item.variant.option, item.variant.plan), {})
-            by_phase[item.first] = by_phase.get(item.first, 0.0) + amount * item.gpus
-            continue
-        gpus = tuple(item.gpus if item.first <= p <= item.last else 0 for p in range(n))
-        offer = None if item.request is None else pricer.one(item.variant, item.request)
-        v = item.variant
-        segments.append(
-            Segment(
-                v.option,
-                v.plan,
-                item.acquired,
-                gpus,
-                demand[item.first].start_month,
-                item.price,
-                item.price.objective,
-                offer,
-                item.request,
-            )
-        )
-    for (v, first, last), item in commitments.items():
-        assert item.request is not None
-        whole = pricer.one(v, item.request)
-        gpus = tuple(item.level_gpus if first <= p <= last else 0 for p in range(n))
-        segments.append(
-            Segment(
-                v.option, v.plan, COMMIT, gpus, demand[first].start_month, whole, whole.objective, whole, item.request
-            )
-        )
-    below = 0
-    owner = next((i.variant for i, _ in solution.taken if i.level is not None), None)
-    for first in sorted(levels):
-        level = max(levels[first], below)
-        if owner is None or level <= below:
-            continue
-        price, request = clusters[first][level]
-        step = price if below == 0 else price.less(clusters[first][below][0])
-        gpus = tuple(level - below if p >= first else 0 for p in range(n))
-        offer = pricer.one(owner, request)
-        segments.append(
-            Segment(owner.option, None, BUY, gpus, demand[first].start_month, step, step.objective, offer, request)
-        )
-        below = level
-    for (option, plan_), by_phase in used.items():
-        v = Variant(option, plan_)
-        sizes = {p: math.ceil(g - 1e-6) for p, g in sorted(by_phase.items()) if g > 1e-6}
-        exact = {
-            p: pricer.one(v, use_request(demand[p], g, _deadline(demand[p], base.start_within_days)))
-            for p, g in sizes.items()
-        }
-        groups: dict[tuple[str | None, bool], list[int]] = {}
-        for p, pr in exact.items():
-            groups.setdefault((None if pr.offer is None else pr.offer.plan, pr.committed), []).append(p)
-        for (chosen, committed), phases in groups.items():
-            parts = [exact[p] for p in phases]
-            gpus = tuple(sizes[p] if p in phases else 0 for p in range(n))
-            segments.append(
-                Segment(
-                    option,
-                    chosen,
-                    COMMIT if committed else USE,
-                    gpus,
-                    demand[phases[0]].start_month,
-                    _sum(parts),
-                    sum(x.objective for x in parts),
-                    parts[0],
-                )
-            )
-    segments.sort(key=lambda s: (_ORDER.index(s.acquired), s.start_month, s.option))
-    return assemble(key, kind, tuple(segments), demand, True)
-
-
-_ORDER = (OWNED, BUY, COMMIT, USE)
-
-
-def assemble(key: str, kind: str, segments: tuple[Segment, ...], demand: Sequence[Phase], feasible: bool) -> Portfolio:
-    price = _sum([s.price for s in segments])
-    served = useful_gpu_hours(demand) - price.lost_gpu_hours
-    return Portfolio(key, kind, segments, price, served, sum(s.objective for s in segments), feasible)
-
-
-def _infeasible(key: str, kind: str, demand: Sequence[Phase], reasons: tuple[Msg, ...]) -> Portfolio:
-    p = assemble(key, kind, (), demand, False)
-    return replace(p, objective=math.inf, reasons=reasons)
-
-
-def _sum(prices: Sequence[Priced]) -> Priced:
-    zero = Range.point(0)
-    return Priced(
-        objective=sum(p.objective for p in prices),
-        total=sum((p.total for p in prices), zero),
-        npv=sum((p.npv for p in prices), zero),
-        upfront=sum((p.upfront for p in prices), zero),
-        effective=sum((p.effective for p in prices), zero),
-        lost_gpu_hours=sum(p.lost_gpu_hours for p in prices),
-        lead_days=max((p.lead_days for p in prices), default=0.0),
-        committed=any(p.committed for p in prices),
-        feasible=all(p.feasible for p in prices),
-    )
 
 
 __all__ = ["HYBRID", "SINGLE", "CapacityPlan", "Portfolio", "Segment", "plan"]

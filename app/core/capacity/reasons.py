@@ -16,7 +16,7 @@ from app.core.text import Msg, msg, num, pct
 from app.core.types import Profile
 
 if TYPE_CHECKING:
-    from app.core.capacity.plan import Portfolio
+    from app.core.capacity.portfolio import Portfolio
 
 
 def _ref(option: str) -> Msg:

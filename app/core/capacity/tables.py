@@ -213,6 +213,11 @@ class Pricer:
         ]
 
 
+def deadline_for(phase: Phase, deadline: int) -> int:
+    """The request's deadline holds for what serves from the start; later phases are ordered ahead."""
+    return deadline if phase.start_month == 0 else NO_DEADLINE
+
+
 def tranche_request(
     phase: Phase, demand: Sequence[Phase], last: int, gpus: int, lead_days: float, deadline: int, horizon: float
 ) -> Request:
@@ -291,6 +296,7 @@ __all__ = [
     "Priced",
     "Pricer",
     "Request",
+    "deadline_for",
     "owned_price",
     "tranche_request",
     "use_request",
