@@ -13,9 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import statistics
-from collections import Counter
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
