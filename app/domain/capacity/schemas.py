@@ -1,10 +1,11 @@
 """API v1 schemas of capacity plans (docs/methodology.md "Capacity plans"): a team's profile with a
 demand that changes over the horizon and the GPUs it owns already; portfolios back.
 
-Bad bodies answer ``400`` naming the field (the service's answer to a schema violation, as for every
-endpoint): phases whose months do not cover the horizon, a phase without GPUs or with a utilization
-outside 0–1, more than 120 phases, both ``gpus`` and ``demand``. An owned GPU model the knowledge base
-does not know answers ``422`` (``unknown-reference``)."""
+A field out of its bounds (a phase without GPUs, a utilization outside 0–1) answers ``400`` naming it,
+the service's answer to a schema violation; what the schema cannot say (phases whose months do not
+cover the horizon, more than 120 phases, both ``gpus`` and ``demand``, both or neither of an owned
+entry's ``age_years`` and ``purchase_date``) answers ``422`` naming the field
+(``app.domain.capacity.service.check``), and so does an owned GPU model the knowledge base lacks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import msgspec
 from pydantic import Field, TypeAdapter, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from app.core.capacity import MAX_PHASES, MONTHS_PER_YEAR
+from app.core.capacity import MAX_PHASES
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, RangeRead
 from app.lib.schemas import RequestModel
@@ -71,12 +72,6 @@ class OwnedCreate(RequestModel):
                 ) from None
         return data
 
-    @model_validator(mode="after")
-    def _one_age(self) -> OwnedCreate:
-        if (self.age_years is None) == (self.purchase_date is None):
-            raise _error("age_years", "give either age_years or purchase_date", self.age_years)
-        return self
-
 
 class CapacityPlanCreate(ProfileCreate):
     """A team's profile (as for recommendations) with its demand over the horizon: `demand` (phases or
@@ -121,31 +116,6 @@ class CapacityPlanCreate(ProfileCreate):
                     for e in exc.errors()
                 ],
             ) from None
-
-    @model_validator(mode="after")
-    def _demand(self) -> CapacityPlanCreate:
-        months = self.horizon_years * MONTHS_PER_YEAR
-        if self.demand is not None and self.gpus is not None:
-            raise _error("gpus", "give either gpus (one phase) or demand, not both", self.gpus)
-        if self.demand is None and (self.gpus is None or self.utilization is None):
-            raise _error("demand", "give demand, or gpus and utilization", None)
-        if self.demand is not None and abs(months - round(months)) > 1e-9:
-            raise _error("horizon_years", "with demand, horizon_years × 12 must be a whole number of months", None)
-        if isinstance(self.demand, list):
-            if not 1 <= len(self.demand) <= MAX_PHASES:
-                raise _error("demand", f"give 1 to {MAX_PHASES} phases", len(self.demand))
-            total = sum(p.months for p in self.demand)
-            if total != round(months):
-                raise _error(
-                    "demand",
-                    f"the phases' months sum to {total}, but horizon_years × 12 is {round(months)}",
-                    total,
-                )
-        if isinstance(self.demand, GrowthCreate) and self.demand.utilization is None and self.utilization is None:
-            raise _error("demand.utilization", "give the growth's utilization, or utilization", None)
-        if isinstance(self.demand, GrowthCreate) and round(months) > MAX_PHASES * MONTHS_PER_YEAR:
-            raise _error("horizon_years", "too long", self.horizon_years)
-        return self
 
 
 _PHASES: TypeAdapter[list[PhaseCreate]] = TypeAdapter(list[PhaseCreate])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from app.core import capacity as cap
-from app.core.errors import NothingAssessable, UnknownReference
+from app.core.errors import DomainError, NothingAssessable, UnknownReference
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.capacity import schemas as s
 from app.domain.decisions.schemas import ReasonCode
@@ -15,6 +15,34 @@ from app.domain.shared.engine import Engine
 from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
 
 DAYS_PER_YEAR = 365.25
+
+
+class InvalidDemand(DomainError):
+    """The body's fields are each valid, but not together (422, naming the field)."""
+
+
+def check(req: s.CapacityPlanCreate) -> None:
+    """What the schema cannot say, as ``422`` naming the field."""
+    months = req.horizon_years * cap.MONTHS_PER_YEAR
+    if req.demand is not None and req.gpus is not None:
+        raise InvalidDemand("give either gpus (one phase) or demand, not both", field="gpus")
+    if req.demand is None and (req.gpus is None or req.utilization is None):
+        raise InvalidDemand("give demand, or gpus and utilization", field="demand")
+    if abs(months - round(months)) > 1e-9:
+        raise InvalidDemand("horizon_years × 12 must be a whole number of months", field="horizon_years")
+    if isinstance(req.demand, list):
+        if not 1 <= len(req.demand) <= cap.MAX_PHASES:
+            raise InvalidDemand(f"give 1 to {cap.MAX_PHASES} phases, not {len(req.demand)}", field="demand")
+        total = sum(p.months for p in req.demand)
+        if total != round(months):
+            raise InvalidDemand(
+                f"the phases' months sum to {total}, but horizon_years × 12 is {round(months)}", field="demand"
+            )
+    if isinstance(req.demand, s.GrowthCreate) and req.demand.utilization is None and req.utilization is None:
+        raise InvalidDemand("give the growth's utilization, or utilization", field="demand.utilization")
+    for n, o in enumerate(req.owned):
+        if (o.age_years is None) == (o.purchase_date is None):
+            raise InvalidDemand("give either age_years or purchase_date", field=f"owned[{n}].age_years")
 
 
 class CapacityService:
@@ -34,6 +62,7 @@ class CapacityService:
         return cap.flat(req.gpus, req.utilization, req.horizon_years)
 
     def plan(self, req: s.CapacityPlanCreate, lang: Lang = DEFAULT_LANG) -> s.CapacityPlanRead:
+        check(req)
         engine = self.engine
         kb = engine.knowledge()
         demand = self.demand(req)
