@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench
+.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench capacity-bench
 
 # serving needs the package alone (`make run`); the dev extras (test, lint and fuzz tools, the generated
 # client's generator…) come on top for `make test` and the tools, once, in the same .venv
@@ -90,6 +90,10 @@ backup-bench: venv
 # what SQLite synchronous=FULL costs stored recommendations against NORMAL (commit latency, rows/s)
 sync-bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/sqlite_sync.py
+
+# the capacity-plan optimiser's time on three demand shapes (36 monthly phases among them); REPEAT=3
+capacity-bench: venv
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/capacity.py
 
 clean:
 	rm -rf $(VENV) compute-advisor.db

@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
 from app.domain.audit.controller import AuditController
+from app.domain.capacity.controller import CapacityController
+from app.domain.capacity.service import CapacityService
 from app.domain.catalog.controller import CatalogController
 from app.domain.catalog.service import CatalogService
 from app.domain.decisions.controller import DecisionController
@@ -228,6 +230,7 @@ def create_app(
             DecisionController,
             InsightsController,
             PlanningController,
+            CapacityController,
             AuditController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
             docs_ui.assets_router(),
@@ -241,6 +244,7 @@ def create_app(
             "catalog": singleton(CatalogService(engine)),
             "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
+            "capacity": singleton(CapacityService(engine)),
             "recommendation_writer": singleton(writer),
             "worker_pool": singleton(worker_pool),
             "knowledge_versions": Provide(provide_knowledge_versions),

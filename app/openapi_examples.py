@@ -84,6 +84,7 @@ def collect() -> dict[str, dict[str, Any]]:
                 "computeSensitivity": {"200": post("/v1/sensitivity", "computeSensitivity")},
                 "computeUncertainty": {"200": post("/v1/uncertainty", "computeUncertainty")},
                 "computeTrainingPlan": {"200": post("/v1/training-plans", "computeTrainingPlan")},
+                "computeCapacityPlan": {"200": post("/v1/capacity-plans", "computeCapacityPlan")},
                 "listOptions": {"200": client.get("/v1/options").json()},
             }
     assert PROFILE_EXAMPLE  # the profile every decision example answers

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Mapped
 from app.core import knowledge as k
 from app.core import rules, scoring, types, vocab
 from app.domain.audit import schemas as audit_api
+from app.domain.capacity import schemas as capacity_api
 from app.domain.catalog import schemas as api
 from app.domain.decisions import schemas as decisions_api
 from app.domain.health import schemas as health_api
@@ -183,7 +184,7 @@ LOCAL_ENUMS = {
     ("EvaluationCreate", "detail"): "how much of each evaluation to return",
     ("HealthRead", "status"): "the health check's own answer",
 }
-API_MODULES = (api, audit_api, decisions_api, health_api, insights_api, planning_api, shared_api)
+API_MODULES = (api, audit_api, capacity_api, decisions_api, health_api, insights_api, planning_api, shared_api)
 
 # ---- reading a shape's fields and types ----------------------------------------------------------
 

@@ -58,6 +58,18 @@ REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
     "computeCostCurves": PROFILE_EXAMPLE,
     "computeUncertainty": {**PROFILE_EXAMPLE, "draws": 2000, "seed": 7},
     "computeTrainingPlan": {"parameters": 7e9, "tokens": 2e12, "gpu_model": "h100_sxm", "gpus": 256},
+    # a steady base of 256 GPUs, and three months a year of 1,024 more for a large run, over four years
+    "computeCapacityPlan": {
+        "horizon_years": 4,
+        "team_size": 20,
+        "ops_team": "professional",
+        "start_within_days": 120,
+        "demand": [
+            {"months": 9, "gpus": 256, "utilization": 0.9, "largest_job_gpus": 256},
+            {"months": 3, "gpus": 1280, "utilization": 0.9, "largest_job_gpus": 1024},
+        ]
+        * 4,
+    },
 }
 #: answers to the request examples, made by ``app.openapi_examples`` (``make openapi``): operationId → status → body
 EXAMPLES_PATH = PROJECT_ROOT / "openapi" / "examples.json"

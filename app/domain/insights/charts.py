@@ -14,7 +14,18 @@ from xml.sax.saxutils import escape, quoteattr
 from app.domain.insights import schemas as si
 from app.lib.i18n import CONTENT_LANGUAGE, Lang, catalog, name_of, translate
 
-__all__ = ["SVG", "Lang", "cost_curve_svg", "tornado_svg"]
+__all__ = [
+    "COLOURS",
+    "SVG",
+    "WIDTH",
+    "Lang",
+    "Svg",
+    "cost_curve_svg",
+    "money",
+    "nice_ticks",
+    "option_name",
+    "tornado_svg",
+]
 
 SVG = "image/svg+xml"
 WIDTH = 640
@@ -73,7 +84,7 @@ def money(v: float) -> str:
     return f"{v:,.2f}".rstrip("0").rstrip(".") or "0"
 
 
-class _Svg:
+class Svg:
     def __init__(self, height: int, title: str, lang: Lang) -> None:
         self.height = height
         self.parts: list[str] = [
@@ -120,7 +131,7 @@ def cost_curve_svg(doc: si.CostCurvesRead, lang: Lang) -> str:
     plot_w = WIDTH - left - right
     rows = max(1, math.ceil(len(doc.series) / 3))
     height = top + plot_h + 58 + rows * 20 + 24
-    svg = _Svg(height, t("title"), lang)
+    svg = Svg(height, t("title"), lang)
     svg.text(left, 24, t("title"), font_size=16, font_weight="600")
     svg.text(
         left,
@@ -250,7 +261,7 @@ def tornado_svg(
     plot_w = WIDTH - label_w - right
     plot_h = max(1, len(rows)) * row_h
     height = top + plot_h + 92
-    svg = _Svg(height, t("title", option=name), lang)
+    svg = Svg(height, t("title", option=name), lang)
     svg.text(16, 24, t("title", option=name), font_size=16, font_weight="600")
     svg.text(16, 44, t("subtitle"), fill="#555")
     values = [base, *(v for _, lo, hi in rows for v in (lo, hi))]

@@ -26,6 +26,8 @@ DRAWS_PER_UNIT = 1_000
 TRAINING_PLAN_UNITS = 2
 #: 32 utilizations × every option, and the crossings (a sixth of a break-even's work, measured)
 COST_CURVE_UNITS = 15
+#: the cost tables (a few hundred quotes in a few dozen kernel calls) and up to four bounded solves
+CAPACITY_PLAN_UNITS = 40
 
 
 def _field(body: Any, name: str, default: Any) -> Any:
@@ -69,6 +71,10 @@ def training_plan(body: Any) -> int:
     return TRAINING_PLAN_UNITS
 
 
+def capacity_plan(body: Any) -> int:
+    return CAPACITY_PLAN_UNITS
+
+
 #: the cost table as documented (README "Rate limits"), checked against the functions by a test
 TABLE = {
     "GET (any)": "1",
@@ -80,4 +86,5 @@ TABLE = {
     "POST /v1/sensitivity": str(SENSITIVITY_UNITS),
     "POST /v1/uncertainty": f"1 + draws / {DRAWS_PER_UNIT} (rounded up)",
     "POST /v1/training-plans": str(TRAINING_PLAN_UNITS),
+    "POST /v1/capacity-plans": str(CAPACITY_PLAN_UNITS),
 }

@@ -1,0 +1,31 @@
+"""Capacity plans (docs/methodology.md "Capacity plans"): demand that changes over the horizon, and
+the cost-optimal mix of owned, reserved, rented and platform capacity, sized by a kept solver over
+costs sampled from the options' own kernels."""
+
+from app.core.capacity.demand import MAX_PHASES, MONTHS_PER_YEAR, Owned, Phase, flat, growth, phases, useful_gpu_hours
+from app.core.capacity.plan import CapacityPlan, plan
+from app.core.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment
+from app.core.capacity.solver import TIME_LIMIT_SECONDS
+from app.core.capacity.tables import BUY, COMMIT, OWNED, USE
+
+__all__ = [
+    "BUY",
+    "COMMIT",
+    "HYBRID",
+    "MAX_PHASES",
+    "MONTHS_PER_YEAR",
+    "OWNED",
+    "SINGLE",
+    "TIME_LIMIT_SECONDS",
+    "USE",
+    "CapacityPlan",
+    "Owned",
+    "Phase",
+    "Portfolio",
+    "Segment",
+    "flat",
+    "growth",
+    "phases",
+    "plan",
+    "useful_gpu_hours",
+]

@@ -1,0 +1,60 @@
+"""Capacity plans: ``POST /v1/capacity-plans`` (a thin handler over the capacity service), as JSON,
+a stacked capacity-over-time chart (``Accept: image/svg+xml``), CSV or XLSX per phase."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, post
+from litestar.di import NamedDependency
+from litestar.params import Body
+
+from app.domain.capacity import charts, sheets
+from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
+from app.domain.capacity.service import CapacityService
+from app.domain.shared import costs
+from app.lib.i18n import language
+from app.lib.negotiation import CSV, JSON, negotiate
+from app.lib.offload import WorkerPool
+from app.lib.problems import BODY_PROBLEMS
+from app.lib.spreadsheets import XLSX, attachment
+
+
+class CapacityController(Controller):
+    path = "/v1"
+    tags = ["planning"]
+
+    @post(
+        "/capacity-plans",
+        operation_id="computeCapacityPlan",
+        opt={"scope": "decisions:run", "cost": costs.capacity_plan},
+        summary="Portfolios for a demand that changes over the horizon: every single option and the cost-optimal "
+        "mix of owned, reserved, rented and platform capacity (JSON; a chart with Accept: image/svg+xml; CSV "
+        "or XLSX per phase)",
+        status_code=200,
+        responses={**BODY_PROBLEMS},
+    )
+    async def compute_capacity_plan(
+        self,
+        request: Request[Any, Any, Any],
+        capacity: NamedDependency[CapacityService],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[CapacityPlanCreate, Body()],
+    ) -> Response[CapacityPlanRead]:
+        media = negotiate(request, [JSON, charts.SVG, CSV, XLSX])
+        lang = language(request.scope)
+        headers = {"Vary": "Accept, Accept-Language"}
+        if media == JSON:
+            answer = await worker_pool.answer(capacity.plan, data, lang)
+            answer.headers.update(headers)
+            return answer  # type: ignore[return-value]
+        doc = await worker_pool.run(capacity.plan, data, lang)
+        if media == charts.SVG:
+            svg = charts.capacity_svg(doc, lang)
+            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
+        if media == CSV:
+            headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "csv")
+            return Response(sheets.plan_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
+        headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "xlsx")
+        book = await worker_pool.run(sheets.plan_workbook, doc, lang)
+        return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]

@@ -1,0 +1,159 @@
+"""Capacity plans through the API (docs/methodology.md "Capacity plans"), on SQLite and PostgreSQL:
+a flat demand answers today's single-option figures; a steady base with yearly bursts is served
+cheapest by a mix; a ramp buys in tranches or rents first; bad bodies name their field."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+from openpyxl import load_workbook
+
+AS_OF = "2026-12-01"
+TEAM: dict[str, Any] = {
+    "team_size": 20,
+    "ops_team": "professional",
+    "start_within_days": 120,
+    "as_of": AS_OF,
+}
+#: 256 GPUs at 90 % all year, and for three months a year 1,024 more (one 1,024-GPU run) — four years
+STEADY_AND_BURSTS = [
+    {"months": 9, "gpus": 256, "utilization": 0.9, "largest_job_gpus": 256},
+    {"months": 3, "gpus": 1280, "utilization": 0.9, "largest_job_gpus": 1024},
+] * 4
+
+
+def plan(client: TestClient, **body: Any) -> dict[str, Any]:  # type: ignore[type-arg]
+    r = client.post("/v1/capacity-plans", json={**TEAM, **body})
+    assert r.status_code == 200, r.text
+    doc: dict[str, Any] = r.json()
+    return doc
+
+
+def by_key(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["key"]: p for p in doc["portfolios"]}
+
+
+def test_a_flat_demand_costs_what_a_price_comparison_answers(client: TestClient) -> None:  # type: ignore[type-arg]
+    doc = plan(client, gpus=256, utilization=0.9, horizon_years=4)
+    profile = {**TEAM, "gpus": 256, "utilization": 0.9, "horizon_years": 4}
+    r = client.post("/v1/evaluations", json={"profiles": [profile], "detail": "full"})
+    ranking = {e["option"]: e["cost"] for e in r.json()["evaluations"][0]["ranking"]}
+    singles = by_key(doc)
+    assert len(ranking) == 3
+    for option, cost in ranking.items():
+        p = singles[f"single:{option}"]
+        assert p["kind"] == "single" and p["feasible"]
+        for field in ("total_cost", "npv_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour"):
+            for end in ("low", "expected", "high"):
+                assert p[field][end] == pytest.approx(cost[field][end], rel=1e-9, abs=0.011), (option, field, end)
+    assert doc["recommended"] is not None and doc["optimal"] is True
+    assert doc["phases"] == [{"start_month": 0, "months": 48, "gpus": 256, "utilization": 0.9, "largest_job_gpus": 256}]
+
+
+def test_a_steady_base_with_bursts_is_served_cheapest_by_a_mix(client: TestClient) -> None:  # type: ignore[type-arg]
+    doc = plan(client, horizon_years=4, demand=STEADY_AND_BURSTS)
+    portfolios = by_key(doc)
+    hybrid = portfolios["hybrid"]
+    assert doc["recommended"] == "hybrid" and doc["optimal"] is True
+    kinds = {(s["option"], s["acquired"]) for s in hybrid["segments"]}
+    assert ("self_built_cluster", "buy") in kinds  # the owned base
+    assert any(a == "use" for _, a in kinds)  # the bursts billed as used
+    base = next(s for s in hybrid["segments"] if s["acquired"] == "buy")
+    assert base["gpus_by_phase"] == [256] * 8 and base["start_month"] == 0
+    singles = [p for p in doc["portfolios"] if p["kind"] == "single" and p["feasible"]]
+    best = min(singles, key=lambda p: p["effective_npv_cost"])
+    assert hybrid["effective_npv_cost"] < best["effective_npv_cost"]
+    saving = doc["saving_vs_best_single"]
+    assert saving["against"] == best["key"] and saving["share"] > 0.1
+    assert any(c["code"] == "capacity.base_size" for c in hybrid["reason_codes"])
+
+
+def test_a_ramp_buys_in_tranches_or_rents_first(client: TestClient) -> None:  # type: ignore[type-arg]
+    doc = plan(client, horizon_years=3, utilization=0.8, demand={"start_gpus": 64, "growth_per_year": 1.0})
+    assert [p["gpus"] for p in doc["phases"]] == [64, 128, 256]
+    own = by_key(doc)["single:self_built_cluster"]
+    tranches = [s for s in own["segments"] if s["acquired"] == "buy"]
+    assert len(tranches) >= 2 and sorted(s["start_month"] for s in tranches)[0] == 0
+    assert [sum(s["gpus_by_phase"][k] for s in tranches) for k in range(3)] == [64, 128, 256]
+    rec = by_key(doc)[doc["recommended"]]
+    first = [s for s in rec["segments"] if s["gpus_by_phase"][0] > 0]
+    assert all(s["acquired"] in ("use", "commit") for s in first) or len(tranches) >= 2
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"horizon_years": 2, "demand": [{"months": 12, "gpus": 8, "utilization": 0.5}]}, 422, "demand"),
+        ({"horizon_years": 1, "demand": [{"months": 12, "gpus": 0, "utilization": 0.5}]}, 400, "demand.0.gpus"),
+        ({"horizon_years": 1, "demand": [{"months": 12, "gpus": 8, "utilization": 1.5}]}, 400, "demand.0.utilization"),
+        ({"horizon_years": 1, "gpus": 8, "demand": [{"months": 12, "gpus": 8, "utilization": 0.5}]}, 422, "gpus"),
+        ({"horizon_years": 10, "demand": [{"months": 1, "gpus": 8, "utilization": 0.5}] * 121}, 422, "demand"),
+        ({"horizon_years": 1.01, "gpus": 8, "utilization": 0.5}, 422, "horizon_years"),
+    ],
+)
+def test_bad_demand_names_the_field(client: TestClient, body: dict[str, Any], status: int, field: str) -> None:  # type: ignore[type-arg]
+    r = client.post("/v1/capacity-plans", json={**TEAM, **body})
+    assert r.status_code == status, r.text
+    problem = r.json()
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert any(e["field"].startswith(field) for e in problem["errors"]), problem
+
+
+def test_an_unknown_owned_gpu_model_is_422_naming_it(client: TestClient) -> None:  # type: ignore[type-arg]
+    body = {**TEAM, "gpus": 64, "utilization": 0.8, "horizon_years": 2}
+    r = client.post("/v1/capacity-plans", json={**body, "owned": [{"gpu_model": "nope", "count": 8, "age_years": 1}]})
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "owned[0].gpu_model"
+
+
+def test_a_demand_no_portfolio_can_serve_answers_200_with_every_reason(client: TestClient) -> None:  # type: ignore[type-arg]
+    body = {
+        **TEAM,
+        "gpus": 64,
+        "utilization": 0.8,
+        "horizon_years": 2,
+        "data_security": "extreme",
+        "start_within_days": 0,
+    }
+    r = client.post("/v1/capacity-plans", json=body)
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["recommended"] is None
+    assert all(not p["feasible"] and p["reasons"] for p in doc["portfolios"])
+
+
+def test_owned_gpus_are_used_first(client: TestClient) -> None:  # type: ignore[type-arg]
+    doc = plan(
+        client,
+        gpus=64,
+        utilization=0.9,
+        horizon_years=3,
+        gpu_model="h100_sxm",
+        currency="USD",
+        owned=[{"gpu_model": "h100_sxm", "count": 32, "age_years": 1.0}],
+    )
+    rec = by_key(doc)[doc["recommended"]]
+    held = [s for s in rec["segments"] if s["acquired"] == "owned"]
+    assert held and held[0]["gpus_by_phase"] == [32]
+
+
+def test_the_plan_as_a_chart_csv_and_workbook(client: TestClient) -> None:  # type: ignore[type-arg]
+    body = {**TEAM, "horizon_years": 4, "demand": STEADY_AND_BURSTS}
+    svg = client.post("/v1/capacity-plans", json=body, headers={"Accept": "image/svg+xml", "Accept-Language": "zh"})
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert 'width="640"' in svg.text and "规划期内的算力容量" in svg.text and 'class="layer"' in svg.text
+    csv = client.post("/v1/capacity-plans", json=body, headers={"Accept": "text/csv"})
+    assert csv.status_code == 200 and csv.content.startswith(b"\xef\xbb\xbf")
+    lines = csv.content.decode("utf-8-sig").splitlines()
+    assert lines[0].startswith("knowledge_version,currency,as_of,portfolio")
+    assert any(",hybrid,hybrid,True,self_built_cluster,,buy," in line for line in lines)
+    xlsx = client.post(
+        "/v1/capacity-plans",
+        json=body,
+        headers={"Accept": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
+    )
+    book = load_workbook(io.BytesIO(xlsx.content))
+    assert book.sheetnames == ["Portfolios", "Segments", "Request"]
