@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.vocab import AUDIT_ACTIONS, AuditAction
 from app.kb import models as m
+from app.kb import service_records as sr
 
 ACTIONS = AUDIT_ACTIONS
 
@@ -42,11 +43,11 @@ async def record(
     before: str | None,
     after: str | None,
     detail: dict[str, Any] | None = None,
-) -> m.AuditEvent:
+) -> sr.AuditEvent:
     """Add one event to the session's transaction; the caller commits."""
     if action not in ACTIONS:
         raise ValueError(f"unknown audit action {action!r}")
-    event = m.AuditEvent(
+    event = sr.AuditEvent(
         at=dt.datetime.now(dt.UTC),
         actor=actor[:100],
         action=action,

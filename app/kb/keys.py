@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 from app.kb import audit
-from app.kb import models as m
+from app.kb import service_records as sr
 
 KEY_PREFIX = "ca_"
 __all__ = [
@@ -89,7 +89,7 @@ def _iso(value: dt.datetime | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Created:
-    row: m.ApiKey
+    row: sr.ApiKey
     key: str
 
 
@@ -109,7 +109,7 @@ async def create(
     valid = check_scopes(scopes)
     key = generate()
     now = dt.datetime.now(dt.UTC)
-    row = m.ApiKey(
+    row = sr.ApiKey(
         name=name,
         key_prefix=key[:8],
         key_hash=hash_key(key),
@@ -143,11 +143,11 @@ async def rotate(
     grace: dt.timedelta,
     actor: str,
     expires_in: dt.timedelta | None = None,
-) -> tuple[Created, m.ApiKey]:
+) -> tuple[Created, sr.ApiKey]:
     """A new key with the old one's name and scopes; the old one keeps working for ``grace`` (or until
     its own expiry, if sooner), then is refused as expired. Audited (``key.rotate``, after the new key's
     ``key.create``). Raises KeyProblem for an unknown, revoked or expired key."""
-    old = await session.get(m.ApiKey, key_id)
+    old = await session.get(sr.ApiKey, key_id)
     if old is None:
         raise KeyProblem(f"no API key with id {key_id}")
     now = dt.datetime.now(dt.UTC)
@@ -183,19 +183,19 @@ def _aware(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
-def expired(row: m.ApiKey, now: dt.datetime) -> bool:
+def expired(row: sr.ApiKey, now: dt.datetime) -> bool:
     return row.expires_at is not None and _aware(row.expires_at) <= now
 
 
 async def mark_used(session: AsyncSession, used: dict[int, dt.datetime]) -> None:
     """Record when keys were last used: one UPDATE per key, in the caller's transaction."""
     for key_id, at in used.items():
-        await session.execute(update(m.ApiKey).where(m.ApiKey.id == key_id).values(last_used_at=at))
+        await session.execute(update(sr.ApiKey).where(sr.ApiKey.id == key_id).values(last_used_at=at))
 
 
-async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> m.ApiKey:
+async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> sr.ApiKey:
     """Revoke a key (audited); revoking a revoked key changes nothing. Raises KeyProblem for an unknown id."""
-    row = await session.get(m.ApiKey, key_id)
+    row = await session.get(sr.ApiKey, key_id)
     if row is None:
         raise KeyProblem(f"no API key with id {key_id}")
     if row.revoked_at is not None:
@@ -211,16 +211,16 @@ async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> m.ApiKey:
     return row
 
 
-async def list_all(session: AsyncSession) -> list[m.ApiKey]:
-    return list((await session.scalars(select(m.ApiKey).order_by(m.ApiKey.id))).all())
+async def list_all(session: AsyncSession) -> list[sr.ApiKey]:
+    return list((await session.scalars(select(sr.ApiKey).order_by(sr.ApiKey.id))).all())
 
 
-async def find(session: AsyncSession, key: str) -> m.ApiKey | None:
+async def find(session: AsyncSession, key: str) -> sr.ApiKey | None:
     """The key's row, if it exists (revoked or not), compared in constant time with the stored hash."""
     if not key.startswith(KEY_PREFIX) or len(key) > API_KEY_MAX_LENGTH:
         return None
     digest = hash_key(key)
-    row = await session.scalar(select(m.ApiKey).where(m.ApiKey.key_hash == digest))
+    row = await session.scalar(select(sr.ApiKey).where(sr.ApiKey.key_hash == digest))
     if row is None or not matches(key, row.key_hash):
         return None
     return row

@@ -30,28 +30,32 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from app.core.vocab import (
     ASSUMPTION_UNITS,
+    AVAILABILITY_EFFECTS,
+    BILLINGS,
     CURRENCIES,
     DATA_SECURITY_LEVELS,
+    INTERCONNECTS,
     PIVOT,
-    PLANS,
     PRICE_UNITS,
     PROVIDER_KINDS,
+    REGION_KINDS,
     RESIDENCIES,
     RULE_EFFECTS,
     RULE_MATCHES,
     SOURCE_QUALITIES,
     AssumptionUnit,
-    AuditAction,
+    AvailabilityEffect,
+    Billing,
     Currency,
     DataSecurity,
+    Interconnect,
     Pivot,
-    Plan,
     PriceUnit,
     ProviderKind,
+    RegionKind,
     Residency,
     RuleEffect,
     RuleMatch,
-    Scope,
     SourceQuality,
 )
 
@@ -181,8 +185,10 @@ class PriceItem(Base):
         CheckConstraint(_in("unit", PRICE_UNITS), name="unit"),
         CheckConstraint(_in("currency", CURRENCIES), name="currency"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
-        CheckConstraint(_in("plan", PLANS), name="plan"),
         CheckConstraint(f"residency IS NULL OR {_in('residency', RESIDENCIES)}", name="residency"),
+        CheckConstraint(f"interconnect IS NULL OR {_in('interconnect', INTERCONNECTS)}", name="interconnect"),
+        CheckConstraint(f"billing IS NULL OR {_in('billing', BILLINGS)}", name="billing"),
+        CheckConstraint("min_kw IS NULL OR min_kw >= 0", name="min_kw_non_negative"),
         CheckConstraint("gpus_per_unit IS NULL OR gpus_per_unit > 0", name="gpus_per_unit_positive"),
         CheckConstraint("capacity_gpus IS NULL OR capacity_gpus > 0", name="capacity_positive"),
         CheckConstraint(
@@ -199,8 +205,9 @@ class PriceItem(Base):
     subject: Mapped[str] = mapped_column(String(120))
     #: the GPU model it is for, or ``*`` when it does not depend on one (power, staff, colocation…)
     gpu_model: Mapped[str] = mapped_column(String(40), default="*")
-    #: the billing plan (``on_demand``, ``reserved_1y``, ``pay_as_you_go``…), or ``*``
-    plan: Mapped[Plan] = mapped_column(String(24), default="*")
+    #: the billing plan (``on_demand``, ``reserved_1y``, ``savings_plan_3y``, ``pay_as_you_go``…), or ``*``:
+    #: free-form lower_snake_case, declared by the plugins that sell it (the seed records check the pattern)
+    plan: Mapped[str] = mapped_column(String(24), default="*")
     unit: Mapped[PriceUnit] = mapped_column(String(20))
     #: GPUs in the priced instance or server (``per_server_hour``, ``per_server``)
     gpus_per_unit: Mapped[int | None] = mapped_column(Integer)
@@ -225,6 +232,56 @@ class PriceItem(Base):
     #: when the figure was read from its source
     retrieved_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
+    #: the fabric between the nodes of an instance or platform offer (null where the source does not say);
+    #: for an own cluster's ``network_fabric`` rows, what the fabric is
+    interconnect: Mapped[Interconnect | None] = mapped_column(String(12))
+    #: how a platform (``ai_compute_platform``) offer bills; null elsewhere
+    billing: Mapped[Billing | None] = mapped_column(String(16))
+    #: a tier by IT load: the row applies from this many kW up (colocation: retail below wholesale)
+    min_kw: Mapped[Decimal | None] = mapped_column(Numeric(12, 3))
+
+
+class Region(Base):
+    """One region of the hierarchy price rows and availability rules name: a provider's region, a
+    subdivision, a country, a continent, or ``global``. Every chain of parents ends at ``global``."""
+
+    __tablename__ = "regions"
+    __table_args__ = (
+        CheckConstraint(_in("kind", REGION_KINDS), name="kind"),
+        CheckConstraint("(parent IS NULL) = (kind = 'global')", name="parent_unless_global"),
+    )
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    kind: Mapped[RegionKind] = mapped_column(String(16))
+    parent: Mapped[str | None] = mapped_column(ForeignKey("regions.key"))
+    #: whose region it is (a provider region of one provider), else null
+    provider: Mapped[str | None] = mapped_column(ForeignKey("providers.key"))
+    source: Mapped[str] = mapped_column(Text)
+
+
+class AvailabilityRule(Base):
+    """An export control on a GPU model for a jurisdiction over a period: unavailable there, or only
+    with a licence. Dated like prices: a rule changes by a new row, the old one closed."""
+
+    __tablename__ = "availability_rules"
+    __table_args__ = (
+        UniqueConstraint("gpu_model", "jurisdiction", "valid_from"),
+        CheckConstraint(_in("effect", AVAILABILITY_EFFECTS), name="effect"),
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="validity_ordered"),
+        CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    gpu_model: Mapped[str] = mapped_column(ForeignKey("gpu_models.key"))
+    #: a key of ``regions`` (a country, usually): the rule applies to buyers there and in every region under it
+    jurisdiction: Mapped[str] = mapped_column(ForeignKey("regions.key"))
+    effect: Mapped[AvailabilityEffect] = mapped_column(String(20))
+    valid_from: Mapped[dt.date] = mapped_column(Date)
+    valid_to: Mapped[dt.date | None] = mapped_column(Date)
+    source: Mapped[str] = mapped_column(Text)
+    source_quality: Mapped[SourceQuality] = mapped_column(String(12))
+    rationale: Mapped[str] = mapped_column(Text)
 
 
 class ExchangeRate(Base):
@@ -316,82 +373,3 @@ class ScenarioRule(Base):
     rationale: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(Text)
     source_quality: Mapped[SourceQuality] = mapped_column(String(12))
-
-
-class Recommendation(Base):
-    """A stored recommendation: its inputs and its answer, as served, with the versions behind it."""
-
-    __tablename__ = "recommendations"
-    __table_args__ = (
-        Index("ix_recommendations_created_at", "created_at"),
-        #: the per-key daily quota counts one key's rows of one day
-        Index("ix_recommendations_api_key_id_created_at", "api_key_id", "created_at"),
-    )
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    knowledge_version: Mapped[str] = mapped_column(String(40))
-    methodology_version: Mapped[str] = mapped_column(String(20))
-    request: Mapped[dict[str, Any]] = mapped_column(JSON)
-    response: Mapped[dict[str, Any]] = mapped_column(JSON)
-    #: the API key that created it: only that key (or an ``admin`` key) may read it back
-    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
-
-
-class ApiKey(Base):
-    """A client's API key: only its SHA-256 is stored; the key itself is shown once, at creation."""
-
-    __tablename__ = "api_keys"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(100))
-    #: the key's first 8 characters, to tell keys apart in listings (not enough to use it)
-    key_prefix: Mapped[str] = mapped_column(String(8))
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    scopes: Mapped[list[Scope]] = mapped_column(JSON)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    #: after this instant the key is refused (401, "expired"); None: it never expires
-    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    #: when a request last used the key, to the minute (written at most once a minute per key and process)
-    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    #: the key ``keys rotate`` made to replace this one
-    replaced_by_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
-
-
-class IdempotencyKey(Base):
-    """An ``Idempotency-Key`` a client sent with a stored recommendation: the same key (of the same API
-    key) with the same body within 24 h answers that recommendation again; with another body, 409."""
-
-    __tablename__ = "idempotency_keys"
-    __table_args__ = (
-        Index("ix_idempotency_keys_created_at", "created_at"),
-        Index("ix_idempotency_keys_recommendation_id", "recommendation_id"),
-    )
-
-    api_key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), primary_key=True)
-    key: Mapped[str] = mapped_column(String(255), primary_key=True)
-    #: SHA-256 of the validated request (canonical JSON): "the same body"
-    request_hash: Mapped[str] = mapped_column(String(64))
-    recommendation_id: Mapped[str] = mapped_column(ForeignKey("recommendations.id"))
-    #: the status the first answer had
-    status: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-
-
-class AuditEvent(Base):
-    """One recorded change: seed loads, data migrations, API key changes — what, when, who, versions."""
-
-    __tablename__ = "audit_events"
-    __table_args__ = (Index("ix_audit_events_at", "at"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    #: an OS user (``--actor``), ``key:<id>`` for an API key, or ``migration``
-    actor: Mapped[str] = mapped_column(String(100))
-    #: ``seeds.load``, ``migration.data``, ``key.create``, ``key.revoke``, ``database.restore``
-    action: Mapped[AuditAction] = mapped_column(String(40))
-    subject: Mapped[str] = mapped_column(Text)
-    knowledge_version_before: Mapped[str | None] = mapped_column(String(40))
-    knowledge_version_after: Mapped[str | None] = mapped_column(String(40))
-    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -19,7 +19,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.kb import audit
-from app.kb import models as m
+from app.kb import service_records as sr
 from app.kb.writer import IDEMPOTENCY_TTL
 
 #: the longest ``Idempotency-Key`` accepted (the column's width)
@@ -46,12 +46,12 @@ async def find_claim(session: AsyncSession, *, api_key_id: int, key: str, now: d
     """The claim of (API key, Idempotency-Key) made within the last 24 h, with its stored answer."""
     row = (
         await session.execute(
-            select(m.IdempotencyKey, m.Recommendation.response)
-            .join(m.Recommendation, m.Recommendation.id == m.IdempotencyKey.recommendation_id)
+            select(sr.IdempotencyKey, sr.Recommendation.response)
+            .join(sr.Recommendation, sr.Recommendation.id == sr.IdempotencyKey.recommendation_id)
             .where(
-                m.IdempotencyKey.api_key_id == api_key_id,
-                m.IdempotencyKey.key == key,
-                m.IdempotencyKey.created_at >= now - IDEMPOTENCY_TTL,
+                sr.IdempotencyKey.api_key_id == api_key_id,
+                sr.IdempotencyKey.key == key,
+                sr.IdempotencyKey.created_at >= now - IDEMPOTENCY_TTL,
             )
         )
     ).first()
@@ -70,8 +70,8 @@ async def stored_today(session: AsyncSession, *, api_key_id: int, now: dt.dateti
     """How many recommendations the key stored since 00:00 UTC."""
     count = await session.scalar(
         select(func.count())
-        .select_from(m.Recommendation)
-        .where(m.Recommendation.api_key_id == api_key_id, m.Recommendation.created_at >= day_start(now))
+        .select_from(sr.Recommendation)
+        .where(sr.Recommendation.api_key_id == api_key_id, sr.Recommendation.created_at >= day_start(now))
     )
     return int(count or 0)
 
@@ -89,25 +89,25 @@ async def prune(
     """Delete (or, ``dry_run``, count) recommendations created more than ``days`` days before ``now``
     (``None``: none) and Idempotency-Key claims older than 24 h or naming them; audited unless a dry run."""
     cutoff = None if days is None else now - dt.timedelta(days=days)
-    old_recs = select(m.Recommendation.id).where(m.Recommendation.created_at < cutoff) if cutoff else None
-    claims_where = [m.IdempotencyKey.created_at < now - IDEMPOTENCY_TTL]
+    old_recs = select(sr.Recommendation.id).where(sr.Recommendation.created_at < cutoff) if cutoff else None
+    claims_where = [sr.IdempotencyKey.created_at < now - IDEMPOTENCY_TTL]
     if old_recs is not None:
-        claims_where.append(m.IdempotencyKey.recommendation_id.in_(old_recs))
+        claims_where.append(sr.IdempotencyKey.recommendation_id.in_(old_recs))
     claims_filter = or_(*claims_where)
     n_recs = 0
     if old_recs is not None:
         n_recs = int(
             await session.scalar(
-                select(func.count()).select_from(m.Recommendation).where(m.Recommendation.created_at < cutoff)
+                select(func.count()).select_from(sr.Recommendation).where(sr.Recommendation.created_at < cutoff)
             )
             or 0
         )
-    n_claims = int(await session.scalar(select(func.count()).select_from(m.IdempotencyKey).where(claims_filter)) or 0)
+    n_claims = int(await session.scalar(select(func.count()).select_from(sr.IdempotencyKey).where(claims_filter)) or 0)
     if dry_run:
         return Pruned(cutoff, n_recs, n_claims)
-    await session.execute(delete(m.IdempotencyKey).where(claims_filter))
+    await session.execute(delete(sr.IdempotencyKey).where(claims_filter))
     if cutoff is not None:
-        await session.execute(delete(m.Recommendation).where(m.Recommendation.created_at < cutoff))
+        await session.execute(delete(sr.Recommendation).where(sr.Recommendation.created_at < cutoff))
     version = await audit.current_version(session)
     await audit.record(
         session,

@@ -10,6 +10,7 @@ from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import text
 
 from app.kb import models as m
+from app.kb import service_records as sr
 
 
 class KnowledgeVersionRepository(SQLAlchemyAsyncRepository[m.KnowledgeVersion]):
@@ -25,18 +26,18 @@ class KnowledgeVersionRepository(SQLAlchemyAsyncRepository[m.KnowledgeVersion]):
         return row if row is not None and row.label == label else None
 
 
-class RecommendationRepository(SQLAlchemyAsyncRepository[m.Recommendation]):
-    model_type = m.Recommendation
+class RecommendationRepository(SQLAlchemyAsyncRepository[sr.Recommendation]):
+    model_type = sr.Recommendation
 
 
-class AuditEventRepository(SQLAlchemyAsyncRepository[m.AuditEvent]):
-    model_type = m.AuditEvent
+class AuditEventRepository(SQLAlchemyAsyncRepository[sr.AuditEvent]):
+    model_type = sr.AuditEvent
 
-    async def newest_first(self, window: LimitOffset, action: str | None = None) -> tuple[list[m.AuditEvent], int]:
+    async def newest_first(self, window: LimitOffset, action: str | None = None) -> tuple[list[sr.AuditEvent], int]:
         """A page of events, newest first (ties by id), optionally of one action, and their total."""
         order = (window, OrderBy("at", "desc"), OrderBy("id", "desc"))
         if action:
-            rows, total = await self.list_and_count(*order, m.AuditEvent.action == action)
+            rows, total = await self.list_and_count(*order, sr.AuditEvent.action == action)
         else:
             rows, total = await self.list_and_count(*order)
         return list(rows), total

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.knowledge import (
     Assumption,
+    AvailabilityRule,
     Condition,
     DataSecurityLevel,
     ExchangeRate,
@@ -20,6 +21,7 @@ from app.core.knowledge import (
     Knowledge,
     Price,
     Provider,
+    Region,
     Rule,
     Server,
 )
@@ -71,7 +73,7 @@ async def latest_version(session: AsyncSession) -> m.KnowledgeVersion | None:
 async def begin_consistent_read(session: AsyncSession) -> None:
     """Make every later read of ``session``'s transaction see one state of the database.
 
-    The snapshot is about nine SELECTs; a seed load committing between two of them would otherwise
+    The snapshot is about a dozen SELECTs; a seed load committing between two of them would otherwise
     yield a snapshot labelled with one version holding another's rows. PostgreSQL: the transaction is
     REPEATABLE READ (one MVCC snapshot, taken at its first statement). SQLite: an explicit ``BEGIN`` (the
     driver opens none before a SELECT), so the reads share one WAL read transaction. Must be the
@@ -102,6 +104,8 @@ async def load_knowledge(session: AsyncSession) -> Knowledge | None:
         providers=await _all(session, m.Provider, m.Provider.key),
         exchange_rates=await _all(session, m.ExchangeRate, m.ExchangeRate.id),
         data_security_levels=await _all(session, m.DataSecurityLevel, m.DataSecurityLevel.key),
+        regions=await _all(session, m.Region, m.Region.key),
+        availability_rules=await _all(session, m.AvailabilityRule, m.AvailabilityRule.id),
     )
 
 
@@ -117,6 +121,8 @@ def assemble(
     providers: Iterable[Any] = (),
     exchange_rates: Iterable[Any] = (),
     data_security_levels: Iterable[Any] = (),
+    regions: Iterable[Any] = (),
+    availability_rules: Iterable[Any] = (),
 ) -> Knowledge:
     """The snapshot of rows that carry the columns as attributes (ORM rows, or seed records), every
     object built field by field by name."""
@@ -137,4 +143,6 @@ def assemble(
             x.key: build(DataSecurityLevel, x, accepted_residencies=tuple(x.accepted_residencies))
             for x in data_security_levels
         },
+        regions={x.key: build(Region, x) for x in regions},
+        availability=tuple(build(AvailabilityRule, x) for x in availability_rules),
     )

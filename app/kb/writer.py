@@ -36,7 +36,7 @@ from sqlalchemy import delete, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.kb import models as m
+from app.kb import service_records as sr
 
 MAX_BATCH = 256
 #: rows waiting or being committed beyond which ``store`` refuses (``WRITER_QUEUE_LIMIT``)
@@ -112,7 +112,7 @@ class RecommendationWriter:
             ) as span:
                 try:
                     async with self._session_maker() as session, session.begin():
-                        await session.execute(insert(m.Recommendation), [row for row, _, _, _ in batch])
+                        await session.execute(insert(sr.Recommendation), [row for row, _, _, _ in batch])
                         lost = await _claim(session, [(row, idem) for row, idem, _, _ in batch if idem is not None])
                 except Exception as exc:
                     span.record_exception(exc)
@@ -149,7 +149,7 @@ async def _claim(session: AsyncSession, claims: list[tuple[dict[str, Any], dict[
     """
     if not claims:
         return set()
-    table = m.IdempotencyKey.__table__
+    table = sr.IdempotencyKey.__table__
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     lost: set[str] = set()
     for row, idem in claims:
@@ -162,5 +162,5 @@ async def _claim(session: AsyncSession, claims: list[tuple[dict[str, Any], dict[
         if (await session.execute(stmt)).first() is None:
             lost.add(row["id"])
     if lost:
-        await session.execute(delete(m.Recommendation).where(m.Recommendation.id.in_(lost)))
+        await session.execute(delete(sr.Recommendation).where(sr.Recommendation.id.in_(lost)))
     return lost

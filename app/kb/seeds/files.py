@@ -1,5 +1,6 @@
 """Reading seed files: every YAML file of a directory validated record by record, then the references
-between records checked (servers to GPU models, prices to providers, servers and GPU models, validity
+between records checked (servers to GPU models; prices to providers, servers, GPU models and regions;
+the region hierarchy ending at global; availability rules to GPU models and jurisdictions; validity
 periods that do not overlap). Nothing here touches the database."""
 
 from __future__ import annotations
@@ -11,16 +12,29 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from app.core.vocab import GLOBAL
 from app.kb.seeds.records import (
     NATURAL_KEYS,
     SECTIONS,
     SEED_MODELS,
+    AvailabilityRuleSeed,
     PriceSeed,
+    RegionSeed,
     SeedError,
     SeedSet,
     ServerSeed,
     natural_key,
 )
+
+#: a price row tied to no region
+ANY_REGION = "*"
+#: the kind of region each kind lies in (a provider region in its country)
+PARENT_KINDS = {
+    "provider_region": "country",
+    "subdivision": "country",
+    "country": "continent",
+    "continent": "global",
+}
 
 
 def read_seeds(path: Path) -> SeedSet:
@@ -32,7 +46,9 @@ def read_seeds(path: Path) -> SeedSet:
     where: dict[tuple[str, tuple[Any, ...]], str] = {}
     for file in files:
         try:
-            doc = yaml.safe_load(file.read_text(encoding="utf-8"))
+            text = file.read_text(encoding="utf-8")
+            doc = yaml.safe_load(text)
+            lines = _item_lines(text)
         except (OSError, yaml.YAMLError) as exc:
             raise SeedError(f"{file}: cannot be read as YAML: {exc}") from exc
         if doc is None:
@@ -43,19 +59,34 @@ def read_seeds(path: Path) -> SeedSet:
             if not isinstance(items, list):
                 raise SeedError(f"{file}: section '{section}' must be a list")
             for index, item in enumerate(items):
+                line = lines.get(section, [])[index] if index < len(lines.get(section, [])) else None
                 label = _record_label(section, index, item)
+                at = f" (line {line})" if line else ""
                 try:
                     record = SEED_MODELS[section].model_validate(item)
                 except ValidationError as exc:
                     problems = "; ".join(_problem(e) for e in exc.errors())
-                    raise SeedError(f"{file}: {section} {label}: {problems}") from exc
+                    raise SeedError(f"{file}: {section} {label}: {problems}{at}") from exc
                 key = natural_key(section, record.model_dump())
                 if (section, key) in where:
-                    raise SeedError(f"{file}: {section} {label}: duplicates a record of {where[section, key]}")
+                    raise SeedError(f"{file}: {section} {label}: duplicates a record of {where[section, key]}{at}")
                 where[section, key] = seeds.files[section, key] = str(file)
+                if line:
+                    seeds.lines[section, key] = line
                 seeds.records[section].append(record)
     _check_references(seeds)
     return seeds
+
+
+def _item_lines(text: str) -> dict[str, list[int]]:
+    """The line (1-based) each record of each section starts on."""
+    root = yaml.compose(text)
+    found: dict[str, list[int]] = {}
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if isinstance(value, yaml.SequenceNode):
+                found[str(key.value)] = [item.start_mark.line + 1 for item in value.value]
+    return found
 
 
 def _problem(error: Any) -> str:
@@ -85,6 +116,7 @@ def _check_references(seeds: SeedSet) -> None:
                 f"unknown GPU model '{s.gpu_model_key}'"
             )
     providers = {r.key for r in seeds.records["providers"]}  # type: ignore[attr-defined]
+    regions = _check_regions(seeds, providers)
     server_gpu = {r.key: r.gpu_model_key for r in seeds.records["servers"]}  # type: ignore[attr-defined]
     periods: dict[tuple[Any, ...], list[PriceSeed]] = {}
     for p in seeds.records["prices"]:
@@ -94,6 +126,9 @@ def _check_references(seeds: SeedSet) -> None:
             raise SeedError(f"{where}: field 'provider': unknown provider '{p.provider}' (add it to providers)")
         if gpus and p.gpu_model != "*" and p.gpu_model not in gpus:
             raise SeedError(f"{where}: field 'gpu_model': unknown GPU model '{p.gpu_model}'")
+        if regions and p.region != ANY_REGION and p.region not in regions:
+            line = seeds.line("prices", natural_key("prices", p.model_dump()))
+            raise SeedError(f"{where}{line}: field 'region': unknown region '{p.region}' (add it to regions)")
         if p.item == "server_hardware":
             if p.subject not in servers:
                 raise SeedError(f"{where}: field 'subject': unknown server '{p.subject}'")
@@ -112,3 +147,75 @@ def _check_references(seeds: SeedSet) -> None:
                     f"prices {'/'.join(key)}: field 'valid_to': the period from {before.valid_from} "
                     f"overlaps the one from {after.valid_from} (close it with valid_to: {after.valid_from})"
                 )
+
+
+def _check_regions(seeds: SeedSet, providers: set[str]) -> dict[str, RegionSeed]:
+    """The regions by key, each known to lie in a region of the kind above it, its chain of parents
+    ending at ``global``; and every availability rule's GPU model and jurisdiction known, its periods
+    not overlapping."""
+    regions: dict[str, RegionSeed] = {}
+    for r in seeds.records["regions"]:
+        assert isinstance(r, RegionSeed)
+        regions[r.key] = r
+
+    def at(r: RegionSeed) -> str:
+        return f"{seeds.where('regions', (r.key,))}regions {r.key}{seeds.line('regions', (r.key,))}"
+
+    for r in regions.values():
+        if r.provider is not None and providers and r.provider not in providers:
+            raise SeedError(f"{at(r)}: field 'provider': unknown provider '{r.provider}' (add it to providers)")
+        if r.parent is None:
+            continue
+        if r.parent not in regions:
+            raise SeedError(f"{at(r)}: field 'parent': unknown region '{r.parent}' (add it to regions)")
+    for r in regions.values():
+        chain = [r.key]
+        while (up := regions[chain[-1]].parent) is not None and up not in chain:
+            chain.append(up)
+        if chain[-1] != GLOBAL:
+            shown = " → ".join([*chain, up] if up is not None else chain)
+            raise SeedError(f"{at(r)}: field 'parent': the chain {shown} does not end at {GLOBAL}")
+        parent = regions[r.parent] if r.parent is not None else None
+        if parent is not None and parent.kind != PARENT_KINDS[r.kind]:
+            raise SeedError(
+                f"{at(r)}: field 'parent': a {r.kind} lies in a {PARENT_KINDS[r.kind]}, "
+                f"'{parent.key}' is a {parent.kind}"
+            )
+    gpus = {g.key for g in seeds.records["gpu_models"]}  # type: ignore[attr-defined]
+    periods: dict[tuple[str, str], list[AvailabilityRuleSeed]] = {}
+    for a in seeds.records["availability_rules"]:
+        assert isinstance(a, AvailabilityRuleSeed)
+        key = natural_key("availability_rules", a.model_dump())
+        where = (
+            f"{seeds.where('availability_rules', key)}availability_rules {a.gpu_model}/{a.jurisdiction}/"
+            f"{a.valid_from}{seeds.line('availability_rules', key)}"
+        )
+        if gpus and a.gpu_model not in gpus:
+            raise SeedError(f"{where}: field 'gpu_model': unknown GPU model '{a.gpu_model}'")
+        if regions and a.jurisdiction not in regions:
+            raise SeedError(f"{where}: field 'jurisdiction': unknown region '{a.jurisdiction}' (add it to regions)")
+        periods.setdefault((a.gpu_model, a.jurisdiction), []).append(a)
+    for (gpu, place), rules in periods.items():
+        rules.sort(key=lambda r: r.valid_from)
+        for before, after in itertools.pairwise(rules):
+            if before.valid_to is None or before.valid_to > after.valid_from:
+                key = natural_key("availability_rules", before.model_dump())
+                raise SeedError(
+                    f"{seeds.where('availability_rules', key)}availability_rules {gpu}/{place}"
+                    f"{seeds.line('availability_rules', key)}: field 'valid_to': the period from "
+                    f"{before.valid_from} overlaps the one from {after.valid_from} "
+                    f"(close it with valid_to: {after.valid_from})"
+                )
+    return regions
+
+
+def region_depths(parents: dict[str, str | None]) -> dict[str, int]:
+    """How far each region lies below the root of its chain (0 for global), given each region's parent:
+    regions are written parents first and retired children first."""
+    depths: dict[str, int] = {}
+    for key in parents:
+        depth, up = 0, parents[key]
+        while up is not None and depth <= len(parents):  # bounded: a cycle is refused elsewhere
+            depth, up = depth + 1, parents.get(up)
+        depths[key] = depth
+    return depths

@@ -16,10 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.kb import audit, notify
 from app.kb import models as m
+from app.kb.seeds.files import region_depths
 from app.kb.seeds.records import NATURAL_KEYS, SECTIONS, SEED_MODELS, SeedError, SeedSet, canonical, natural_key
 
 ORM_MODELS: dict[str, type[m.Base]] = {
     "providers": m.Provider,
+    "regions": m.Region,
     "gpu_models": m.GpuModel,
     "servers": m.ServerSku,
     "prices": m.PriceItem,
@@ -27,10 +29,17 @@ ORM_MODELS: dict[str, type[m.Base]] = {
     "data_security_levels": m.DataSecurityLevel,
     "assumptions": m.Assumption,
     "rules": m.ScenarioRule,
+    "availability_rules": m.AvailabilityRule,
 }
 PRICE_FIGURES = ("unit", "gpus_per_unit", "low", "expected", "high")
 #: sections whose rows are history: never changed in their figures, never dropped (add a dated row instead)
-APPEND_ONLY: dict[str, tuple[str, ...]] = {"prices": PRICE_FIGURES, "exchange_rates": ("rate",)}
+APPEND_ONLY: dict[str, tuple[str, ...]] = {
+    "prices": PRICE_FIGURES,
+    "exchange_rates": ("rate",),
+    "availability_rules": ("effect",),
+}
+#: sections whose rows reference rows of the same table: written parents first, retired children first
+SELF_REFERENCING = ("regions",)
 
 
 def _shown(value: Any) -> str:
@@ -136,20 +145,30 @@ async def apply(
         return result
     before = await audit.current_version(session)
     retire_order = list(reversed(SECTIONS))  # rules before servers before GPU models
+    db_depths = await _db_region_depths(session)
     for section in retire_order:
-        for change in (c for c in result.changes if c.section == section and c.kind == "retire"):
+        retired = [c for c in result.changes if c.section == section and c.kind == "retire"]
+        if section in SELF_REFERENCING:  # children first
+            retired.sort(key=lambda c: -db_depths.get(c.key[0], 0))
+        for change in retired:
             orm = ORM_MODELS[section]
             cols = [getattr(orm, k) for k in NATURAL_KEYS[section]]
             obj = (
                 await session.scalars(select(orm).where(*(c == v for c, v in zip(cols, change.key, strict=True))))
             ).one()
             await session.delete(obj)
+            if section in SELF_REFERENCING:
+                await session.flush()
     await session.flush()
+    depths = region_depths({r.key: r.parent for r in seeds.records["regions"]})  # type: ignore[attr-defined]
     for section in SECTIONS:
         wanted = seeds.rows(section)
         orm = ORM_MODELS[section]
         cols = [getattr(orm, k) for k in NATURAL_KEYS[section]]
-        for change in (c for c in result.changes if c.section == section and c.kind != "retire"):
+        written = [c for c in result.changes if c.section == section and c.kind != "retire"]
+        if section in SELF_REFERENCING:  # parents first
+            written.sort(key=lambda c: depths.get(c.key[0], 0))
+        for change in written:
             row = _to_orm_values(section, wanted[change.key])
             if change.kind == "add":
                 session.add(orm(**row))
@@ -159,6 +178,8 @@ async def apply(
                 ).one()
                 for name, value in row.items():
                     setattr(obj, name, value)
+            if section in SELF_REFERENCING:
+                await session.flush()
         await session.flush()
     version = m.KnowledgeVersion(
         content_hash=result.content_hash,
@@ -180,6 +201,11 @@ async def apply(
         detail={"summary": result.summary(), "content_hash": result.content_hash},
     )
     return result
+
+
+async def _db_region_depths(session: AsyncSession) -> dict[str, int]:
+    """How far each region in the database lies below its root (to retire children before parents)."""
+    return region_depths({r.key: r.parent for r in (await session.scalars(select(m.Region))).all()})
 
 
 def _to_orm_values(section: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any
@@ -14,23 +15,29 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from app.core import rules as rule_engine
 from app.core.vocab import (
+    GLOBAL,
     PIVOT,
+    PLAN_PATTERN,
     AssumptionUnit,
+    AvailabilityEffect,
+    Billing,
     Currency,
     DataSecurity,
+    Interconnect,
     Pivot,
     PriceUnit,
     ProviderKind,
+    RegionKind,
     Residency,
     RuleEffect,
     RuleMatch,
     RuleOperator,
     SourceQuality,
 )
-from app.core.vocab import Plan as PricePlan
 
 SECTIONS = (
     "providers",
+    "regions",
     "gpu_models",
     "servers",
     "prices",
@@ -38,7 +45,10 @@ SECTIONS = (
     "data_security_levels",
     "assumptions",
     "rules",
+    "availability_rules",
 )
+#: the only option whose rows say how they bill (``billing``)
+PLATFORM_OPTION = "ai_compute_platform"
 
 
 class SeedError(ValueError):
@@ -123,13 +133,60 @@ class ProviderSeed(SeedRecord):
     notes: str | None = None
 
 
+#: the key a region of each kind has: ISO 3166-1 alpha-2 countries, ISO 3166-2 subdivisions, lower-case
+#: provider regions and continents (``us-east-1``, ``eastus``, ``north_america``)
+REGION_KEYS: dict[str, str] = {
+    "country": r"^[A-Z]{2}$",
+    "subdivision": r"^[A-Z]{2}-[A-Z0-9]{1,3}$",
+    "provider_region": r"^[a-z][a-z0-9-]{1,39}$",
+    "continent": r"^[a-z][a-z_]{1,39}$",
+    "global": rf"^{GLOBAL}$",
+}
+
+
+class RegionSeed(SeedRecord):
+    key: str = Field(min_length=1, max_length=40)
+    name: str = Field(min_length=1, max_length=120)
+    kind: RegionKind
+    parent: str | None = Field(default=None, max_length=40)
+    provider: str | None = Field(default=None, pattern=r"^[a-z0-9_]{1,60}$")
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> RegionSeed:
+        if not re.fullmatch(REGION_KEYS[self.kind], self.key):
+            raise ValueError(f"field 'key': '{self.key}' is not the key of a {self.kind} ({REGION_KEYS[self.kind]})")
+        if (self.parent is None) != (self.kind == "global"):
+            raise ValueError("field 'parent': every region but global has a parent, global has none")
+        if self.provider is not None and self.kind != "provider_region":
+            raise ValueError("field 'provider': only a provider region belongs to a provider")
+        return self
+
+
+class AvailabilityRuleSeed(SeedRecord):
+    gpu_model: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    jurisdiction: str = Field(min_length=1, max_length=40)
+    effect: AvailabilityEffect
+    valid_from: dt.date
+    valid_to: dt.date | None = None
+    source: str = Field(min_length=1)
+    source_quality: SourceQuality
+    rationale: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _period(self) -> AvailabilityRuleSeed:
+        if self.valid_to is not None and self.valid_to <= self.valid_from:
+            raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
+        return self
+
+
 class PriceSeed(_RangeSeed):
     option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
     provider: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
     item: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
     subject: Star = Field(default="*", min_length=1, max_length=120)
     gpu_model: Star = Field(default="*", pattern=r"^(\*|[a-z0-9_]{1,40})$")
-    plan: Annotated[PricePlan, BeforeValidator(_star)] = "*"
+    plan: Annotated[str, BeforeValidator(_star)] = Field(default="*", pattern=PLAN_PATTERN)
     unit: PriceUnit
     gpus_per_unit: int | None = Field(default=None, gt=0, le=1024)
     # the columns hold six decimals: more would be rounded silently, so they are refused
@@ -149,6 +206,10 @@ class PriceSeed(_RangeSeed):
     source_quality: SourceQuality
     retrieved_on: RetrievedOn = None
     notes: str | None = None
+    interconnect: Interconnect | None = None
+    billing: Billing | None = None
+    # the column holds three decimals
+    min_kw: Decimal | None = Field(default=None, ge=0, decimal_places=3)
 
     @model_validator(mode="after")
     def _period(self) -> PriceSeed:
@@ -159,6 +220,8 @@ class PriceSeed(_RangeSeed):
         low, high = self.lead_time_days_low, self.lead_time_days_high
         if (low is None) != (high is None) or (low is not None and high is not None and low > high):
             raise ValueError("field 'lead_time_days_high': give lead_time_days_low and _high together, low ≤ high")
+        if self.billing is not None and self.option != PLATFORM_OPTION:
+            raise ValueError(f"field 'billing': only {PLATFORM_OPTION} rows say how they bill")
         return self
 
 
@@ -236,6 +299,7 @@ class RuleSeed(SeedRecord):
 
 SEED_MODELS: dict[str, type[SeedRecord]] = {
     "providers": ProviderSeed,
+    "regions": RegionSeed,
     "gpu_models": GpuModelSeed,
     "servers": ServerSeed,
     "prices": PriceSeed,
@@ -243,9 +307,11 @@ SEED_MODELS: dict[str, type[SeedRecord]] = {
     "data_security_levels": DataSecurityLevelSeed,
     "assumptions": AssumptionSeed,
     "rules": RuleSeed,
+    "availability_rules": AvailabilityRuleSeed,
 }
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "providers": ("key",),
+    "regions": ("key",),
     "gpu_models": ("key",),
     "servers": ("key",),
     "prices": ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency", "valid_from"),
@@ -253,6 +319,7 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "data_security_levels": ("key",),
     "assumptions": ("option", "key"),
     "rules": ("key",),
+    "availability_rules": ("gpu_model", "jurisdiction", "valid_from"),
 }
 
 
@@ -263,11 +330,18 @@ class SeedSet:
     records: dict[str, list[SeedRecord]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
     #: the file each record came from, by (section, natural key): error messages name it
     files: dict[tuple[str, tuple[Any, ...]], str] = field(default_factory=dict)
+    #: the line of its file each record starts on, by (section, natural key)
+    lines: dict[tuple[str, tuple[Any, ...]], int] = field(default_factory=dict)
 
     def where(self, section: str, key: tuple[Any, ...]) -> str:
         """``"<file>: "`` for a record read from a file, else nothing."""
         file = self.files.get((section, key))
         return f"{file}: " if file else ""
+
+    def line(self, section: str, key: tuple[Any, ...]) -> str:
+        """``" (line N)"`` for a record read from a file, else nothing."""
+        line = self.lines.get((section, key))
+        return f" (line {line})" if line else ""
 
     def rows(self, section: str) -> dict[tuple[Any, ...], dict[str, Any]]:
         return {natural_key(section, r := rec.model_dump()): r for rec in self.records[section]}
