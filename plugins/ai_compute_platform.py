@@ -26,21 +26,30 @@ from app.core import (
     Profile,
     Range,
     SourceRef,
+    ceil_number,
     offers,
 )
 from app.core.kernel import Candidate, Quote, candidate
+from app.core.model import MINUTES_PER_HOUR
 from app.core.offer_kernel import OfferKernel
-from app.core.pricing import annuity, held_hours, quote_cost, whole_terms
+from app.core.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
 from app.core.text import money_range, msg, num, pct
+from app.core.vocab import BILLINGS
 
 KEY = "ai_compute_platform"
-VERSION = "2.0.0"
+VERSION = "3.0.0"
 #: how long each plan commits, in years; None: billed for the GPU-hours used
 PLAN_TERM_YEARS: dict[str, float | None] = {
     "pay_as_you_go": None,
+    "flex_start": None,
+    "reserved_2w": 14 / 365,
     "subscription_monthly": 1 / 12,
     "subscription_1y": 1.0,
+    "savings_plan_3y": 3.0,
 }
+#: how a platform offer bills (``Price.billing``, the ``Billing`` vocabulary; a row that says nothing is the
+#: article's pooled platform)
+JOB_SECONDS, HELD_CLUSTER, POOLED = BILLINGS
 #: hours in a day, for fees quoted per GPU-day
 HOURS_PER_DAY = 24
 
@@ -73,6 +82,7 @@ class PlatformKernel(OfferKernel):
         kb = self.knowledge
         rows = offers.group_rows(kb, self.as_of, option=KEY, item="gpu_hour", gpu_model=gpu_model)
         found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
+        found += discounted(kb, found, option=KEY, base_plan="pay_as_you_go", currency=self.currency, as_of=self.as_of)
         return [
             candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model), self._fee(o.row))
             for o in found
@@ -105,18 +115,20 @@ class PlatformKernel(OfferKernel):
     def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
         memo: dict[Any, Any] = {}
         useful = profile.useful_gpu_hours_per_year
-        pooled = self.value("pooled_utilization")
         rate = self.value("discount_rate").expected
         horizon_annuity = annuity(profile.horizon_years, rate)
         found = []
         for c in candidates:
             term = PLAN_TERM_YEARS[c.plan]
-            if term is None:
-                billed = held_hours(useful, pooled, profile.gpus * HOURS_PER_YEAR)
-                years_paid = profile.horizon_years
-            else:
-                billed = Range.point(profile.gpus * HOURS_PER_YEAR)
+            billing = c.offer.row.billing or POOLED
+            # a pool sells GPUs; a platform cluster or job runs on whole nodes
+            held = profile.gpus if billing == POOLED else ceil_number(profile.gpus / c.node_gpus) * c.node_gpus
+            if term is not None:  # a commitment: the GPUs held every hour of whole terms
+                billed = Range.point(held * HOURS_PER_YEAR)
                 years_paid = whole_terms(profile.horizon_years, term)
+            else:
+                billed = self.billed(billing, useful, held * HOURS_PER_YEAR)
+                years_paid = profile.horizon_years
             first = billed * c.per_gpu
             lines: list[tuple[str, Range, Range, Range]] = [("gpu_hours", first, ZERO, first * years_paid)]
             fee: Fee | None = c.data
@@ -153,16 +165,46 @@ class PlatformKernel(OfferKernel):
             )
         return found
 
+    def billed(self, billing: str, useful: Any, ceiling: Any) -> Range:
+        """GPU-hours a year the platform bills for ``useful`` ones, never more than every hour of the GPUs
+        (``ceiling``): a pool bills the useful hours over its pooled utilization; a cluster held for the
+        allocation, over the utilization a team achieves on held capacity; job-second billing, the useful
+        hours plus one start-up per training run."""
+        if billing == JOB_SECONDS:
+            startup = self.value("job_startup_minutes") * (1 / MINUTES_PER_HOUR) / self.value("training_run_hours")
+            paid: Range = (useful * (startup + 1)).cap(ceiling)
+            return paid
+        utilization = self.value("held_cluster_utilization" if billing == HELD_CLUSTER else "pooled_utilization")
+        return held_hours(useful, utilization, ceiling)
+
     def materialise(self, profile: Profile, quote: Quote) -> Assessment:
         c = quote.candidate
         assert c is not None
         billed = quote.detail
         useful = profile.useful_gpu_hours_per_year
-        pooled = self.value("pooled_utilization")
-        if PLAN_TERM_YEARS[c.plan] is None:
-            basis = "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour × horizon_years"
+        billing = c.offer.row.billing or POOLED
+        committed = PLAN_TERM_YEARS[c.plan] is not None
+        if billing == POOLED:  # the article's platform reads its pooled utilization whatever its plan
+            read: tuple[SourceRef, ...] = (self.ref("pooled_utilization"),)
+            basis = (
+                "gpus × 8760 × price per GPU-hour × whole terms covering the horizon"
+                if committed
+                else "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour × horizon_years"
+            )
+        elif committed:
+            basis, read = "GPUs held × 8760 × price per GPU-hour × whole terms covering the horizon", ()
+        elif billing == JOB_SECONDS:
+            basis = (
+                "min(GPUs × 8760, useful GPU-hours × (1 + job_startup_minutes ÷ 60 ÷ training_run_hours)) "
+                "× price per GPU-hour × horizon_years"
+            )
+            read = (self.ref("job_startup_minutes"), self.ref("training_run_hours"))
         else:
-            basis = "gpus × 8760 × price per GPU-hour × whole terms covering the horizon"
+            basis = (
+                "min(GPUs held × 8760, useful GPU-hours ÷ held_cluster_utilization) × price per GPU-hour "
+                "× horizon_years"
+            )
+            read = (self.ref("held_cluster_utilization"),)
         key, annual, upfront, total = quote.lines[0]
         breakdown = [
             LineItem(
@@ -171,7 +213,7 @@ class PlatformKernel(OfferKernel):
                 annual,
                 upfront,
                 basis,
-                (*c.offer.refs, self.ref("pooled_utilization")),
+                (*c.offer.refs, *read),
                 total=total,
             )
         ]
@@ -189,9 +231,26 @@ class PlatformKernel(OfferKernel):
                     total=total,
                 )
             )
+        notes = (self._billing_note(profile, c, quote, billing, committed, billed, useful),)
+        return self.assessment_of(
+            profile,
+            quote,
+            breakdown=breakdown,
+            notes=notes,
+            efficiency_refs=self.efficiency_refs((self.ref("discount_rate"),), self.lead_refs(c)),
+            stability_refs=self.stability_refs("detection_hours", "restart_hours"),
+            usability_refs=self.usability_refs(profile),
+        )
+
+    def _billing_note(
+        self, profile: Profile, c: Candidate, quote: Quote, billing: str, committed: bool, billed: Range, useful: Any
+    ) -> str:
+        """Where the platform's advantage comes from, in one sentence: fewer billed hours (a pool, job
+        seconds) or a held cluster's automatic recovery."""
         shown = money_range(quote.cost.annual, profile.currency)
-        notes = (
-            msg(
+        if billing == POOLED:
+            pooled = self.value("pooled_utilization")
+            return msg(
                 "note.platform",
                 f"Platform ({c.label}): {shown} a year; pooling bills "
                 f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
@@ -202,16 +261,21 @@ class PlatformKernel(OfferKernel):
                 useful=num(useful),
                 pooled_low=pct(pooled.low),
                 pooled_high=pct(pooled.high),
-            ),
-        )
-        return self.assessment_of(
-            profile,
-            quote,
-            breakdown=breakdown,
-            notes=notes,
-            efficiency_refs=self.efficiency_refs((self.ref("discount_rate"),), self.lead_refs(c)),
-            stability_refs=self.stability_refs("detection_hours", "restart_hours"),
-            usability_refs=self.usability_refs(profile),
+            )
+        code = "note.platform_committed" if committed else f"note.platform_{billing}"
+        text = {
+            "note.platform_committed": "a commitment bills every hour of the GPUs held",
+            "note.platform_job_seconds": "job-second billing bills only the jobs' time and their start-up",
+            "note.platform_held_cluster": "the allocated cluster is billed for every hour it is held",
+        }[code]
+        return msg(
+            code,
+            f"Platform ({c.label}): {shown} a year; {text}: {num(billed.expected)} GPU-hours for "
+            f"{num(useful)} useful ones, with automatic node replacement and job resume.",
+            offer=c.label,
+            annual=shown,
+            billed=num(billed.expected),
+            useful=num(useful),
         )
 
 

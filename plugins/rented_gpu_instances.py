@@ -10,20 +10,17 @@ demand is derived from the on-demand offer. See docs/methodology.md, "Rented ins
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from app.core import (
-    ANY,
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
-    Knowledge,
     LineItem,
     OptionPlugin,
     OptionSpec,
-    Price,
     Profile,
     Range,
     SourceRef,
@@ -31,25 +28,32 @@ from app.core import (
     offers,
 )
 from app.core.capital import Bridge
+from app.core.constraints import multi_node
 from app.core.kernel import Candidate, Quote, candidate, refs
 from app.core.offer_kernel import OfferKernel
-from app.core.offers import Offer
-from app.core.pricing import annuity, held_hours, quote_cost, whole_terms
+from app.core.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
 from app.core.pricing import gt as _gt
 from app.core.pricing import holds as _holds
 from app.core.text import money_range, msg, num, pct
 
 KEY = "rented_gpu_instances"
-VERSION = "2.0.0"
+VERSION = "3.0.0"
 #: how long each plan commits, in years; None: billed for the hours held
 PLAN_TERM_YEARS: dict[str, float | None] = {
     "on_demand": None,
     "spot": None,
+    "reserved_6m": 0.5,
     "reserved_1y": 1.0,
     "reserved_3y": 3.0,
+    "savings_plan_1y": 1.0,
+    "savings_plan_3y": 3.0,
+    "committed_use_1y": 1.0,
+    "committed_use_3y": 3.0,
     "monthly": 1 / 12,
     "capacity_block": 1 / 365,
 }
+#: the plans whose capacity the provider may take back at any time
+PREEMPTIBLE = frozenset({"spot"})
 
 
 class RentedKernel(OfferKernel):
@@ -57,6 +61,7 @@ class RentedKernel(OfferKernel):
     price books price as a discount off an on-demand offer."""
 
     rental_plans = frozenset(PLAN_TERM_YEARS)
+    preemptible_plans = PREEMPTIBLE
     setup_steps = msg(
         "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
     )
@@ -65,58 +70,24 @@ class RentedKernel(OfferKernel):
         kb = self.knowledge
         rows = offers.group_rows(kb, self.as_of, option=KEY, item="instance_hour", gpu_model=gpu_model)
         found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
-        quoted = {(o.row.provider, o.row.subject, o.row.region, o.plan) for o in found}
-        for base in [o for o in found if o.plan == "on_demand"]:
-            for d in _discounts(kb, self.as_of, base):
-                if (base.row.provider, base.row.subject, base.row.region, d.plan) in quoted:
-                    continue  # the provider quotes that plan itself
-                derived = offers.price_row(
-                    kb,
-                    base.row,
-                    self.currency,
-                    self.as_of,
-                    plan=d.plan,
-                    factor=d.value.complement(),
-                    extra_refs=(d.ref,),
-                )
-                if derived is not None:
-                    found.append(derived)
+        found += discounted(kb, found, option=KEY, base_plan="on_demand", currency=self.currency, as_of=self.as_of)
         return [
             candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model)) for o in found if o.plan in PLAN_TERM_YEARS
         ]
 
     def bridge(self, profile: Profile) -> Bridge | None:
         """Renting the profile's GPUs on demand while another option's capacity is procured: the cheapest
-        on-demand offer the profile allows (``held_hours`` at ``held_utilization``), a year of it."""
-        on_demand = self._on_demand(profile.gpu_model)
-        if profile.providers or profile.regions:
-            on_demand = [
-                o
-                for o in on_demand
-                if (not profile.providers or o.row.provider in profile.providers)
-                and (not profile.regions or o.row.region in profile.regions)
-            ]
-        if not on_demand:
+        on-demand offer the profile allows that can run its largest job (``held_hours`` at
+        ``held_utilization``), a year of it."""
+        job = profile.job_gpus
+        allowed = self.candidates(dataclasses.replace(profile, rental_plan=None))  # whatever plan the profile rents
+        found = [c for c in allowed if c.plan == "on_demand" and (multi_node(c) or not _holds(_gt(job, c.node_gpus)))]
+        if not found:
             return None
-        cheapest = min(on_demand, key=lambda o: offers.level(o.per_gpu.expected))
+        cheapest = min(found, key=lambda c: offers.level(c.per_gpu.expected))
         held = self.value("held_utilization")
         yearly = held_hours(profile.useful_gpu_hours_per_year, held, profile.gpus * HOURS_PER_YEAR) * cheapest.per_gpu
-        return Bridge(yearly, (*cheapest.refs, self.ref("held_utilization")))
-
-    def _on_demand(self, gpu_model: str | None) -> list[Offer]:
-        """The on-demand offers of ``gpu_model``, in the price books' order."""
-        key = f"on_demand:{gpu_model}"
-        found: list[Offer] | None = self.compiled.get(key)
-        if found is None:
-            kb = self.knowledge
-            rows = offers.group_rows(kb, self.as_of, option=KEY, item="instance_hour", gpu_model=gpu_model)
-            found = [
-                o
-                for r in rows
-                if r.plan == "on_demand" and (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None
-            ]
-            self.compiled[key] = found
-        return found
+        return Bridge(yearly, (*cheapest.offer.refs, self.ref("held_utilization")))
 
     def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
         memo: dict[Any, Any] = {}
@@ -256,19 +227,6 @@ class RentedGpuInstances(OptionPlugin):
         bridges_lead_time=True,
     )
     kernel = RentedKernel
-
-
-def _discounts(knowledge: Knowledge, as_of: dt.date, base: Offer) -> list[Price]:
-    """The provider's reservation discounts that apply to an on-demand offer."""
-    r = base.row
-    return [
-        d
-        for d in knowledge.rows(KEY, "reservation_discount", as_of)
-        if d.provider == r.provider
-        and d.subject in (r.subject, ANY)
-        and d.gpu_model in (r.gpu_model, ANY)
-        and d.region in (r.region, "global", ANY)
-    ]
 
 
 plugin = RentedGpuInstances()

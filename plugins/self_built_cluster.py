@@ -1,10 +1,12 @@
 """Own GPU cluster (自建GPU集群): buy servers, build or rent the machine room, run it yourself.
 
-Each server offer of the price books is a bill of materials: the servers, the network fabric and
-storage per GPU, the machine room — colocation rent per kW, or an own facility built per kW — power
-at the region's price × PUE, software licences, and the ops teams (one team runs up to
-``nodes_per_ops_team`` servers). The source article's generic server comes with one lump for
-"machine room and network". Capital is bought at the start, replaced at the end of its useful life
+Each server offer of the price books is a bill of materials (``app.core.bom``): for a named GPU the
+servers, the network fabric, storage, installation, the machine room — colocation rent per kW in the
+tier of the IT load, or an own facility built per kW — power at the region's price × PUE, hardware
+support, software licences, and the ops teams at their loaded cost (one team runs up to
+``nodes_per_ops_team`` servers); the source article's generic server comes with one lump for "machine
+room and network". A buyer's jurisdiction (``buyer_country``) decides which server offers, and so
+which wages, power and colocation, apply. Capital is bought at the start, replaced at the end of its useful life
 and sold at its residual value (``app.core.capital``); while the cluster is procured the team either
 waits or bridges on the option that declares ``bridges_lead_time`` (rented instances on demand),
 whichever costs less per useful GPU-hour. ``annual`` stays the article's accounting view
@@ -17,7 +19,6 @@ GPUs and kW.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,32 +28,28 @@ from app.core import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
-    Knowledge,
     LineItem,
+    NoOffer,
     OptionPlugin,
     OptionSpec,
     Profile,
     Range,
+    bom,
     ceil_number,
-    cluster,
     offers,
 )
 from app.core.capital import Bridge, where
 from app.core.capital import own as capital_own
-from app.core.cluster import Bill, CapitalItem, Component, Quantity, Reads, RunningItem, Size
+from app.core.cluster import Bill, Size
 from app.core.kernel import Candidate, Quote, candidate
 from app.core.offer_kernel import OfferKernel
-from app.core.offers import Offer
 from app.core.pricing import quote_cost
-from app.core.text import Msg, money, money_range, msg, num, span
+from app.core.text import money, money_range, msg, num, span
 
 KEY = "self_built_cluster"
-VERSION = "2.0.0"
+VERSION = "3.0.0"
 MONTHS_PER_YEAR = 12
 DAYS_PER_YEAR = 365
-#: the facility of an offer: the source article's lump, colocation rent, or an own machine room
-QUOTED, COLOCATION, OWN_FACILITY = "quoted facility", "colocation", "own facility"
-_AGE = re.compile(r"^age_(\d+(?:\.\d+)?)y$")
 
 
 class OwnClusterKernel(OfferKernel):
@@ -66,131 +63,32 @@ class OwnClusterKernel(OfferKernel):
         kb = self.knowledge
         found: list[Candidate] = []
         for row in offers.group_rows(kb, self.as_of, option=KEY, item="server_hardware", gpu_model=gpu_model):
-            for variant in _facilities(kb, self.as_of, row):
+            for variant in bom.facilities(kb, self.as_of, row, option=KEY):
                 offer = offers.price_row(kb, row, self.currency, self.as_of, variant=variant)
                 if offer is not None:
-                    found.append(
-                        candidate(offer, offers.per_machine(kb, offer.gpus_per_unit, gpu_model), self._bill(offer))
-                    )
+                    bill = bom.bill(self, offer)
+                    per_machine = offers.per_machine(kb, offer.gpus_per_unit, gpu_model)
+                    found.append(candidate(offer, per_machine, bill, interconnect=bill.interconnect))
         return found
 
-    def _bill(self, offer: Offer) -> Bill:
-        row = offer.row
-        server = self.knowledge.servers[row.subject]
-        reads = Reads(self)
+    def candidates(self, profile: Profile) -> list[Candidate]:
+        """The server offers the profile allows; for a buyer in a jurisdiction, those bought there (its
+        servers, and so its wages, power and colocation)."""
+        found = super().candidates(profile)
+        country = profile.buyer_country
+        if country is None:
+            return found
+        return [c for c in found if self.knowledge.within(c.offer.row.region, country)]
 
-        def capital_item(
-            key: str, label: Msg | None, basis: str, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
-        ) -> CapitalItem:
-            life, decline = reads(f"life_years_{key}"), reads(f"residual_decline_{key}")
-            resale = _resale_points(self.knowledge, self.as_of, offer) if key == "server_hardware" else ()
-            return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), resale, offer_refs)
+    def jurisdiction(self, c: Candidate, profile: Profile) -> str:
+        """An own cluster is bought in the buyer's country (else where its offer is)."""
+        return profile.buyer_country or c.offer.row.region
 
-        capital = [
-            capital_item(
-                "server_hardware",
-                None,  # written when answered: it names the number of servers
-                "servers × price",
-                offer.price,
-                cluster.servers,
-                offer.refs,
-            )
-        ]
-        running: list[RunningItem] = []
-        if offer.variant == QUOTED:
-            lump = reads.component(row, "facility_and_network", "per_server")
-            assert lump is not None
-            capital.append(
-                capital_item(
-                    "facility_and_network",
-                    msg("line.facility_and_network", "Machine room and network"),
-                    "servers × price",
-                    lump,
-                    cluster.servers,
-                )
-            )
-        else:
-            for item, label in (
-                ("network_fabric", msg("line.network_fabric", "Network fabric")),
-                ("storage", msg("line.storage", "Shared storage")),
-            ):
-                found = reads.component(row, item, "per_gpu")
-                if found is not None:
-                    capital.append(capital_item(item, label, "GPUs × price per GPU", found, cluster.gpus))
-            if offer.variant == OWN_FACILITY:
-                build = reads.component(row, "facility_build", "per_kw")
-                assert build is not None
-                capital.append(
-                    capital_item(
-                        "facility_build",
-                        msg("line.facility_build", "Own machine room"),
-                        "IT kW × build cost per kW",
-                        build,
-                        cluster.it_kw,
-                    )
-                )
-            else:
-                colo = reads.component(row, "colocation", "per_kw_month")
-                assert colo is not None
-                running.append(
-                    RunningItem(
-                        "colocation",
-                        msg("line.colocation", "Colocation"),
-                        "IT kW × rent per kW-month × 12",
-                        colo,
-                        cluster.kw_months,
-                    )
-                )
-        reads("nodes_per_ops_team")
-        team_fte = reads("ops_team_fte")
-        ops = reads.component(row, "ops_team", "per_team_year")
-        if ops is not None:
-            running.append(
-                RunningItem(
-                    "ops_team",
-                    msg("line.ops_team", "Operations team"),
-                    "ops teams × team cost per year",
-                    ops,
-                    cluster.teams,
-                )
-            )
-        elif (staff := reads.component(row, "ops_staff", "per_fte_year")) is not None:
-            running.append(
-                RunningItem(
-                    "ops_team",
-                    msg("line.ops_team", "Operations team"),
-                    "ops teams × ops_team_fte × cost per FTE-year",
-                    staff,
-                    lambda size: size.teams * team_fte,
-                )
-            )
-        power = reads.component(row, "power", "per_kwh")
-        if power is not None and server.power_kw is not None:
-            kw_share = reads("pue") * reads("power_draw_share")
-            running.append(
-                RunningItem(
-                    "power",
-                    msg("line.power", "Power (IT load × PUE)"),
-                    "IT kW × draw share × 8760 × PUE × price per kWh",
-                    power,
-                    lambda size: kw_share * (size.it_kw * HOURS_PER_YEAR),
-                    reads.take(),
-                )
-            )
-        licence = reads.component(row, "software_licence", "per_gpu_year")
-        if licence is not None and offer.variant != QUOTED:
-            share = reads("licensed_gpu_share")
-            running.append(
-                RunningItem(
-                    "software_licence",
-                    msg("line.software_licence", "Software licences"),
-                    "GPUs × licensed share × price per GPU-year",
-                    licence,
-                    lambda size: share * size.gpus,
-                    reads.take(),
-                )
-            )
-        return Bill(server.power_kw, tuple(capital), tuple(running), tuple(reads.pending))
+    def no_offer(self, profile: Profile) -> NoOffer:
+        found = super().no_offer(profile)
+        if profile.buyer_country is None:
+            return found
+        return NoOffer(f"{found} for a buyer in {profile.buyer_country}")
 
     # ---- quotes ---------------------------------------------------------------------------------------
 
@@ -352,37 +250,6 @@ class SelfBuiltCluster(OptionPlugin):
         owns_hardware=True,
     )
     kernel = OwnClusterKernel
-
-
-def _facilities(knowledge: Knowledge, as_of: Any, row: Any) -> list[str]:
-    """The machine rooms a server offer can be priced with: the source's lump, else colocation and an
-    own facility, where the knowledge base prices them for the offer's region."""
-
-    def has(item: str) -> bool:
-        found = knowledge.component(
-            KEY, item, as_of=as_of, provider=row.provider, region=row.region, subject=row.subject
-        )
-        return bool(found)
-
-    if has("facility_and_network"):
-        return [QUOTED]
-    return [v for v, item in ((COLOCATION, "colocation"), (OWN_FACILITY, "facility_build")) if has(item)]
-
-
-def _resale_points(
-    knowledge: Knowledge, as_of: Any, offer: Offer
-) -> tuple[tuple[float, tuple[float, float, float]], ...]:
-    """Market resale shares of the offer's GPU model by age (``resale_value`` rows ``age_<N>y``)."""
-    if offer.row.gpu_model == "*":
-        return ()
-    points = []
-    for r in knowledge.rows(KEY, "resale_value", as_of):
-        match = _AGE.match(r.subject)
-        if r.gpu_model == offer.row.gpu_model and match:
-            # market points are read as they stand (a Monte Carlo run draws the assumptions, not the curve)
-            low, expected, high = (offers.level(v) for v in r.value)
-            points.append((float(match.group(1)), (low, expected, high)))
-    return tuple(sorted(points))
 
 
 plugin = SelfBuiltCluster()

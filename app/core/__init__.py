@@ -2,7 +2,20 @@
 (docs/plugins.md). The core is pure: no I/O, no clock, no globals, nothing of the rest of ``app``.
 """
 
-from app.core import capital, cluster, inputs, kernel, model, offer_kernel, offers, pricing, text
+from app.core import (
+    bom,
+    capital,
+    cluster,
+    constraints,
+    inputs,
+    kernel,
+    model,
+    offer_kernel,
+    offers,
+    pricing,
+    text,
+    vocab,
+)
 from app.core.errors import MissingKnowledge, NoOffer
 from app.core.hooks import hookimpl
 from app.core.inputs import Inputs
@@ -59,9 +72,11 @@ __all__ = [
     "Stability",
     "Usability",
     "Violation",
+    "bom",
     "capital",
     "ceil_number",
     "cluster",
+    "constraints",
     "held_hours",
     "hookimpl",
     "inputs",
@@ -71,5 +86,6 @@ __all__ = [
     "offers",
     "pricing",
     "text",
+    "vocab",
     "whole_terms",
 ]

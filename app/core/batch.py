@@ -49,6 +49,10 @@ class Entry(NamedTuple):
     error_code: str | None = None
 
 
+#: an Entry from a tuple of its fields in order (NamedTuple's ``_make``: no argument parsing per entry)
+make_entry = Entry._make
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     recommended_option: str | None
@@ -133,7 +137,9 @@ def _group(
     columns = [_column(o, _Lists.of(f, n), scores.get(o), totals.get(o), n) for o, f in figures.items()]
     results = []
     for row in zip(*columns, strict=True):
-        ranking = tuple(Entry(e[1], rank, *e[2:]) for rank, e in enumerate(sorted(row, key=itemgetter(0)), start=1))
+        ranking = tuple(
+            make_entry((e[1], rank, *e[2:])) for rank, e in enumerate(sorted(row, key=itemgetter(0)), start=1)
+        )
         results.append(Result(next((e.option for e in ranking if e.feasible), None), ranking))
     return results
 
@@ -164,28 +170,64 @@ def _column(option: str, f: _Lists, scores: Mapping[str, Any] | None, total: Any
             for _ in range(n)
         ]
     assert f.fit is not None and f.feasible is not None and f.annual is not None and f.total is not None
-    raw = _floats(total, n)
-    dims = [_floats(scores[d], n) for d in DIMENSIONS]
-    useful = f.useful if f.useful is not None else [None] * n
+    total_a = np.broadcast_to(np.asarray(total, dtype=float), (n,))
+    dims_a = [np.broadcast_to(np.asarray(scores[d], dtype=float), (n,)) for d in DIMENSIONS]
+    raw = total_a.tolist()
+    dims = [d.tolist() for d in dims_a]
+    shown_total = rounded(_clamped(total_a), 1)
+    shown_dims = [rounded(_clamped(d), 1) for d in dims_a]
+    fit = np.asarray(f.fit, dtype=float)
+    useful = [None] * n if f.useful is None else rounded(np.asarray(f.useful, dtype=float), 4)
     return [
         (
             (-(t if ok else t - scoring.INFEASIBLE_OFFSET), -(sum(ds) + ft), option),
             option,
-            _shown(t),
-            {d: _shown(v) for d, v in zip(DIMENSIONS, ds, strict=True)},
-            round(ft, 1),
+            st,
+            dict(zip(DIMENSIONS, sd, strict=True)),
+            rf,
             ok,
-            round(a, 2),
-            round(tot, 2),
-            None if u is None else round(u, 4),
-            round(ph, 4),
+            a,
+            tot,
+            u,
+            ph,
             None,
             None,
         )
-        for ok, t, ds, ft, a, tot, u, ph in zip(
-            f.feasible, raw, zip(*dims, strict=True), f.fit, f.annual, f.total, useful, f.per_hour, strict=True
+        for ok, t, ds, ft, st, sd, rf, a, tot, u, ph in zip(
+            f.feasible,
+            raw,
+            zip(*dims, strict=True),
+            f.fit,
+            shown_total,
+            zip(*shown_dims, strict=True),
+            rounded(fit, 1),
+            rounded(np.asarray(f.annual, dtype=float), 2),
+            rounded(np.asarray(f.total, dtype=float), 2),
+            useful,
+            rounded(np.asarray(f.per_hour, dtype=float), 4),
+            strict=True,
         )
     ]
+
+
+def rounded(values: np.ndarray, digits: int) -> list[float]:
+    """``[round(float(x), digits) for x in values]``, computed at once: ``rint(x × 10^digits) ÷ 10^digits``
+    is Python's correctly rounded answer wherever ``x × 10^digits`` is not within a few of its last
+    bits of a half (the product's rounding cannot move it across one); those few are rounded by Python."""
+    scale = 10.0**digits
+    scaled = values * scale
+    out: list[float] = (np.rint(scaled) / scale).tolist()
+    with np.errstate(invalid="ignore"):
+        near = np.abs(scaled - np.floor(scaled) - 0.5) <= np.spacing(np.abs(scaled)) * 8
+    for i in np.flatnonzero(near | ~np.isfinite(scaled)).tolist():
+        out[i] = round(float(values[i]), digits)
+    return out
+
+
+def _clamped(values: np.ndarray) -> np.ndarray:
+    """``min(100, max(0, x))`` element by element as Python computes it (NaN gives 0)."""
+    clamped: np.ndarray = np.where(np.isnan(values), 0.0, np.clip(values, 0.0, 100.0))
+    return clamped
 
 
 def _shown(value: float) -> float:

@@ -56,15 +56,23 @@ class Reads:
                 region=row.region,
                 subject=row.subject,
                 gpu_model=row.gpu_model,
+                units=units,
             )
-            if r.unit in units
         ]
         if not rows:
             return None
-        tiered = any(r.min_gpus for r in rows)
-        ordered = sorted(rows, key=lambda r: r.min_gpus or 0) if tiered else rows[:1]
+        if any(r.min_kw is not None for r in rows):
+            ordered = sorted(rows, key=lambda r: r.min_kw or 0.0)
+            tiered: str | None = "kw"
+        elif any(r.min_gpus for r in rows):
+            ordered, tiered = sorted(rows, key=lambda r: r.min_gpus or 0), "gpus"
+        else:
+            ordered, tiered = rows[:1], None
         values = []
         for r in ordered:
+            if r.unit == "fraction":  # a share of another line's price: no currency to convert
+                values.append(r.value)
+                continue
             conversion = k.knowledge.conversion(r.currency, k.currency, k.as_of)
             self.pending.extend(conversion.refs)
             values.append(r.value * conversion.factor)
@@ -78,23 +86,28 @@ class Component:
 
     rows: tuple[Price, ...]
     values: tuple[Range, ...]
-    tiered: bool
+    #: how the rows are tiers: by the cluster's GPUs (``min_gpus``), its IT kW (``min_kw``), or not at all
+    tiered: str | None
     #: the pending sources taken with it (the rates that converted it, and what was read before)
     after: tuple[SourceRef, ...]
 
-    def pick(self, gpus: Any) -> tuple[Range, Price]:
-        """The price for ``gpus`` GPUs (the tier it falls in; per profile over a batch) and its row."""
-        if not self.tiered:
+    def pick(self, size: Size) -> tuple[Range, Price]:
+        """The price for a cluster of ``size`` (the tier its GPUs or IT kW fall in; per profile over a
+        batch) and its row."""
+        if self.tiered is None:
             return self.values[0], self.rows[0]
-        if isinstance(gpus, np.ndarray):  # each profile of a batch in its own tier
-            conditions = [gpus >= (r.min_gpus or 0) for r in reversed(self.rows)]
+        by_kw = self.tiered == "kw"
+        amount = size.it_kw if by_kw else size.gpus
+        bounds = [(r.min_kw or 0.0) if by_kw else (r.min_gpus or 0) for r in self.rows]
+        if isinstance(amount, np.ndarray):  # each profile of a batch in its own tier
+            conditions = [amount >= b for b in reversed(bounds)]
             ends = (np.select(conditions, [v[i] for v in reversed(self.values)]) for i in range(3))
             return Range.elementwise(*ends), self.rows[0]
-        index = max((i for i, r in enumerate(self.rows) if (r.min_gpus or 0) <= gpus), default=0)
+        index = max((i for i, b in enumerate(bounds) if b <= amount), default=0)
         return self.values[index], self.rows[index]
 
-    def sources(self, gpus: Any) -> tuple[SourceRef, ...]:
-        return (self.pick(gpus)[1].ref, *self.after)
+    def sources(self, size: Size) -> tuple[SourceRef, ...]:
+        return (self.pick(size)[1].ref, *self.after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +192,8 @@ class Bill:
     running: tuple[RunningItem, ...]
     #: sources read by the bill that no line took: they join the efficiency's (as the model reads them)
     pending: tuple[SourceRef, ...]
+    #: how the cluster's servers are joined (the network fabric's interconnect), None where unknown
+    interconnect: str | None = None
 
     def lines(self, size: Size) -> tuple[list[CapitalLine], list[RunningLine]]:
         """The bill priced for one profile: ``app.core.capital.own``'s capital and running lines (their
@@ -189,7 +204,7 @@ class Bill:
                 "",
                 item.basis,
                 (),
-                _price(item.price, size.gpus) * item.quantity(size),
+                _price(item.price, size) * item.quantity(size),
                 item.life,
                 item.decline,
                 item.resale,
@@ -198,7 +213,7 @@ class Bill:
             for item in self.capital
         ]
         running = [
-            RunningLine(item.key, "", item.basis, (), item.price.pick(size.gpus)[0] * item.quantity(size))
+            RunningLine(item.key, "", item.basis, (), item.price.pick(size)[0] * item.quantity(size))
             for item in self.running
         ]
         return capital, running
@@ -215,11 +230,11 @@ class Bill:
                 servers=str(size.servers),
                 server=server_name,
             )
-            before = item.offer_refs if isinstance(item.price, Range) else item.price.sources(size.gpus)
+            before = item.offer_refs if isinstance(item.price, Range) else item.price.sources(size)
             basis = f"{item.basis}; written off over depreciation_years; cash: purchases and replacements less resale"
             found[item.key] = (label, basis, (*before, *item.life_refs))
         for run in self.running:
-            found[run.key] = (run.label, run.basis, (*run.price.sources(size.gpus), *run.more))
+            found[run.key] = (run.label, run.basis, (*run.price.sources(size), *run.more))
         if bridge is not None:
             found["bridge"] = (
                 msg("line.bridge", "Rented until installed"),
@@ -229,5 +244,5 @@ class Bill:
         return found
 
 
-def _price(price: Component | Range, gpus: Any) -> Range:
-    return price if isinstance(price, Range) else price.pick(gpus)[0]
+def _price(price: Component | Range, size: Size) -> Range:
+    return price if isinstance(price, Range) else price.pick(size)[0]

@@ -22,6 +22,10 @@ class UnknownReference(DomainError):
     """The request names something the knowledge base does not have (a GPU model, a currency)."""
 
 
+class InconsistentProfile(DomainError):
+    """The profile's fields contradict each other (a largest job above the GPUs needed)."""
+
+
 class NothingAssessable(DomainError):
     """No option could be assessed for the request."""
 

@@ -148,7 +148,7 @@ def stability(
     detection = inputs(detection_key)
     restart = inputs(restart_key)
     write = inputs("checkpoint_write_minutes") * (1 / MINUTES_PER_HOUR)
-    found = stability_of(profile.gpus, profile.useful_gpu_hours_per_year, rate, detection, restart, write)
+    found = stability_of(profile.job_gpus, profile.useful_gpu_hours_per_year, rate, detection, restart, write)
     return dataclasses.replace(found, sources=inputs.take_refs())
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from app.core.errors import NoOffer
 from app.core.knowledge import ANY, Knowledge, SourceRef
-from app.core.offers import Offer
+from app.core.offers import PER_UNIT, Offer
 from app.core.quotes import Candidate, Quote, select_each
 from app.core.ranges import Range, holds_anywhere
 from app.core.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
@@ -97,11 +97,12 @@ class Kernel:
         providers, regions, plan = profile.providers, profile.regions, profile.rental_plan
         if not (providers or regions or (plan is not None and self.rental_plans)):
             return list(found)
+        within = self.knowledge.within
         return [
             c
             for c in found
             if (not providers or c.offer.row.provider in providers)
-            and (not regions or c.offer.row.region in regions)
+            and (not regions or any(within(c.offer.row.region, r) for r in regions))
             and (plan is None or not self.rental_plans or c.plan == plan)
         ]
 
@@ -223,10 +224,31 @@ def offer_label(info: OfferInfo) -> str:
     return f"{info.provider} {info.subject} {info.region} {info.plan} {info.variant or ''}"
 
 
-def candidate(offer: Offer, per_machine: int = 1, data: Any = None) -> Candidate:
-    """A compiled candidate of ``offer`` (its price per GPU, label and answerable info made once)."""
+def candidate(
+    offer: Offer, per_machine: int = 1, data: Any = None, *, node_gpus: int | None = None, interconnect: Any = ...
+) -> Candidate:
+    """A compiled candidate of ``offer`` (its price per GPU, label and answerable info made once). Its
+    node is its instance or server where the row says how many GPUs it has, else the machine size
+    (a GPU-billed platform schedules jobs on its servers); its interconnect the row's unless given."""
     info = offer.info()
-    return Candidate(offer, offer.per_gpu, offer.label, info, offer_label(info), per_machine, data)
+    row = offer.row
+    node = (
+        node_gpus
+        if node_gpus is not None
+        else (offer.gpus_per_unit if row.gpus_per_unit is not None or row.unit in PER_UNIT else per_machine)
+    )
+    fabric = row.interconnect if interconnect is ... else interconnect
+    return Candidate(
+        offer=offer,
+        per_gpu=offer.per_gpu,
+        label=offer.label,
+        info=info,
+        offer_label=offer_label(info),
+        per_machine=per_machine,
+        node_gpus=node,
+        interconnect=fabric,
+        data=data,
+    )
 
 
 __all__ = [

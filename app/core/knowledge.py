@@ -18,6 +18,7 @@ from app.core.records import (
     ANY,
     SAME,
     Assumption,
+    AvailabilityRule,
     Condition,
     Conversion,
     DataSecurityLevel,
@@ -25,10 +26,12 @@ from app.core.records import (
     GpuSpec,
     Price,
     Provider,
+    Region,
     Rule,
     Server,
     SourceRef,
 )
+from app.core.regions import RegionHierarchy, chains
 from app.core.vocab import PIVOT
 
 #: the snapshot, and the rows it is made of (defined in ``app.core.records``)
@@ -37,6 +40,7 @@ __all__ = [
     "MEMO_LIMIT",
     "SAME",
     "Assumption",
+    "AvailabilityRule",
     "Condition",
     "Conversion",
     "DataSecurityLevel",
@@ -45,6 +49,7 @@ __all__ = [
     "Knowledge",
     "Price",
     "Provider",
+    "Region",
     "Rule",
     "Server",
     "SourceRef",
@@ -55,7 +60,7 @@ MEMO_LIMIT = 20_000
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Knowledge:
+class Knowledge(RegionHierarchy):
     """One knowledge version, in memory. Lookups raise :class:`MissingKnowledge` naming the gap."""
 
     version: str
@@ -68,8 +73,14 @@ class Knowledge:
     providers: Mapping[str, Provider] = field(default_factory=dict)
     rates: tuple[ExchangeRate, ...] = ()
     security_levels: Mapping[str, DataSecurityLevel] = field(default_factory=dict)
+    #: the region hierarchy, by key (every chain of parents ends at ``global``)
+    regions: Mapping[str, Region] = field(default_factory=dict)
+    #: export controls: GPU models unavailable, or only with a licence, for a jurisdiction over a period
+    availability: tuple[AvailabilityRule, ...] = ()
     _by_item: Mapping[tuple[str, str], tuple[Price, ...]] = field(init=False, repr=False)
     _rates: Mapping[str, tuple[ExchangeRate, ...]] = field(init=False, repr=False)
+    #: each region's chain: the key, its parent … ``global`` (``region_chain``)
+    _chains: Mapping[str, tuple[str, ...]] = field(init=False, repr=False)
     #: per (option, item): the days on which some row starts or stops being valid, sorted (``rows``)
     _edges: Mapping[tuple[str, str], tuple[dt.date, ...]] = field(init=False, repr=False)
     #: lookups memoised for this snapshot (pure functions of it and their arguments; see ``_memo_put``)
@@ -91,6 +102,7 @@ class Knowledge:
         for r in sorted(self.rates, key=lambda r: r.valid_on):
             rates.setdefault(r.base, []).append(r)
         object.__setattr__(self, "_rates", {k: tuple(v) for k, v in rates.items()})
+        object.__setattr__(self, "_chains", chains(self.regions))
 
     # ---- currencies ---------------------------------------------------------------------------
 
@@ -135,12 +147,12 @@ class Knowledge:
         return Conversion(factor, tuple(r.ref for r in (into, out) if r is not None))
 
     @property
-    def regions(self) -> frozenset[str]:
+    def priced_regions(self) -> frozenset[str]:
         """Every region a price row names (memoised: a request checks its ``regions`` against it)."""
-        found: frozenset[str] | None = self._memo.get("regions")
+        found: frozenset[str] | None = self._memo.get("priced_regions")
         if found is None:
             found = frozenset(p.region for p in self.prices)
-            self._memo_put("regions", found)
+            self._memo_put("priced_regions", found)
         return found
 
     def accepts(self, data_security: str, residency: str | None) -> bool:
@@ -214,15 +226,28 @@ class Knowledge:
         subject: str = ANY,
         gpu_model: str = ANY,
         plan: str | None = ANY,
+        units: tuple[str, ...] | None = None,
     ) -> list[Price]:
         """The rows of ``item`` that go with an offer, best match first: the same subject, GPU model,
-        plan and region before a general (``*``) one; a region falls back to its country
-        (``US-TX`` → ``US``), then ``global``; ``None`` takes any region (and any plan for ``plan=None``).
-        Volume tiers (``min_gpus``) are all returned, in order."""
-        key = ("component", option, item, self._period(option, item, as_of), provider, region, subject, gpu_model, plan)
+        plan and region before a general (``*``) one; a region falls back along its chain of the region
+        hierarchy (``us-east-1`` → ``US`` → ``north_america`` → ``global``); ``None`` takes any region (and
+        any plan for ``plan=None``). Only rows priced in ``units`` compete, when given. Volume tiers
+        (``min_gpus``) and kW tiers (``min_kw``) are all returned, in order."""
+        key = (
+            "component",
+            option,
+            item,
+            self._period(option, item, as_of),
+            provider,
+            region,
+            subject,
+            gpu_model,
+            plan,
+            units,
+        )
         found: list[Price] | None = self._memo.get(key)
         if found is None:
-            found = self._component(option, item, as_of, provider, region, subject, gpu_model, plan)
+            found = self._component(option, item, as_of, provider, region, subject, gpu_model, plan, units)
             self._memo_put(key, found)
         return list(found)
 
@@ -236,11 +261,15 @@ class Knowledge:
         subject: str,
         gpu_model: str,
         plan: str | None,
+        units: tuple[str, ...] | None,
     ) -> list[Price]:
-        regions = _regions(region) if region is not None else sorted({p.region for p in self.rows(option, item, as_of)})
+        rows = self.rows(option, item, as_of)
+        if units is not None:
+            rows = tuple(p for p in rows if p.unit in units)
+        regions = self.region_search(region) if region is not None else sorted({p.region for p in rows})
         found = [
             p
-            for p in self.rows(option, item, as_of)
+            for p in rows
             if (provider is None or p.provider == provider)
             and (p.subject in (subject, ANY) or p.subject not in self.servers)
             and p.gpu_model in (gpu_model, ANY)
@@ -263,6 +292,13 @@ class Knowledge:
 
         found.sort(key=rank)
         best = found[0]
+        if best.min_kw is not None:  # kW tiers (retail, wholesale): every tier of the region, GPU model and plan
+            tiers = [
+                p
+                for p in found
+                if p.min_kw is not None and (p.region, p.gpu_model, p.plan) == (best.region, best.gpu_model, best.plan)
+            ]
+            return sorted(tiers, key=lambda p: p.min_kw or 0.0)
         if best.min_gpus is not None:  # volume tiers: every tier of the same region, GPU model and plan
             return [
                 p
@@ -329,13 +365,3 @@ class Knowledge:
         if not matching:
             raise MissingKnowledge(f"no server SKU with gpu_model '{gpu_model}' in the knowledge base")
         return matching[0]
-
-
-def _regions(region: str) -> list[str]:
-    """Where a regional price may come from, nearest first."""
-    chain = [region]
-    country = region.split("-", 1)[0].upper()  # "US-TX" and "us-east-1" are in the US
-    if len(country) == 2 and country != region:
-        chain.append(country)
-    chain += [r for r in ("global", ANY) if r not in chain]
-    return chain

@@ -28,7 +28,7 @@ from app.core.types import (
     Usability,
 )
 
-METHODOLOGY_VERSION = "2.0"
+METHODOLOGY_VERSION = "3.0"
 DAYS_PER_YEAR = 365
 MINUTES_PER_HOUR = 60
 ZERO = Range.point(0)

@@ -15,14 +15,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from app.core import model
+from app.core import constraints, model
 from app.core.errors import MissingKnowledge
 from app.core.kernel import Candidate, Kernel, Quote, refs
-from app.core.knowledge import Price, SourceRef
+from app.core.knowledge import AvailabilityRule, Price, SourceRef
 from app.core.model import GENERAL, ZERO
-from app.core.pricing import Line, gt, holds
+from app.core.pricing import Line, holds
 from app.core.ranges import Range, ceil_number
-from app.core.text import msg, num, span
+from app.core.text import msg
 from app.core.types import Assessment, Cost, Efficiency, LineItem, Profile, Stability, Violation
 
 
@@ -31,16 +31,29 @@ class OfferKernel(Kernel):
 
     #: what the team does before each run on this option (``Usability.setup_steps``: a message, or plain text)
     setup_steps: ClassVar[str]
+    #: the plans whose capacity the provider may take back at any time (spot): they serve only a profile
+    #: whose every job tolerates preemption (``preemptible_share`` 1)
+    preemptible_plans: ClassVar[frozenset[str]] = frozenset()
 
     # ---- constants the option's candidates share (compiled once per kernel) --------------------
 
     def lead(self, c: Candidate) -> Range:
-        """The offer's lead time where its source gives one, else the option's ``lead_time_days``."""
-        return c.offer.row.lead_time_days or self.value("lead_time_days")
+        """The offer's lead time where its source gives one (a derived offer's queue, else its row's),
+        else the option's ``lead_time_days``."""
+        return c.offer.lead_time_days or c.offer.row.lead_time_days or self.value("lead_time_days")
 
     def lead_refs(self, c: Candidate) -> tuple[SourceRef, ...]:
         """The source of ``lead`` when it is the option's assumption (none for the offer's own)."""
-        return () if c.offer.row.lead_time_days else (self.ref("lead_time_days"),)
+        return () if c.offer.lead_time_days or c.offer.row.lead_time_days else (self.ref("lead_time_days"),)
+
+    def jurisdiction(self, c: Candidate, profile: Profile) -> str:
+        """Where the offer's hardware is: its region (an option that buys hardware for the buyer says
+        the buyer's country)."""
+        return c.offer.row.region
+
+    def availability(self, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
+        """The export controls on the offer's GPU model where its hardware is (``app.core.constraints``)."""
+        return constraints.availability(self, c, profile)
 
     def setup_share(self) -> Range:
         found: Range | None = self.compiled.get("setup_share")
@@ -109,54 +122,12 @@ class OfferKernel(Kernel):
         return not any(holds(where) for _, where in self.constraints(c, profile, self.lead(c)))
 
     def constraints(self, c: Candidate, profile: Profile, lead: Range) -> list[tuple[str, Any]]:
-        """The hard constraints an offer breaks (code, where: a bool or an array over a batch):
-        capacity, the expected lead time, and data residency."""
-        found: list[tuple[str, Any]] = []
-        row = c.offer.row
-        if row.capacity_gpus is not None:
-            found.append(("capacity", gt(profile.gpus, row.capacity_gpus)))
-        found.append(("lead_time", gt(lead.expected, profile.start_within_days)))
-        if not self.knowledge.accepts(profile.data_security, row.residency):
-            found.append(("residency", True))
-        return [(code, where) for code, where in found if holds(where)]
+        """The hard constraints the offer breaks (``app.core.constraints``): codes and where they hold."""
+        return constraints.hard_constraints(self, c, profile, lead)
 
     def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
-        c = quote.candidate
-        assert c is not None
-        label = c.label
-        if code == "capacity":
-            capacity = c.offer.row.capacity_gpus
-            return msg(
-                "violation.capacity", f"{label} sells at most {capacity:,} GPUs", offer=label, gpus=f"{capacity:,}"
-            )
-        if code == "lead_time":
-            lead = quote.efficiency.lead_time_days
-            return msg(
-                "violation.lead_time",
-                f"compute is needed within {num(profile.start_within_days)} days, but {label} takes "
-                f"{span(lead, 'days')} to obtain (expected {num(lead.expected)})",
-                days=num(profile.start_within_days),
-                offer=label,
-                lead_time=span(lead, "days").removesuffix(" days"),
-                expected=num(lead.expected),
-            )
-        if code == "residency":
-            level = self.knowledge.security_levels[profile.data_security]
-            residency = c.offer.row.residency
-            return msg(
-                "violation.residency",
-                f"{label} is {residency}; data_security '{profile.data_security}' accepts "
-                f"{', '.join(level.accepted_residencies)}",
-                offer=label,
-                residency=residency,
-                data_security=profile.data_security,
-                accepted=", ".join(level.accepted_residencies),
-            )
-        if code == "stalled":
-            return model.STALLED
-        if code == "every":
-            return "every offer breaks a constraint"
-        raise KeyError(code)
+        """The sentence of a broken constraint (the shared ones; an option adds its own codes)."""
+        return constraints.shared_reason(self, profile, quote, code)
 
     # ---- the shared methodology, per profile ----------------------------------------------------
 
@@ -189,7 +160,7 @@ class OfferKernel(Kernel):
                 rate = rate + self.value(extra_rate)
             write = self.value("checkpoint_write_minutes") * (1 / model.MINUTES_PER_HOUR)
             found = model.stability_of(
-                profile.gpus,
+                profile.job_gpus,
                 profile.useful_gpu_hours_per_year,
                 rate,
                 self.value(detection_key),
@@ -317,6 +288,19 @@ class OfferKernel(Kernel):
         violations = tuple(
             Violation(self.violation_reason(profile, quote, code), where) for code, where in quote.violations
         )
+        licensed = [r for r in self.availability(c, profile) if r.effect == "licence_required"]
+        if licensed:  # available, but only with an export licence: said, not refused
+            place = self.jurisdiction(c, profile)
+            notes = (
+                *notes,
+                msg(
+                    "note.licence_required",
+                    f"{c.offer.row.gpu_model} needs an export licence for {place} ({licensed[0].source}).",
+                    gpu_model=c.offer.row.gpu_model,
+                    jurisdiction=place,
+                    source=licensed[0].source,
+                ),
+            )
         return Assessment(
             option=self.option,
             cost=Cost(

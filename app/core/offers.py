@@ -42,6 +42,8 @@ class Offer:
     extra_refs: tuple[SourceRef, ...] = ()
     #: a variant of the same row (an own cluster's colocation or own machine room)
     variant: str | None = None
+    #: the lead time of a derived offer whose discount row states one (a queued start), else the row's
+    lead_time_days: Range | None = None
 
     @property
     def per_gpu(self) -> Range:
@@ -82,11 +84,30 @@ class Offer:
 
 def group_rows(knowledge: Knowledge, as_of: dt.date, *, option: str, item: str, gpu_model: str | None) -> list[Price]:
     """The rows of ``item`` valid on ``as_of`` that are offers for ``gpu_model`` (None: the reference
-    server)."""
+    server): of the rows of one offer (``offer_key``), the latest ``valid_from`` (then ``retrieved_on``)
+    stands, in the price books' order."""
     if gpu_model is None:
         reference = knowledge.reference_server().key
-        return [p for p in knowledge.rows(option, item, as_of) if p.subject == reference]
-    return [p for p in knowledge.rows(option, item, as_of) if p.gpu_model == gpu_model]
+        rows = [p for p in knowledge.rows(option, item, as_of) if p.subject == reference]
+    else:
+        rows = [p for p in knowledge.rows(option, item, as_of) if p.gpu_model == gpu_model]
+    newest: dict[tuple[Any, ...], Price] = {}
+    for p in rows:
+        key = offer_key(p)
+        kept = newest.get(key)
+        if kept is None or (p.valid_from, p.retrieved_on or p.valid_from) > (
+            kept.valid_from,
+            kept.retrieved_on or kept.valid_from,
+        ):
+            newest[key] = p
+    stands = {id(p) for p in newest.values()}
+    return [p for p in rows if id(p) in stands]
+
+
+def offer_key(p: Price) -> tuple[Any, ...]:
+    """One offer's identity among the rows valid on a day: provider, GPU model, plan, region, GPUs per
+    unit and subject (two rows of one identity: the newer stands)."""
+    return (p.provider, p.gpu_model, p.plan, p.region, p.gpus_per_unit, p.subject)
 
 
 def price_row(

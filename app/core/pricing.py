@@ -6,6 +6,8 @@ blocks"; docs/methodology.md names each).
 - ``whole_terms``: the years paid for when capacity is committed in whole terms (reservations,
   subscriptions, capacity blocks);
 - ``quote_cost``: a quote's ``Cost`` (cost per useful GPU-hour over the hours the compute is used);
+- ``discounted``: offers priced as a discount off a pay-as-used offer (reservations, savings plans,
+  committed use, a queued start);
 - ``own`` (``app.core.capital``): capital flows of owning — bought, replaced, resold;
 - ``app.core.cluster``: an owned cluster's bill of materials.
 
@@ -14,17 +16,21 @@ blocks"; docs/methodology.md names each).
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from typing import Any
 
 import numpy as np
 
 from app.core import model
 from app.core.capital import annuity, own
+from app.core.knowledge import ANY, Knowledge
 from app.core.model import ZERO
+from app.core.offers import Offer, price_row
 from app.core.ranges import Range, ceil_number
 from app.core.types import Cost, Profile
 
-__all__ = ["Line", "annuity", "gt", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
+__all__ = ["Line", "annuity", "discounted", "gt", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
 
 #: a line of a quote: (key, annual, upfront, total)
 Line = tuple[str, Range, Range, Range]
@@ -80,3 +86,34 @@ def quote_cost(
         equivalent_annual=equivalent_annual,
         operating_years=operating_years,
     )
+
+
+def discounted(
+    knowledge: Knowledge, found: list[Offer], *, option: str, base_plan: str, currency: str, as_of: dt.date
+) -> list[Offer]:
+    """The offers the price books price only as a discount off a pay-as-used offer (a reservation, a
+    savings plan, a committed-use or a queued start): for each offer of ``base_plan`` in ``found``, each
+    of its provider's ``reservation_discount`` rows that applies to it — its subject or any, its GPU model
+    or any, a region it lies in — and names a plan the provider does not quote for it itself. The price
+    is the base's times ``1 − discount``; a discount row's lead time (a queue) becomes the offer's."""
+    quoted = {(o.row.provider, o.row.subject, o.row.region, o.plan) for o in found}
+    rows = knowledge.rows(option, "reservation_discount", as_of)
+    derived: list[Offer] = []
+    for base in [o for o in found if o.plan == base_plan]:
+        r = base.row
+        for d in rows:
+            if not (
+                d.provider == r.provider
+                and d.subject in (r.subject, ANY)
+                and d.gpu_model in (r.gpu_model, ANY)
+                and knowledge.within(r.region, d.region)
+            ):
+                continue
+            if (r.provider, r.subject, r.region, d.plan) in quoted:
+                continue  # the provider quotes that plan itself
+            offer = price_row(
+                knowledge, r, currency, as_of, plan=d.plan, factor=d.value.complement(), extra_refs=(d.ref,)
+            )
+            if offer is not None:
+                derived.append(dataclasses.replace(offer, lead_time_days=d.lead_time_days))
+    return derived

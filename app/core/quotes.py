@@ -30,6 +30,10 @@ class Candidate:
     offer_label: str
     #: GPUs per machine the team looks after (an instance or server; a GPU-billed offer's server size)
     per_machine: int = 1
+    #: GPUs of one node a job can run on alone; a larger job spans nodes joined by ``interconnect``
+    node_gpus: int = 1
+    #: how nodes are joined (``infiniband``, ``roce``, ``efa``, ``ethernet``), None where unknown
+    interconnect: str | None = None
     #: the option's own constants for this offer (a bill of materials, a term, sources)
     data: Any = None
 

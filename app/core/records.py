@@ -1,5 +1,6 @@
-"""The rows of a knowledge snapshot: hardware, prices, rates, assumptions and rules, as plain frozen
-values (``app.core.knowledge`` assembles them into a ``Knowledge`` snapshot and re-exports them)."""
+"""The rows of a knowledge snapshot: hardware, prices, rates, assumptions, rules, regions and availability
+rules, as plain frozen values (``app.core.knowledge`` assembles them into a ``Knowledge`` snapshot and
+re-exports them)."""
 
 from __future__ import annotations
 
@@ -78,8 +79,8 @@ class Price:
     subject: str
     #: the GPU model it is for, or ``*``
     gpu_model: str
-    #: the billing plan, or ``*``
-    plan: vocab.Plan
+    #: the billing plan (free-form, declared by the plugins that sell it), or ``*``
+    plan: str
     unit: vocab.PriceUnit
     #: GPUs in the priced instance or server, where the unit is per instance or server
     gpus_per_unit: int | None
@@ -97,6 +98,12 @@ class Price:
     source_quality: vocab.SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
+    #: the fabric between nodes (multi-node offers; an own cluster's ``network_fabric``), None where unknown
+    interconnect: vocab.Interconnect | None
+    #: how a platform offer bills (``job_seconds``, ``held_cluster``, ``pooled``); None for other rows
+    billing: vocab.Billing | None
+    #: a kW tier's lower bound (colocation by IT load), like ``min_gpus`` for GPU tiers
+    min_kw: float | None
 
     def valid_on(self, day: dt.date) -> bool:
         return self.valid_from <= day and (self.valid_to is None or day < self.valid_to)
@@ -104,6 +111,43 @@ class Price:
     @property
     def ref(self) -> SourceRef:
         return SourceRef("price_items", str(self.id), self.source, self.source_quality)
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A region of the hierarchy: ``parent`` is the region it lies in (a provider region's country, a
+    country's continent …), None only for ``global``."""
+
+    key: str
+    name: str
+    kind: vocab.RegionKind
+    parent: str | None
+    #: whose region it is, for a provider region of one provider
+    provider: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class AvailabilityRule:
+    """An export control on ``gpu_model`` for buyers in ``jurisdiction`` (and every region under it),
+    valid from ``valid_from`` until ``valid_to``."""
+
+    id: int
+    gpu_model: str
+    jurisdiction: str
+    effect: vocab.AvailabilityEffect
+    valid_from: dt.date
+    valid_to: dt.date | None
+    source: str
+    source_quality: vocab.SourceQuality
+    rationale: str
+
+    def valid_on(self, day: dt.date) -> bool:
+        return self.valid_from <= day and (self.valid_to is None or day < self.valid_to)
+
+    @property
+    def ref(self) -> SourceRef:
+        return SourceRef("availability_rules", str(self.id), self.source, self.source_quality)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from app.core.knowledge import SourceRef
 from app.core.ranges import Range
 from app.core.vocab import DataSecurity, OpsTeam, RentalPlan
@@ -22,6 +24,8 @@ PROFILE_NUMBERS = (
     "start_within_days",
     "capex_budget",
     "delay_cost_per_day",
+    "largest_job_gpus",
+    "preemptible_share",
 )
 
 
@@ -41,7 +45,8 @@ class Profile:
     team_size: int = 10
     ops_team: OpsTeam = "none"
     data_security: DataSecurity = "standard"
-    start_within_days: int = 30
+    #: days within which the compute is needed (None: no deadline; NaN for a batch's profile without one)
+    start_within_days: float | None = None
     #: the plan to rent on; None: the cheapest feasible one is chosen
     rental_plan: RentalPlan | None = None
     currency: str = "CNY"
@@ -52,10 +57,30 @@ class Profile:
     #: only offers of these providers and regions (None: any)
     providers: tuple[str, ...] | None = None
     regions: tuple[str, ...] | None = None
+    #: GPUs of the largest single job (None: ``gpus``): a job larger than an offer's unit needs
+    #: several units joined by a training interconnect, and its failures are the whole job's
+    largest_job_gpus: int | None = None
+    #: share of the work that tolerates preemption, 0–1: preemptible (spot) capacity serves only a
+    #: profile whose every job does (a mix within one option is a capacity plan's)
+    preemptible_share: float = 0.0
+    #: ISO 3166-1 alpha-2 code of the buyer's jurisdiction: where an own cluster is bought, staffed and
+    #: powered, and whose availability rules apply (None: none assumed)
+    buyer_country: str | None = None
 
     @property
     def useful_gpu_hours_per_year(self) -> float:
         return self.gpus * self.utilization * HOURS_PER_YEAR
+
+    @property
+    def job_gpus(self) -> Any:
+        """GPUs of the largest job: ``largest_job_gpus``, else ``gpus`` (per profile over a batch, where
+        an absent value is NaN)."""
+        job = self.largest_job_gpus
+        if job is None:
+            return self.gpus
+        if isinstance(job, np.ndarray):
+            return np.where(np.isnan(job), self.gpus, job)
+        return job
 
 
 @dataclass(frozen=True, slots=True)

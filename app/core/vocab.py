@@ -19,8 +19,16 @@ DataSecurity = Literal["standard", "high", "extreme"]
 RentalPlan = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block"]
 #: how a managed platform bills
 PlatformPlan = Literal["pay_as_you_go", "subscription_monthly", "subscription_1y"]
-#: the plan of a price row: a rental or platform plan, or ``*`` for a price that belongs to no plan
-Plan = Literal[RentalPlan, PlatformPlan, "*"]
+#: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is)
+Interconnect = Literal["infiniband", "roce", "efa", "ethernet"]
+#: how a managed platform bills its GPUs: only job time (plus start-up), the whole allocated cluster, or the
+#: hours a shared pool's utilization decides (the source article's platform)
+Billing = Literal["job_seconds", "held_cluster", "pooled"]
+#: what a region of the hierarchy is: a provider's region lies in a country, a subdivision (ISO 3166-2) in
+#: a country, a country (ISO 3166-1 alpha-2) on a continent, a continent in ``global``
+RegionKind = Literal["provider_region", "subdivision", "country", "continent", "global"]
+#: what an availability rule (an export control) does to a GPU model in a jurisdiction
+AvailabilityEffect = Literal["unavailable", "licence_required"]
 #: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
 Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
 Currency = Literal["CNY", "USD", "EUR"]
@@ -58,6 +66,7 @@ AssumptionUnit = Literal[
     "fte",
     "kw",
     "per_gpu_year",
+    "tb_per_gpu",
 ]
 RuleEffect = Literal["bonus", "penalty", "infeasible"]
 RuleMatch = Literal["all", "any"]
@@ -68,7 +77,14 @@ OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
 DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
 RENTAL_PLANS: tuple[RentalPlan, ...] = get_args(RentalPlan)
 PLATFORM_PLANS: tuple[PlatformPlan, ...] = get_args(PlatformPlan)
-PLANS: tuple[str, ...] = (*RENTAL_PLANS, *PLATFORM_PLANS, "*")
+#: a price row's plan: free-form (declared by the plugins that sell it), lower_snake_case, or ``*`` for none
+PLAN_PATTERN = r"^(\*|[a-z][a-z0-9_]{0,23})$"
+INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
+BILLINGS: tuple[Billing, ...] = get_args(Billing)
+REGION_KINDS: tuple[RegionKind, ...] = get_args(RegionKind)
+AVAILABILITY_EFFECTS: tuple[AvailabilityEffect, ...] = get_args(AvailabilityEffect)
+#: the root of the region hierarchy: every chain of parents ends here, and a row there matches every filter
+GLOBAL = "global"
 RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
 PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)

@@ -29,6 +29,7 @@ from app.core.capacity.tables import (
     Pricer,
     Request,
     deadline_for,
+    deadline_of,
     owned_price,
     tranche_request,
     use_request,
@@ -144,7 +145,7 @@ def build_tables(
 ) -> Tables:
     """Every item of every option, priced; the options that cannot be priced, with their error."""
     base, t = pricer.base, Tables()
-    horizon, last, deadline = base.horizon_years, len(demand) - 1, base.start_within_days
+    horizon, last, deadline = base.horizon_years, len(demand) - 1, deadline_of(base)
     sizes = sz.tranche_sizes(demand, unit)
     peak = max(p.gpus for p in demand)
     for option in options:
@@ -182,7 +183,7 @@ def _cluster(pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], lev
     a cluster held at level ``L_b`` from buying phase ``b`` to the next costs ``Q_b(L_b) − Q_b+1(L_b)``:
     per block, separable, so each step of a level is one binary choice."""
     base, last = pricer.base, len(demand) - 1
-    horizon, deadline = base.horizon_years, base.start_within_days
+    horizon, deadline = base.horizon_years, deadline_of(base)
     lead = pricer.one(v, tranche_request(demand[0], demand, last, peak, 0, deadline, horizon)).lead_days
     starts = [i for i, p in enumerate(demand) if i == 0 or p.start_years * 365 >= lead]
     reqs = {

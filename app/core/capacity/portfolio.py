@@ -10,7 +10,19 @@ from dataclasses import dataclass, replace
 
 from app.core.capacity.demand import Phase, useful_gpu_hours
 from app.core.capacity.solver import Solution
-from app.core.capacity.tables import BUY, COMMIT, OWNED, USE, Item, Priced, Pricer, Request, deadline_for, use_request
+from app.core.capacity.tables import (
+    BUY,
+    COMMIT,
+    OWNED,
+    USE,
+    Item,
+    Priced,
+    Pricer,
+    Request,
+    deadline_for,
+    deadline_of,
+    use_request,
+)
 from app.core.insights.common import Variant
 from app.core.ranges import Range
 from app.core.text import Msg
@@ -125,7 +137,7 @@ def portfolio_of(
         v = Variant(option, plan_)
         sizes = {p: math.ceil(g - 1e-6) for p, g in sorted(by_phase.items()) if g > 1e-6}
         exact = {
-            p: pricer.one(v, use_request(demand[p], g, deadline_for(demand[p], base.start_within_days)))
+            p: pricer.one(v, use_request(demand[p], g, deadline_for(demand[p], deadline_of(base))))
             for p, g in sizes.items()
         }
         groups: dict[tuple[str | None, bool], list[int]] = {}

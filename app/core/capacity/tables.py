@@ -213,6 +213,12 @@ class Pricer:
         ]
 
 
+def deadline_of(profile: Profile) -> int:
+    """The profile's ``start_within_days`` as a number of days (``NO_DEADLINE`` where it sets none)."""
+    days = profile.start_within_days
+    return NO_DEADLINE if days is None else int(days)
+
+
 def deadline_for(phase: Phase, deadline: int) -> int:
     """The request's deadline holds for what serves from the start; later phases are ordered ahead."""
     return deadline if phase.start_month == 0 else NO_DEADLINE

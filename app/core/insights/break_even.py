@@ -76,6 +76,8 @@ def crossings(
     on ``grid``, then ``steps`` of bisection. Each variant is quoted at every utilization of the grid in
     one call, and the bisections of every pair and end step together: each step quotes each variant
     once, at the midpoints it is asked for."""
+    if len(pairs) == 1 and len(grid) == 2 and steps <= TREE_STEPS:
+        return (_crossing_by_tree(costs, *pairs[0], ends, grid, steps),)
     variants = list(dict.fromkeys(v for pair in pairs for v in pair))
     on_grid = {v: costs.curve(v, grid) for v in variants}
     at_full = {v: costs.curve(v, (1.0,)) for v in variants} if grid[-1] != 1.0 else None
@@ -118,6 +120,49 @@ def crossings(
         )
         for i, (a, b) in enumerate(pairs)
     )
+
+
+#: a bisection this short is answered from every midpoint it could visit, quoted at once
+TREE_STEPS = 12
+
+
+def _crossing_by_tree(
+    costs: Costs, a: Variant, b: Variant, ends: Sequence[str], grid: Sequence[float], steps: int
+) -> Crossing:
+    """The crossing of one pair on a grid of two utilizations: each variant quoted once at both ends and
+    at every midpoint ``steps`` of bisection could visit (2^steps − 1 of them, each computed as the
+    bisection computes it), then the bisection walked on those figures — the same answer as stepping."""
+    mids: list[float] = []
+
+    def visit(lo: float, hi: float, depth: int) -> None:
+        mid = (lo + hi) / 2
+        mids.append(mid)
+        if depth + 1 < steps:
+            visit(lo, mid, depth + 1)
+            visit(mid, hi, depth + 1)
+
+    visit(grid[0], grid[1], 0)
+    points = [*grid, *mids]
+    curves = {v: costs.curve(v, points) for v in (a, b)}
+    utilization: dict[str, float | None] = {}
+    cheaper: dict[str, str | None] = {}
+    for end in ends:
+        diff = {u: x - y for u, x, y in zip(points, curves[a][end], curves[b][end], strict=True)}
+        found = _first_change(grid, [diff[u] for u in grid])
+        if found is None:
+            utilization[end] = None
+        else:
+            lo, hi, positive = found
+            for _ in range(steps):
+                mid = (lo + hi) / 2
+                if (diff[mid] > 0) == positive:
+                    lo = mid
+                else:
+                    hi = mid
+            utilization[end] = round((lo + hi) / 2, 4)
+        last = diff[grid[-1]] if grid[-1] == 1.0 else costs.curve(a, (1.0,))[end][0] - costs.curve(b, (1.0,))[end][0]
+        cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
+    return Crossing(a.label, b.label, utilization, cheaper)
 
 
 def _crossing(

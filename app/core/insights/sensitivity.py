@@ -167,6 +167,8 @@ def sensitivity(
         label = f"{row.option} {row.item}" if isinstance(row, Price) else f"{row.option} {row.key}"
         results.append(InputSensitivity(kind, ref, label, row.unit, row.value.low, row.value.high, eff, swing(eff)))
     for field, (down, up) in PROFILE_SWEEPS.items():
+        if getattr(profile, field) is None:  # a constraint the profile does not set has no range to move
+            continue
         p_low, p_high = _profile_at(profile, field, down), _profile_at(profile, field, up)
         eff = effects(decide(p_low, base_kb), decide(p_high, base_kb))
         results.append(
