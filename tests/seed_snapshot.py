@@ -36,4 +36,6 @@ def knowledge_from_seeds(path: Path = SEEDS) -> Knowledge:
         providers=rows["providers"],
         exchange_rates=rows["exchange_rates"],
         data_security_levels=rows["data_security_levels"],
+        regions=rows["regions"],
+        availability_rules=rows["availability_rules"],
     )

@@ -178,6 +178,7 @@ def test_an_offer_without_the_capacity_is_excluded_and_says_why(tmp_path: Path) 
             gpu_model="h100_sxm",
             providers=("coreweave",),
             rental_plan="on_demand",
+            largest_job_gpus=8,  # jobs of one node: only the capacity is in question
         )
         return host.assess(RENTED, profile, kb)
 

@@ -355,7 +355,7 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
             answered_in(other)
 
             # an option with nothing to price is "not assessed", not a row of zeros
-            _asked(page, lambda: (page.select_option("#gpu-model", "b200"), page.click("#submit")))
+            _asked(page, lambda: (page.select_option("#gpu-model", "l40s"), page.click("#submit")))
             row = page.locator("#ranking tbody tr[data-option=ai_compute_platform]")
             assert row.get_attribute("data-assessed") == "no"
             assert row.locator(".not-assessed").text_content() == tr("explorer.not_assessed", other)

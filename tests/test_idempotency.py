@@ -21,7 +21,7 @@ from litestar.testing import AsyncTestClient, TestClient
 from sqlalchemy import text
 
 from app.asgi import create_app
-from app.kb import models as m
+from app.kb import service_records as sr
 from app.kb.db import database_config
 from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
 from app.settings import Settings
@@ -259,4 +259,4 @@ def test_the_daily_quota_answers_429_of_its_own_type(databases: Databases, backe
     assert "quota is 2" in problem["detail"]
     assert 0 < int(refused.headers["Retry-After"]) <= 86_400
     assert sql(url, "SELECT count(*) FROM recommendations") == 2
-    assert m.IdempotencyKey.__tablename__ == "idempotency_keys"
+    assert sr.IdempotencyKey.__tablename__ == "idempotency_keys"

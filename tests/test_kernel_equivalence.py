@@ -1,11 +1,13 @@
-"""The compiled option kernels compute what the per-request implementation they replaced computed.
+"""The option kernels compute, figure for figure, what they computed when the fixture was recorded.
 
 ``tests/data/kernel-equivalence.jsonl`` holds, for 300 random profiles (every GPU model, currency,
-plan, ops team, date; providers and regions sometimes narrowed), each option's figures as the
-previous implementation (methodology 2.0 walked through the plugins per request) answered them: the
-offer it chose, its cost figures, efficiency, stability and usability measures and feasibility. It
-was recorded before that implementation was removed (``KERNEL_EQUIVALENCE_RECORD=1`` writes it from
-whatever ``OptionHost.assess`` computes). Every figure must agree within 1e-9 relative.
+plan, ops team, date; providers and regions sometimes narrowed), each option's figures: the offer it
+chose, its cost figures, efficiency, stability and usability measures and feasibility. It was first
+recorded from the per-request implementation the kernels replaced, and the kernels reproduced all of
+it within 1e-9 relative (commit "Option kernels …", methodology 2.0); methodology 3.0 re-recorded it
+for the changes docs/methodology.md lists under "What changed in 3.0". A change of figures must be a
+change of methodology or of the price books: re-record with ``KERNEL_EQUIVALENCE_RECORD=1 python
+tests/test_kernel_equivalence.py`` and list it there.
 """
 
 from __future__ import annotations

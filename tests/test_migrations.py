@@ -40,6 +40,7 @@ KB_TABLES = {
     "api_keys",
     "assumptions",
     "audit_events",
+    "availability_rules",
     "data_security_levels",
     "exchange_rates",
     "idempotency_keys",
@@ -48,6 +49,7 @@ KB_TABLES = {
     "knowledge_versions",
     "price_items",
     "recommendations",
+    "regions",
     "scenario_rules",
     "server_skus",
 }
@@ -147,3 +149,65 @@ def test_upgrade_downgrade_upgrade_with_the_cli_config(databases: Databases, bac
 
 def test_the_migration_creates_every_table_of_the_models() -> None:
     assert set(Base.metadata.tables) == KB_TABLES
+
+
+def _run_sql(url: str, *statements: str) -> list[list[tuple[object, ...]]]:
+    """Run ``statements`` in one transaction; the rows each SELECT returns."""
+
+    async def run() -> list[list[tuple[object, ...]]]:
+        engine = create_async_engine(Settings(database_url=url).async_database_url)
+        try:
+            async with engine.begin() as conn:
+                out = []
+                for sql in statements:
+                    result = await conn.execute(sa.text(sql))
+                    out.append([tuple(r) for r in result] if result.returns_rows else [])
+                return out
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+PRICE_COLUMNS = (
+    "option, provider, item, subject, gpu_model, plan, unit, low, high, currency, region, valid_from, source, "
+    "source_quality"
+)
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_0005_renames_gcp_commitments_and_its_downgrade_drops_what_0004_cannot_hold(
+    databases: Databases, backend_name: str
+) -> None:
+    """Up: GCP's reserved_1y rows become committed_use_1y (the plan as sold), free-form plans are
+    accepted, regions and availability rules can be stored. Down: the rename is undone, rows with plans
+    the old CHECK refuses are dropped, and so are the two tables."""
+    require_backend(backend_name)
+    url = databases.new(backend_name)
+    cfg = make_alembic_config(Settings(database_url=url))
+    command.upgrade(cfg, "0004")
+    row = "'rented_gpu_instances', '{p}', 'instance_hour', 'a3-highgpu-8g', 'h100_sxm', '{plan}', 'per_server_hour', 1, 1, 'USD', 'us-central1', '2025-03-06', 't', 'verified'"  # noqa: E501
+    _run_sql(
+        url,
+        f"INSERT INTO price_items ({PRICE_COLUMNS}) VALUES ({row.format(p='gcp', plan='reserved_1y')})",
+        f"INSERT INTO price_items ({PRICE_COLUMNS}) VALUES ({row.format(p='aws', plan='reserved_1y')})",
+    )
+
+    command.upgrade(cfg, "0005")
+    (plans,) = _run_sql(url, "SELECT provider, plan FROM price_items ORDER BY provider")
+    assert plans == [("aws", "reserved_1y"), ("gcp", "committed_use_1y")]
+    free_form = row.format(p="aws", plan="savings_plan_3y").replace("'2025-03-06'", "'2026-12-03'")
+    _run_sql(
+        url,
+        f"INSERT INTO price_items ({PRICE_COLUMNS}, interconnect, min_kw) VALUES ({free_form}, 'efa', 250)",
+        "INSERT INTO regions (key, name, kind, source) VALUES ('global', 'Global', 'global', 't')",
+    )
+    with pytest.raises(sa.exc.IntegrityError):  # the CHECK on interconnect
+        bad = row.format(p="oci", plan="x")
+        _run_sql(url, f"INSERT INTO price_items ({PRICE_COLUMNS}, interconnect) VALUES ({bad}, 'nvlink')")
+
+    command.downgrade(cfg, "0004")
+    (plans,) = _run_sql(url, "SELECT provider, plan FROM price_items ORDER BY provider, plan")
+    assert plans == [("aws", "reserved_1y"), ("gcp", "reserved_1y")]
+    tables, revision = _tables_and_revision(url)
+    assert revision == "0004" and not tables & {"regions", "availability_rules"}

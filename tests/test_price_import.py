@@ -499,7 +499,7 @@ def _row(subject: str, valid_from: dt.date, retrieved_on: dt.date | None, **more
         "low": 20,
         "high": 20,
         "currency": "USD",
-        "region": "test-1",
+        "region": "JP",  # a region of the hierarchy no lambda row uses
         "valid_from": valid_from,
         "retrieved_on": retrieved_on,
         "source": "test",
@@ -545,7 +545,7 @@ def test_prices_stale_lists_what_the_api_lists(
         "subject",
     ]
     listed = {(c[3], c[4], c[5], c[6], c[7], " ".join(c[8:])) for c in (line.split() for line in table)}
-    mine = {s for (p, r, *_, s) in listed if (p, r) == ("lambda", "test-1")}
+    mine = {s for (p, r, *_, s) in listed if (p, r) == ("lambda", "JP")}
     assert mine == {"old", "undated"}
     assert [line.split()[:2] for line in table if line.endswith(" old")] == [["200", str(ago(200))]]
     with make_client(url) as client:

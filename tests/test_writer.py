@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
-from app.kb import models as m
+from app.kb import service_records as sr
 from app.kb.writer import RecommendationWriter
 from app.settings import Settings
 
@@ -36,13 +36,13 @@ def test_concurrent_rows_are_all_committed_and_a_failed_batch_is_reported(empty_
         try:
             await asyncio.gather(*(writer.store(_row()) for _ in range(300)))
             async with sessions() as s:
-                assert await s.scalar(select(func.count()).select_from(m.Recommendation)) == 300
+                assert await s.scalar(select(func.count()).select_from(sr.Recommendation)) == 300
             duplicate = str(uuid.uuid4())
             await writer.store(_row(duplicate))
             with pytest.raises(IntegrityError):
                 await writer.store(_row(duplicate))
             async with sessions() as s:
-                assert await s.scalar(select(func.count()).select_from(m.Recommendation)) == 301
+                assert await s.scalar(select(func.count()).select_from(sr.Recommendation)) == 301
         finally:
             await engine.dispose()
 

@@ -17,7 +17,7 @@ import click
 
 from app.cli.common import Group, actor_option, pass_settings
 from app.kb import audit, keys
-from app.kb import models as m
+from app.kb import service_records as sr
 from app.kb.db import transaction
 from app.settings import Settings
 
@@ -79,7 +79,7 @@ def create(settings: Settings, name: str, scopes: tuple[str, ...], expires_in: d
     return 0
 
 
-async def _list(settings: Settings) -> list[m.ApiKey]:
+async def _list(settings: Settings) -> list[sr.ApiKey]:
     async with transaction(settings) as session:
         return await keys.list_all(session)
 
@@ -105,7 +105,7 @@ def list_(settings: Settings) -> int:
 async def _revoke(settings: Settings, key_id: int, actor: str) -> tuple[str, bool]:
     """The key's name, and whether it was revoked already (revoking again is harmless, but said)."""
     async with transaction(settings) as session:
-        row = await session.get(m.ApiKey, key_id)
+        row = await session.get(sr.ApiKey, key_id)
         was_revoked = row is not None and row.revoked_at is not None
         row = await keys.revoke(session, key_id, actor=actor)
         return row.name, was_revoked
@@ -127,7 +127,7 @@ def revoke(settings: Settings, key_id: int, actor: str) -> int:
 
 async def _rotate(
     settings: Settings, key_id: int, grace: dt.timedelta, actor: str, expires_in: dt.timedelta | None
-) -> tuple[keys.Created, m.ApiKey]:
+) -> tuple[keys.Created, sr.ApiKey]:
     async with transaction(settings) as session:
         return await keys.rotate(session, key_id, grace=grace, actor=actor, expires_in=expires_in)
 

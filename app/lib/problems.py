@@ -11,7 +11,14 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable, TooMuchWork, UnknownReference
+from app.core.errors import (
+    DomainError,
+    InconsistentProfile,
+    KnowledgeUnavailable,
+    NothingAssessable,
+    TooMuchWork,
+    UnknownReference,
+)
 from app.core.text import msg
 from app.lib.i18n import Lang, language, name_of, render
 from app.lib.rate_limits import retry_after
@@ -47,6 +54,7 @@ DOMAIN_PROBLEMS: dict[type[DomainError], tuple[int, str, str]] = {
         "unknown-reference",
         "The request refers to something the knowledge base does not have",
     ),
+    InconsistentProfile: (422, "inconsistent-profile", "The profile's fields contradict each other"),
     NothingAssessable: (422, "no-option-assessable", "No option could be assessed for this request"),
     TooMuchWork: (422, "too-much-work", "The request asks for more work than one request may"),
     KnowledgeUnavailable: (503, "knowledge-unavailable", "The knowledge base is not loaded"),

@@ -162,6 +162,58 @@ class CatalogController(Controller):
         return catalog.providers(window(limit, offset), kind=kind)
 
     @get(
+        "/regions",
+        operation_id="listRegions",
+        opt={"scope": "catalog:read"},
+        summary="The region hierarchy: provider regions in countries, subdivisions, countries, continents, global",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_regions(
+        self,
+        catalog: NamedDependency[CatalogService],
+        kind: Annotated[
+            str | None,
+            Parameter(max_length=20, description="provider_region, subdivision, country, continent or global."),
+        ] = None,
+        parent: Annotated[
+            str | None, Parameter(max_length=40, description="Only the regions directly under this one.")
+        ] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> s.RegionList:
+        return catalog.regions(window(limit, offset), kind=kind, parent=parent)
+
+    @get(
+        "/availability-rules",
+        operation_id="listAvailabilityRules",
+        opt={"scope": "catalog:read"},
+        summary="Export controls: GPU models unavailable, or only with a licence, in a jurisdiction, with sources",
+        responses=COMMON_PROBLEMS,
+    )
+    async def list_availability_rules(
+        self,
+        catalog: NamedDependency[CatalogService],
+        gpu_model: Annotated[str | None, Parameter(max_length=40, description="A key from /v1/gpus.")] = None,
+        jurisdiction: Annotated[
+            str | None,
+            Parameter(
+                max_length=40,
+                description="A key from /v1/regions: the rules that apply there (its own and those of every "
+                "region it lies in).",
+            ),
+        ] = None,
+        as_of: Annotated[dt.date | None, Parameter(description="Only rules in force on this date.")] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> s.AvailabilityRuleList:
+        if jurisdiction is not None and not catalog.is_region(jurisdiction):
+            # never an empty list: "no rule" must not be read off a misspelt jurisdiction
+            raise NotFoundException(f"unknown jurisdiction '{jurisdiction}' (see /v1/regions)")
+        return catalog.availability_rules(
+            window(limit, offset), gpu_model=gpu_model, jurisdiction=jurisdiction, as_of=as_of
+        )
+
+    @get(
         "/exchange-rates",
         operation_id="listExchangeRates",
         opt={"scope": "catalog:read"},

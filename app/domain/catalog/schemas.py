@@ -9,11 +9,14 @@ import msgspec
 
 from app.core.vocab import (
     AssumptionUnit,
+    AvailabilityEffect,
+    Billing,
     Currency,
+    Interconnect,
     Pivot,
-    Plan,
     PriceUnit,
     ProviderKind,
+    RegionKind,
     Residency,
     RuleEffect,
     RuleMatch,
@@ -84,7 +87,7 @@ class PriceRead(msgspec.Struct):
     item: str
     subject: str
     gpu_model: str
-    plan: Plan
+    plan: str
     unit: PriceUnit
     gpus_per_unit: int | None
     low: float
@@ -103,6 +106,9 @@ class PriceRead(msgspec.Struct):
     source_quality: SourceQuality
     retrieved_on: dt.date | None
     notes: str | None
+    interconnect: Interconnect | None
+    billing: Billing | None
+    min_kw: float | None
 
 
 class PriceList(Page):
@@ -124,6 +130,40 @@ class ProviderRead(msgspec.Struct):
 
 class ProviderList(Page):
     items: list[ProviderRead]
+
+
+class RegionRead(msgspec.Struct):
+    """A region of the hierarchy: ``parent`` is the region it lies in, null only for ``global``."""
+
+    key: str
+    name: str
+    kind: RegionKind
+    parent: str | None
+    provider: str | None
+    source: str
+
+
+class RegionList(Page):
+    items: list[RegionRead]
+
+
+class AvailabilityRuleRead(msgspec.Struct):
+    """An export control: ``gpu_model`` is ``effect`` for buyers in ``jurisdiction`` (and every region
+    under it) from ``valid_from`` until ``valid_to``."""
+
+    id: int
+    gpu_model: str
+    jurisdiction: str
+    effect: AvailabilityEffect
+    valid_from: dt.date
+    valid_to: dt.date | None
+    source: str
+    source_quality: SourceQuality
+    rationale: str
+
+
+class AvailabilityRuleList(Page):
+    items: list[AvailabilityRuleRead]
 
 
 class ExchangeRateRead(msgspec.Struct):

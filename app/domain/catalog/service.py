@@ -159,6 +159,37 @@ class CatalogService:
         rows = [s.ProviderRead(**fields_of(p)) for p in kb.providers.values() if kind is None or p.kind == kind]
         return _listing(s.ProviderList, kb, rows, window)
 
+    def regions(self, window: LimitOffset, *, kind: str | None, parent: str | None) -> s.RegionList:
+        """The region hierarchy, root first (by depth, then key); ``parent`` keeps the regions directly under it."""
+        kb = self._kb()
+        rows = [
+            r
+            for r in kb.regions.values()
+            if (kind is None or r.kind == kind) and (parent is None or r.parent == parent)
+        ]
+        rows.sort(key=lambda r: (len(kb.region_chain(r.key)), r.key))
+        return _listing(s.RegionList, kb, [s.RegionRead(**fields_of(r)) for r in rows], window)
+
+    def is_region(self, key: str) -> bool:
+        """Whether ``key`` is a region of the hierarchy."""
+        return key in self._kb().regions
+
+    def availability_rules(
+        self, window: LimitOffset, *, gpu_model: str | None, jurisdiction: str | None, as_of: dt.date | None
+    ) -> s.AvailabilityRuleList:
+        """Export controls, filtered: ``jurisdiction`` keeps the rules that apply there (a rule of that
+        region or of any region it lies in), ``as_of`` those in force that day."""
+        kb = self._kb()
+        rows = [
+            a
+            for a in kb.availability
+            if (gpu_model is None or a.gpu_model == gpu_model)
+            and (jurisdiction is None or a.jurisdiction in kb.region_chain(jurisdiction))
+            and (as_of is None or a.valid_on(as_of))
+        ]
+        rows.sort(key=lambda a: (a.jurisdiction, a.gpu_model, a.valid_from))
+        return _listing(s.AvailabilityRuleList, kb, [s.AvailabilityRuleRead(**fields_of(a)) for a in rows], window)
+
     def exchange_rates(
         self, window: LimitOffset, *, as_of: dt.date | None, base: str | None, quote: str | None
     ) -> s.ExchangeRateList:

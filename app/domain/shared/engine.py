@@ -3,6 +3,7 @@ plugins, today's date, and the step from a request to the core's profile and ass
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
@@ -11,17 +12,28 @@ import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from app.core import decision
-from app.core.errors import ISOLATED, KnowledgeUnavailable, NothingAssessable, OptionFailed, UnknownReference
+from app.core.errors import (
+    ISOLATED,
+    InconsistentProfile,
+    KnowledgeUnavailable,
+    NothingAssessable,
+    OptionFailed,
+    UnknownReference,
+)
 from app.core.host import LoadedOption, OptionHost
 from app.core.insights import Crossing, Variant, crossing
 from app.core.kernel import Quote
-from app.core.knowledge import Knowledge
+from app.core.knowledge import ANY, Knowledge
 from app.core.text import msg
 from app.core.types import Assessment, Profile
-from app.domain.shared.schemas import MAX_START_DAYS, ComparisonCreate, ProfileCreate
+from app.domain.shared.schemas import ProfileCreate, ProfileFields
 from app.lib import metrics
 
 log = logging.getLogger(__name__)
+#: the core profile's fields (``app.core.types.Profile``), each a request field of the same name
+PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
+#: those the engine derives from the request rather than copies (a default date, sorted sets)
+DERIVED = frozenset({"as_of", "providers", "regions"})
 
 
 def utc_today() -> dt.date:
@@ -107,6 +119,7 @@ class Engine:
         gpu_model: str | None,
         providers: list[str] | None = None,
         regions: list[str] | None = None,
+        buyer_country: str | None = None,
     ) -> None:
         """422 for a currency that cannot be converted to, an unknown GPU model, provider or region,
         naming the field and where to find what exists."""
@@ -130,39 +143,44 @@ class Engine:
         if unknown:
             text = f"unknown provider(s) {unknown} (see /v1/providers and /v1/offers)"
             raise UnknownReference(msg("problem.detail.unknown_providers", text, providers=unknown), field="providers")
-        unknown = ", ".join(sorted(set(regions or ()) - kb.regions))
+        unknown = ", ".join(sorted(set(regions or ()) - set(kb.regions) - {ANY}))
         if unknown:
-            text = f"unknown region(s) {unknown} (see /v1/offers)"
+            text = f"unknown region(s) {unknown} (see /v1/regions)"
             raise UnknownReference(msg("problem.detail.unknown_regions", text, regions=unknown), field="regions")
-
-    def profile(self, req: ComparisonCreate, kb: Knowledge) -> Profile:
-        """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today)."""
-        self.check_references(
-            kb, currency=req.currency, gpu_model=req.gpu_model, providers=req.providers, regions=req.regions
-        )
-        common = {
-            "gpus": req.gpus,
-            "utilization": req.utilization,
-            "horizon_years": req.horizon_years,
-            "as_of": req.as_of or self.today(),
-            "rental_plan": req.rental_plan,
-            "currency": req.currency,
-            "gpu_model": req.gpu_model,
-            "providers": None if req.providers is None else tuple(sorted(set(req.providers))),
-            "regions": None if req.regions is None else tuple(sorted(set(req.regions))),
-        }
-        if isinstance(req, ProfileCreate):
-            return Profile(
-                **common,  # type: ignore[arg-type]
-                team_size=req.team_size,
-                ops_team=req.ops_team,
-                data_security=req.data_security,
-                start_within_days=req.start_within_days,
-                capex_budget=req.capex_budget,
-                delay_cost_per_day=req.delay_cost_per_day,
+        if buyer_country is not None and buyer_country not in kb.countries:
+            known = ", ".join(sorted(kb.countries))
+            text = f"unknown buyer_country '{buyer_country}'; the knowledge base knows {known} (see /v1/regions)"
+            raise UnknownReference(
+                msg("problem.detail.unknown_buyer_country", text, buyer_country=buyer_country, known=known),
+                field="buyer_country",
             )
-        # a price comparison sets no deadline: every offer's lead time is acceptable
-        return Profile(**common, start_within_days=MAX_START_DAYS)  # type: ignore[arg-type]
+
+    def profile(self, req: ProfileFields, kb: Knowledge) -> Profile:
+        """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today):
+        the same fields and defaults on every endpoint."""
+        self.check_references(
+            kb,
+            currency=req.currency,
+            gpu_model=req.gpu_model,
+            providers=req.providers,
+            regions=req.regions,
+            buyer_country=req.buyer_country,
+        )
+        if req.largest_job_gpus is not None and req.largest_job_gpus > req.gpus:
+            raise InconsistentProfile(
+                f"largest_job_gpus {req.largest_job_gpus} is more than gpus {req.gpus}: the largest job runs on "
+                "at most every GPU the team needs",
+                field="largest_job_gpus",
+            )
+        # the core's profile field by field by name, from the request's fields of the same names
+        # (tests/test_declarations.py checks that they are the same fields)
+        given = {f: getattr(req, f) for f in PROFILE_FIELDS if f not in DERIVED}
+        return Profile(
+            **given,
+            as_of=req.as_of or self.today(),
+            providers=None if req.providers is None else tuple(sorted(set(req.providers))),
+            regions=None if req.regions is None else tuple(sorted(set(req.regions))),
+        )
 
     def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
         """Every option's assessment (or its error); 422 when no option can be assessed at all."""

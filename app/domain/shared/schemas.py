@@ -47,8 +47,10 @@ class Weights(RequestModel):
         return self
 
 
-class ComparisonCreate(RequestModel):
-    """A price comparison: the options' costs for this much compute."""
+class ProfileFields(RequestModel):
+    """A team's profile: what every endpoint that prices or ranks options reads, with the same meaning
+    and the same defaults everywhere (a field absent from a request means the same on every endpoint;
+    a constraint not given is no constraint)."""
 
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
     utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
@@ -80,14 +82,15 @@ class ComparisonCreate(RequestModel):
         description="Only offers in these regions (as /v1/offers names them).",
     )
 
-
-class ProfileCreate(ComparisonCreate):
-    """A team's profile, for a recommendation."""
-
     team_size: int = Field(default=10, ge=1, le=MAX_TEAM_SIZE)
     ops_team: OpsTeam = "none"
     data_security: DataSecurity = "standard"
-    start_within_days: int = Field(default=30, ge=0, le=MAX_START_DAYS)
+    start_within_days: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_START_DAYS,
+        description="Days within which the compute is needed; absent: no deadline.",
+    )
     capex_budget: float | None = Field(
         default=None, ge=0, le=1e13, description="Largest upfront outlay allowed, in `currency`."
     )
@@ -97,6 +100,34 @@ class ProfileCreate(ComparisonCreate):
         le=1e12,
         description="What a day without the compute costs the team, in `currency`: prices waiting for it.",
     )
+    largest_job_gpus: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_GPUS,
+        description="GPUs of the largest single training job, 1–`gpus`; absent: `gpus`. A job larger than an "
+        "offer's instance or server needs several of them joined by a training interconnect.",
+    )
+    preemptible_share: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of the work that tolerates preemption (0–1); spot capacity serves only a profile at 1.",
+    )
+    buyer_country: str | None = Field(
+        default=None,
+        pattern=r"^[A-Z]{2}$",
+        description="ISO 3166-1 alpha-2 code of the buyer's jurisdiction (see /v1/regions): an own cluster's "
+        "servers, staff, power and colocation come from there, and its availability rules apply.",
+    )
+
+
+class ComparisonCreate(ProfileFields):
+    """A price comparison: the options' costs for this profile."""
+
+
+class ProfileCreate(ProfileFields):
+    """A team's profile, for a recommendation (its ranking weights the four dimensions)."""
+
     weights: Weights | None = None
 
 

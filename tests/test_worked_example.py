@@ -1,0 +1,123 @@
+"""docs/worked-example.md, by hand: 64 × H100 at 60 % for 3 years, a US buyer, in USD. Every line of the
+own cluster's bill and the rented and platform offers' costs are recomputed here from the price rows and
+assumptions with plain arithmetic (expected ends), and must equal what the service answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+from seed_snapshot import knowledge_from_seeds
+
+from app.core.knowledge import Price
+from app.core.types import Assessment, Profile
+from app.plugin_manager import create_option_host
+
+KB = knowledge_from_seeds()
+HOST = create_option_host()
+PROFILE = Profile(
+    gpus=64,
+    utilization=0.6,
+    horizon_years=3,
+    as_of=dt.date(2026, 12, 3),
+    gpu_model="h100_sxm",
+    currency="USD",
+    buyer_country="US",
+)
+GPUS, SERVERS, HOURS = 64, 8, 8760
+
+
+def row(item: str, subject: str | None = None, region: str | None = None, **fields: object) -> Price:
+    found = [
+        p
+        for p in KB.rows("self_built_cluster", item, PROFILE.as_of)
+        if (subject is None or p.subject == subject)
+        and (region is None or p.region == region)
+        and all(getattr(p, k) == v for k, v in fields.items())
+    ]
+    assert len(found) == 1, (item, subject, region, found)
+    return found[0]
+
+
+def a(key: str, option: str = "self_built_cluster") -> float:
+    return KB.assumption(option, key).value.expected
+
+
+def own() -> Assessment:
+    return HOST.assess("self_built_cluster", PROFILE, KB)
+
+
+def lines(assessment: Assessment) -> dict[str, tuple[float, float, float]]:
+    return {
+        li.key: (li.upfront.expected, li.annual.expected, (li.total or li.annual).expected)
+        for li in assessment.cost.breakdown
+    }
+
+
+def test_the_own_cluster_line_by_line() -> None:
+    got = own()
+    assert got.offer is not None and got.offer.variant == "own facility" and got.offer.region == "US"
+    server = row("server_hardware", "hgx_h100_8gpu", "US")
+    price = server.value.expected  # 313,500 USD a server
+    it_kw = SERVERS * KB.servers["hgx_h100_8gpu"].power_kw  # 81.6 kW
+    lead_years = a("lead_time_days") if server.lead_time_days is None else server.lead_time_days.expected
+    lead_years /= 365
+    serving = 3 - lead_years  # years in service after installation
+    by_key = lines(got)
+
+    hardware = SERVERS * price
+    # resale at the horizon: the H100's market points, linear between them (age in service)
+    points = sorted(
+        (float(p.subject.removeprefix("age_").removesuffix("y")), p.value.expected)
+        for p in KB.rows("self_built_cluster", "resale_value", PROFILE.as_of)
+        if p.gpu_model == "h100_sxm" and p.subject.endswith("y") and p.subject[4:-1].replace(".", "").isdigit()
+    )
+    ages, shares = [0.0, *(x for x, _ in points)], [1.0, *(y for _, y in points)]
+    j = max(i for i, age in enumerate(ages) if age <= serving)
+    residual = shares[j] + (shares[j + 1] - shares[j]) * (serving - ages[j]) / (ages[j + 1] - ages[j])
+    assert by_key["server_hardware"] == pytest.approx((hardware, hardware / 3, hardware * (1 - residual)))
+
+    def declining(key: str, upfront: float) -> tuple[float, float, float]:
+        left = (1 - a(f"residual_decline_{key}")) ** serving  # no market points: a constant decline a year
+        return upfront, upfront / 3, upfront * (1 - left)
+
+    fabric = row("network_fabric", min_gpus=17).value.expected * GPUS  # the 17–512-GPU InfiniBand tier
+    assert by_key["network_fabric"] == pytest.approx(declining("network_fabric", fabric))
+    storage = row("storage", unit="per_tb").value.expected * a("storage_tb_per_gpu") * GPUS
+    assert by_key["storage"] == pytest.approx(declining("storage", storage))
+    installation = row("installation").value.expected * hardware  # sunk: nothing at resale
+    assert by_key["installation"] == pytest.approx((installation, installation / 3, installation))
+    room = row("facility_build", region="US").value.expected * it_kw
+    assert by_key["facility_build"] == pytest.approx(declining("facility_build", room))
+
+    teams = math.ceil(SERVERS / a("nodes_per_ops_team"))
+    staff = row("ops_staff", "gpu_infra_engineer", "US").value.expected
+    ops = teams * a("ops_team_fte") * staff
+    assert by_key["ops_team"] == pytest.approx((0, ops, ops * serving))
+    kwh = it_kw * a("power_draw_share") * HOURS * a("pue")
+    power = kwh * row("power", "*", "US").value.expected
+    assert by_key["power"] == pytest.approx((0, power, power * serving))
+    support = row("hardware_support").value.expected * hardware
+    assert by_key["hardware_support"] == pytest.approx((0, support, support * serving))
+
+    total = sum(v[2] for v in by_key.values())
+    useful = GPUS * 0.6 * HOURS * serving  # the team waits for the cluster: no qualifying bridge is cheaper
+    assert got.cost.total.expected == pytest.approx(total)
+    assert got.cost.per_useful_gpu_hour.expected == pytest.approx(total / useful)
+
+
+def test_the_rented_and_platform_offers_by_hand() -> None:
+    useful = GPUS * 0.6 * HOURS
+    rented = HOST.assess("rented_gpu_instances", PROFILE, KB)
+    assert rented.offer is not None and (rented.offer.provider, rented.offer.plan) == ("aws", "capacity_block")
+    per_gpu = rented.offer.quoted_price.expected / 8  # p5.48xlarge: 8 GPUs a block-hour
+    assert rented.cost.annual.expected == pytest.approx(GPUS * HOURS * per_gpu)  # every hour of 64 GPUs
+    assert rented.cost.per_useful_gpu_hour.expected == pytest.approx(per_gpu / 0.6)
+
+    platform = HOST.assess("ai_compute_platform", PROFILE, KB)
+    assert platform.offer is not None and "SageMaker training job" in platform.offer.subject
+    per_gpu = platform.offer.quoted_price.expected / 8
+    startup = a("job_startup_minutes", "ai_compute_platform") / 60 / a("training_run_hours", "*")
+    assert platform.cost.annual.expected == pytest.approx(useful * (1 + startup) * per_gpu)  # job seconds
+    assert platform.cost.per_useful_gpu_hour.expected == pytest.approx(per_gpu * (1 + startup))
