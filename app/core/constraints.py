@@ -9,18 +9,29 @@ hardware is in (``availability_rules``); a job whose failures outrun its recover
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import datetime as dt
+from typing import Any, Protocol
 
 from app.core import model
 from app.core.kernel import Candidate, Quote
-from app.core.knowledge import ANY, AvailabilityRule
+from app.core.knowledge import ANY, AvailabilityRule, Knowledge
 from app.core.pricing import gt, holds
 from app.core.ranges import Range
 from app.core.text import msg, num, pct, span
 from app.core.types import Profile
 
-if TYPE_CHECKING:
-    from app.core.offer_kernel import OfferKernel
+
+class Offering(Protocol):
+    """What the constraints read of an offer kernel (``app.core.offer_kernel.OfferKernel``)."""
+
+    knowledge: Knowledge
+    as_of: dt.date
+    compiled: dict[str, Any]
+
+    @property
+    def preemptible_plans(self) -> frozenset[str]: ...
+
+    def jurisdiction(self, c: Candidate, profile: Profile) -> str: ...
 
 
 #: the fabrics that join a multi-node training job's nodes (ethernet without RDMA does not)
@@ -37,7 +48,7 @@ def multi_node(c: Candidate) -> bool:
     return c.node_gpus >= MIN_NODE_GPUS and c.interconnect in TRAINING_FABRICS
 
 
-def availability(kernel: OfferKernel, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
+def availability(kernel: Offering, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
     """The export controls on the offer's GPU model where its hardware is, valid on the period's day."""
     gpu = c.offer.row.gpu_model
     if gpu == ANY or not kernel.knowledge.availability:
@@ -56,7 +67,7 @@ def availability(kernel: OfferKernel, c: Candidate, profile: Profile) -> list[Av
     return found
 
 
-def hard_constraints(kernel: OfferKernel, c: Candidate, profile: Profile, lead: Range) -> list[tuple[str, Any]]:
+def hard_constraints(kernel: Offering, c: Candidate, profile: Profile, lead: Range) -> list[tuple[str, Any]]:
     """The hard constraints an offer breaks (code, where: a bool or an array over a batch):
     capacity, the expected lead time, and data residency."""
     found: list[tuple[str, Any]] = []
@@ -78,7 +89,7 @@ def hard_constraints(kernel: OfferKernel, c: Candidate, profile: Profile, lead: 
     return [(code, where) for code, where in found if holds(where)]
 
 
-def shared_reason(kernel: OfferKernel, profile: Profile, quote: Quote, code: str) -> str:
+def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -> str:
     c = quote.candidate
     assert c is not None
     label = c.label

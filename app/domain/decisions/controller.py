@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.text import msg
 from app.domain.decisions import schemas as s
+from app.domain.decisions import storing
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import check_idempotency_key
@@ -119,7 +120,8 @@ class DecisionController(Controller):
             evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             evaluated = Response(evaluation, status_code=HTTP_200_OK, headers=STORE_FALSE_DEPRECATION)
             return cast("Response[s.RecommendationRead]", evaluated)
-        answer = await decisions.recommend(
+        answer = await storing.recommend(
+            decisions,
             data,
             api_key_id=principal_of(request).id,
             writer=recommendation_writer,
@@ -146,7 +148,7 @@ class DecisionController(Controller):
         rec_id: Annotated[str, Parameter(max_length=36)],
     ) -> Response[s.RecommendationRead]:
         principal = principal_of(request)
-        doc = await DecisionService.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
+        doc = await storing.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
         if doc is None:
             raise NotFoundException(
                 detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)

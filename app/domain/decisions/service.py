@@ -23,7 +23,6 @@ from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
-from app.domain.decisions import storing
 from app.domain.shared.convert import (
     confidence_read,
     cost_read,
@@ -40,7 +39,6 @@ from app.domain.shared.schemas import (
     ProfileCreate,
 )
 from app.domain.shared.statements import break_even_sentence
-from app.kb.repositories import RecommendationRepository
 from app.lib import metrics
 from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
 
@@ -296,23 +294,6 @@ class DecisionService:
                 model_focus_share=range_read(u.model_focus_share, 4),
             ),
         )
-
-    # ---- stored recommendations --------------------------------------------------------------
-
-    #: evaluate (with insights), store, and answer the stored document in the request's language, which
-    #: it keeps; Idempotency-Key, daily quota and backpressure (``app.domain.decisions.storing``)
-    recommend = storing.recommend
-
-    @staticmethod
-    async def stored(
-        repository: RecommendationRepository, rec_id: str, *, api_key_id: int, admin: bool
-    ) -> dict[str, Any] | None:
-        """A stored recommendation's document as answered, if this key may read it: its own, or any
-        for an admin key (another key's recommendation does not exist for it)."""
-        row = await repository.get_one_or_none(id=rec_id)
-        if row is None or not (admin or row.api_key_id == api_key_id):
-            return None
-        return row.response
 
 
 def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRead:

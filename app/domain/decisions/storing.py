@@ -1,6 +1,8 @@
-"""Storing a recommendation: the Idempotency-Key, the daily quota, the writer's backpressure.
+"""Storing a recommendation: the Idempotency-Key, the daily quota, the writer's backpressure; reading
+a stored one back.
 
-``recommend`` evaluates through ``DecisionService`` and stores through the writer; a retry with the same
+``recommend`` evaluates through ``DecisionService`` (which knows nothing of storing) and stores through
+the writer; a retry with the same
 Idempotency-Key answers the stored recommendation again (``app.kb.recommendations`` reads the claim,
 ``app.kb.writer`` makes it in the recommendation's transaction).
 """
@@ -10,21 +12,20 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from litestar.status_codes import HTTP_201_CREATED
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.decisions import schemas as s
+from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ProfileCreate
 from app.kb import recommendations as rec_store
+from app.kb.repositories import RecommendationRepository
 from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
 from app.lib.i18n import DEFAULT_LANG, Lang
 from app.lib.problems import ProblemException
-
-if TYPE_CHECKING:
-    from app.domain.decisions.service import DecisionService
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -154,3 +155,14 @@ def _replay(claimed: rec_store.Claimed, digest: str) -> StoredAnswer:
     return StoredAnswer(
         claimed.response, claimed.status, f"/v1/recommendations/{claimed.recommendation_id}", replayed=True
     )
+
+
+async def stored(
+    repository: RecommendationRepository, rec_id: str, *, api_key_id: int, admin: bool
+) -> dict[str, Any] | None:
+    """A stored recommendation's document as answered, if this key may read it: its own, or any for an
+    admin key (another key's recommendation does not exist for it)."""
+    row = await repository.get_one_or_none(id=rec_id)
+    if row is None or not (admin or row.api_key_id == api_key_id):
+        return None
+    return row.response
