@@ -287,6 +287,7 @@ class AiComputePlatform(OptionPlugin):
         "fault detection, job migration and checkpoint management: compute in minutes, billed for "
         "the GPU-hours jobs use.",
         version=VERSION,
+        price_plans=tuple(PLAN_TERM_YEARS),
     )
     kernel = PlatformKernel
 

@@ -60,7 +60,6 @@ class RentedKernel(OfferKernel):
     """Rented instances compiled: every instance offer of the price books, and the reservations the
     price books price as a discount off an on-demand offer."""
 
-    rental_plans = frozenset(PLAN_TERM_YEARS)
     preemptible_plans = PREEMPTIBLE
     setup_steps = msg(
         "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
@@ -224,6 +223,8 @@ class RentedGpuInstances(OptionPlugin):
         "scheduling and checkpoints are yours to manage.",
         version=VERSION,
         plans=("on_demand", "reserved_1y"),
+        price_plans=tuple(PLAN_TERM_YEARS),
+        rental_plans=tuple(PLAN_TERM_YEARS),
         bridges_lead_time=True,
     )
     kernel = RentedKernel

@@ -247,6 +247,7 @@ class SelfBuiltCluster(OptionPlugin):
         "ops team: the largest upfront investment and the longest lead time, the lowest cost per "
         "GPU-hour at sustained high load and scale.",
         version=VERSION,
+        price_plans=(),  # bought, not sold on plans
         owns_hardware=True,
     )
     kernel = OwnClusterKernel

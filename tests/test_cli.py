@@ -137,6 +137,26 @@ def test_seeds_load_of_a_broken_file_exits_2_and_writes_nothing(db_url: str, cap
     assert "field 'memory_gb'" in err
 
 
+def test_a_price_row_on_a_plan_its_option_does_not_sell_is_refused(db_url: str, capsys, tmp_path: Path) -> None:
+    # the plans are free-form in the files and the database, and declared by the plugins that sell them
+    # (OptionSpec.price_plans): a typo or another option's plan is refused before anything is written
+    cli(capsys, "migrate")
+    broken = tmp_path / "seeds"
+    shutil.copytree(SEEDS, broken)
+    file = broken / "41-offers-hyperscalers.yaml"
+    doc = yaml.safe_load(file.read_text(encoding="utf-8"))
+    row = next(p for p in doc["prices"] if p.get("plan") == "reserved_1y")
+    row["plan"] = "reserved_1yr"
+    file.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+    for command in ("check", "load"):
+        code, out, err = cli(capsys, "seeds", command, str(broken))
+        assert (code, out) == (2, "")
+        assert f"{file}: prices rented_gpu_instances/{row['provider']}/{row['item']}: field 'plan':" in err
+        assert "'reserved_1yr' is not a plan option rented_gpu_instances sells (on_demand, spot," in err
+    assert scalar(db_url, "SELECT count(*) FROM knowledge_versions") == 0
+
+
 def test_plugins_lists_the_three_built_in_options(capsys) -> None:
     code, out, _ = cli(capsys, "plugins")
 

@@ -359,8 +359,6 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "DIMENSIONS": "Dimension",
         "OPS_TEAMS": "OpsTeam",
         "DATA_SECURITY_LEVELS": "DataSecurity",
-        "RENTAL_PLANS": "RentalPlan",
-        "PLATFORM_PLANS": "PlatformPlan",
         "INTERCONNECTS": "Interconnect",
         "BILLINGS": "Billing",
         "REGION_KINDS": "RegionKind",

@@ -225,3 +225,36 @@ def test_a_job_no_offer_can_run_leaves_every_option_infeasible_with_its_reason(c
     assert r.json()["recommended_option"] is None
     for entry in r.json()["ranking"]:
         assert entry["feasible"] is False and entry["reasons"]
+
+
+# ---- plans as the plugins sell them ---------------------------------------------------------------
+
+
+def test_a_profile_rents_on_any_plan_the_rented_option_sells_and_an_unknown_one_is_refused(client: Client) -> None:
+    # the plans are the plugins' declarations (OptionSpec.rental_plans), listed by /v1/options
+    options = {o["key"]: o for o in client.get("/v1/options").json()["items"]}
+    sold = options[RENTED]["rental_plans"]
+    assert {"on_demand", "spot", "committed_use_1y", "savings_plan_3y", "reserved_6m"} <= set(sold), sold
+    assert options[OWN]["rental_plans"] == [] and options[OWN]["price_plans"] == []
+    assert "pay_as_you_go" in options[PLATFORM]["price_plans"]
+
+    body = {"gpus": 64, "utilization": 0.9, "horizon_years": 1, "gpu_model": "h100_sxm", "currency": "USD",
+            "rental_plan": "committed_use_1y"}  # fmt: skip
+    r = client.post("/v1/price-comparisons", json=body)
+    assert r.status_code == 200, r.text
+    rented = next(i for i in r.json()["items"] if i["option"] == RENTED)
+    assert rented["offer"]["plan"] == "committed_use_1y", rented
+
+    for endpoint in ("/v1/price-comparisons", "/v1/recommendations?store=false", "/v1/training-plans"):
+        wrong = {**body, "rental_plan": "reserved_1yr"}
+        if endpoint == "/v1/training-plans":
+            wrong = {
+                "parameters": 7e9,
+                "tokens": 1e11,
+                "gpu_model": "h100_sxm",
+                "gpus": 64,
+                "rental_plan": "reserved_1yr",
+            }
+        r = client.post(endpoint, json=wrong)
+        assert r.status_code == 422, (endpoint, r.text)
+        assert r.json()["field"] == "rental_plan" and "committed_use_1y" in r.json()["detail"], r.text

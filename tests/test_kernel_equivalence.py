@@ -25,11 +25,13 @@ from seed_snapshot import knowledge_from_seeds
 
 from app.core import decision
 from app.core.types import Assessment, Profile
-from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS, RENTAL_PLANS
+from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
 from app.plugin_manager import create_option_host
 
 FIXTURE = Path(__file__).parent / "data" / "kernel-equivalence.jsonl"
 CASES = 300
+#: the rental plans the recorded profiles were drawn from (the fixture's draws depend on this list)
+RENTAL_PLANS = ("on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block")
 TOLERANCE = 1e-9
 AS_OF = [dt.date(2026, 12, 1), dt.date(2026, 6, 15), dt.date(2026, 2, 1), dt.date(2025, 12, 31)]
 

@@ -260,7 +260,10 @@ def _failures(option: str) -> float:
 def test_when_every_option_fails_the_problem_names_each_error(seeded_db: str) -> None:
     host = create_option_host(extra_plugins=[Exploding(), Lacking()], entry_points=False)
     with make_client(seeded_db, option_host=host) as client:
+        # neither option rents: a plan to rent on is a plan no loaded option sells
         r = client.post("/v1/recommendations", json=PROFILE)
+        assert r.status_code == 422 and r.json()["field"] == "rental_plan", r.text
+        r = client.post("/v1/recommendations", json={k: v for k, v in PROFILE.items() if k != "rental_plan"})
         assert r.status_code == 422, r.text
         assert r.headers["content-type"].startswith("application/problem+json")
         problem = r.json()

@@ -8,12 +8,13 @@ registers it (no import cycle), and so that each new command module reuses the s
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
 from app.kb import audit
+from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key
 from app.lib.logs import configure_logging
 from app.settings import Settings
 
@@ -78,3 +79,42 @@ def actor_option(who: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 def tally_of(counts: Mapping[str, Any]) -> str:
     """A seed load's counts (a plan's or a knowledge version's ``summary``) as one phrase."""
     return f"{counts.get('add', 0)} added, {counts.get('change', 0)} changed, {counts.get('retire', 0)} retired"
+
+
+#: at most this many rows are named when price rows carry plans their options do not sell
+PLAN_PROBLEMS_SHOWN = 10
+
+
+def check_plans(prices: Iterable[tuple[str, PriceSeed]]) -> None:
+    """Refuse price rows whose option does not sell their plan (``OptionSpec.price_plans`` of the loaded
+    plugins): a ``SeedError`` naming each row (``(where, row)`` pairs: where is ``"<file>: "`` or empty)
+    and the plans its option sells. A row of an option no plugin provides, or of a plugin that declares
+    no plans, passes: ``seeds check`` is about the files, and the service ignores such rows."""
+    # imported here: loading the plugins is the slow part, and only the commands that check need them
+    from app.plugin_manager import create_option_host
+
+    specs = {key: loaded.spec for key, loaded in create_option_host().options.items()}
+    problems = []
+    for where, row in prices:
+        spec = specs.get(row.option)
+        sold = None if spec is None else spec.price_plans
+        if sold is None or row.plan == "*" or row.plan in sold:
+            continue
+        listed = ", ".join(sold) if sold else "none (its rows carry no plan: *)"
+        problems.append(
+            f"{where}prices {row.option}/{row.provider}/{row.item}: field 'plan': '{row.plan}' is not a plan "
+            f"option {row.option} sells ({listed})"
+        )
+    if problems:
+        more = len(problems) - PLAN_PROBLEMS_SHOWN
+        shown = problems[:PLAN_PROBLEMS_SHOWN] + ([f"… and {more} more"] if more > 0 else [])
+        raise SeedError("; ".join(shown))
+
+
+def check_seed_plans(seed_set: SeedSet) -> None:
+    """``check_plans`` over a read seed set's price rows, each named by its file."""
+    check_plans(
+        (seed_set.where("prices", natural_key("prices", row.model_dump())), row)
+        for row in seed_set.records["prices"]
+        if isinstance(row, PriceSeed)
+    )

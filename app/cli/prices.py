@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Group, pass_settings
+from app.cli.common import Group, check_plans, pass_settings
 from app.core.knowledge import Knowledge
 from app.core.offers import last_read, offer_identity, stale
 from app.core.vocab import OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
@@ -196,6 +196,7 @@ def import_(
             click.echo(f"unknown accelerator {name} on {_lines(lines)}: skipped, not guessed", err=True)
         if not imported.prices:
             raise PriceImportError(f"{sheet}: no price rows in {imported.rows_read} rows read")
+        check_plans((f"{sheet}: ", p) for p in imported.prices)
         given = {
             "--provider": provider,
             "--valid-from": valid_from and valid_from.date(),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Group, actor_option, pass_settings, tally_of
+from app.cli.common import Group, actor_option, check_seed_plans, pass_settings, tally_of
 from app.kb import seeds, snapshot
 from app.kb.db import transaction
 from app.settings import Settings
@@ -58,6 +58,7 @@ def load(
     with --dry-run or --verbose, every change first, as + added, ~ changed, - retired.
     """
     seed_set = seeds.read_seeds(_seed_path(settings, path))  # validates every file before the database is touched
+    check_seed_plans(seed_set)  # and every price row's plan against the plans its option's plugin sells
     plan = asyncio.run(_load(settings, seed_set, dry_run=dry_run, note=note, if_empty=if_empty, actor=actor))
     if plan is None:
         click.echo("knowledge base already loaded; nothing to do")
@@ -81,9 +82,11 @@ def load(
 def check(settings: Settings, path: str | None) -> int:
     """Validate seed files without touching the database.
 
-    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds).
+    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds). Price rows' plans are
+    checked against the plans their options' plugins sell (docs/plugins.md, "Plans").
     """
     seed_set = seeds.read_seeds(_seed_path(settings, path))
+    check_seed_plans(seed_set)
     counts = ", ".join(f"{len(v)} {k}" for k, v in seed_set.records.items())
     click.echo(f"valid: {counts}; content hash {seed_set.content_hash()[:12]}")
     return 0

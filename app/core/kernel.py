@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -44,12 +44,12 @@ class Kernel:
     The rest — masks, the shortlist, the choice, alternatives — is here, the same for every option.
     """
 
-    #: the plans a request's ``rental_plan`` narrows this option to (empty: the option ignores it)
-    rental_plans: ClassVar[frozenset[str]] = frozenset()
-
     def __init__(self, spec: OptionSpec, knowledge: Knowledge, currency: str, as_of: dt.date, roles: Roles) -> None:
         self.spec = spec
         self.option = spec.key
+        #: the plans a request's ``rental_plan`` narrows this option to (``OptionSpec.rental_plans``;
+        #: empty: the option ignores it)
+        self.rental_plans = frozenset(spec.rental_plans)
         self.knowledge = knowledge
         self.currency = currency
         #: a day of the period the kernel serves (every day of it sees the same rows and rates)

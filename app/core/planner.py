@@ -28,7 +28,7 @@ from app.core.kernel import Quote
 from app.core.knowledge import Knowledge, Server
 from app.core.ranges import Range
 from app.core.types import HOURS_PER_YEAR, Assessment, Profile
-from app.core.vocab import OpsTeam, RentalPlan
+from app.core.vocab import OpsTeam
 
 FLOPS_PER_PARAMETER_TOKEN = 6  # forward (2) + backward (4) FLOPs per parameter and token
 TERA = 1e12
@@ -95,7 +95,7 @@ def run_profile(
     hours: Range,
     as_of: dt.date,
     currency: str,
-    rental_plan: RentalPlan | None,
+    rental_plan: str | None,
     ops_team: OpsTeam,
     gpu_model: str | None,
 ) -> Profile:

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.core.knowledge import SourceRef
 from app.core.ranges import Range
-from app.core.vocab import DataSecurity, OpsTeam, RentalPlan
+from app.core.vocab import DataSecurity, OpsTeam
 
 HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
 
@@ -48,7 +48,7 @@ class Profile:
     #: days within which the compute is needed (None: no deadline; NaN for a batch's profile without one)
     start_within_days: float | None = None
     #: the plan to rent on; None: the cheapest feasible one is chosen
-    rental_plan: RentalPlan | None = None
+    rental_plan: str | None = None
     currency: str = "CNY"
     gpu_model: str | None = None
     capex_budget: float | None = None
@@ -271,6 +271,13 @@ class OptionSpec:
     owns_hardware: bool = False
     #: the plans (``rental_plan`` values) the option prices differently; break-even compares each
     plans: tuple[str, ...] = ()
+    #: the plans the option sells: its price rows may carry these (or ``*``, no plan), and ``seeds
+    #: check`` / ``seeds load`` / ``prices import`` refuse a row of the option with another; None (a
+    #: plugin that declares nothing): any plan
+    price_plans: tuple[str, ...] | None = None
+    #: the plans a profile's ``rental_plan`` may name to narrow this option to one plan (a subset of
+    #: ``price_plans``); a ``rental_plan`` no loaded option declares is refused with 422
+    rental_plans: tuple[str, ...] = ()
     #: the option rents capacity on demand while another's is procured: an option that owns hardware
     #: bridges its lead time on it (its kernel answers ``bridge(profile)``); one option at most
     bridges_lead_time: bool = False

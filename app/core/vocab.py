@@ -15,10 +15,6 @@ from typing import Literal, get_args
 Dimension = Literal["cost", "efficiency", "stability", "usability"]
 OpsTeam = Literal["none", "basic", "professional"]
 DataSecurity = Literal["standard", "high", "extreme"]
-#: how an option that rents may be billed; a request may ask for one, else the cheapest feasible is chosen
-RentalPlan = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block"]
-#: how a managed platform bills
-PlatformPlan = Literal["pay_as_you_go", "subscription_monthly", "subscription_1y"]
 #: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is)
 Interconnect = Literal["infiniband", "roce", "efa", "ethernet"]
 #: how a managed platform bills its GPUs: only job time (plus start-up), the whole allocated cluster, or the
@@ -75,10 +71,11 @@ RuleOperator = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in"]
 DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
 DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
-RENTAL_PLANS: tuple[RentalPlan, ...] = get_args(RentalPlan)
-PLATFORM_PLANS: tuple[PlatformPlan, ...] = get_args(PlatformPlan)
-#: a price row's plan: free-form (declared by the plugins that sell it), lower_snake_case, or ``*`` for none
+#: a price row's plan: free-form (declared by the plugins that sell it, ``OptionSpec.price_plans``),
+#: lower_snake_case, or ``*`` for none
 PLAN_PATTERN = r"^(\*|[a-z][a-z0-9_]{0,23})$"
+#: a plan a request names (``rental_plan``): one a loaded option declares (``OptionSpec.rental_plans``)
+PLAN_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,23}$"
 INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
 BILLINGS: tuple[Billing, ...] = get_args(Billing)
 REGION_KINDS: tuple[RegionKind, ...] = get_args(RegionKind)

@@ -31,6 +31,10 @@ class OptionRead(msgspec.Struct):
     description: str
     plugin: str
     plugin_version: str
+    #: the plans the option's price rows may carry (None: the plugin declares none, any is read)
+    price_plans: list[str] | None
+    #: the plans a profile's ``rental_plan`` may name to narrow this option to one
+    rental_plans: list[str]
 
 
 class Page(msgspec.Struct):

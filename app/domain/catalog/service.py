@@ -101,6 +101,8 @@ class CatalogService:
                     description=name_of(f"option.{o.spec.key}.description", lang, o.spec.description),
                     plugin=o.plugin_name,
                     plugin_version=o.plugin_version,
+                    price_plans=None if o.spec.price_plans is None else list(o.spec.price_plans),
+                    rental_plans=list(o.spec.rental_plans),
                 )
                 for o in self.engine.options.values()
             ]

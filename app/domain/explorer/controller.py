@@ -15,10 +15,12 @@ from typing import get_args
 
 from litestar import Controller, MediaType, Response, get
 from litestar.datastructures import CacheControlHeader
+from litestar.di import NamedDependency
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
-from app.core.vocab import Currency, DataSecurity, OpsTeam, RentalPlan
+from app.core.vocab import Currency, DataSecurity, OpsTeam
+from app.domain.catalog.service import CatalogService
 from app.domain.shared.schemas import MAX_GPUS, MAX_HORIZON_YEARS, MAX_START_DAYS, MAX_TEAM_SIZE, MIN_UTILIZATION
 from app.lib.i18n import DEFAULT_LANG, LANGUAGES, catalog
 
@@ -28,8 +30,9 @@ ASSETS_PATH = "/explorer/assets"
 _SCRIPT_END = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
-def boot_data() -> dict[str, object]:
-    """What the page starts with: its messages in every language, and the profile's vocabularies and limits."""
+def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
+    """What the page starts with: its messages in every language, and the profile's vocabularies (the
+    plans those the loaded options declare) and limits."""
     return {
         "languages": list(LANGUAGES),
         "default_language": DEFAULT_LANG,
@@ -46,7 +49,7 @@ def boot_data() -> dict[str, object]:
         "vocab": {
             "ops_team": list(get_args(OpsTeam)),
             "data_security": list(get_args(DataSecurity)),
-            "rental_plan": list(get_args(RentalPlan)),
+            "rental_plan": list(rental_plans),
             "currency": list(get_args(Currency)),
         },
         "limits": {
@@ -61,9 +64,9 @@ def boot_data() -> dict[str, object]:
 
 
 @cache
-def page() -> str:
-    """The page, its boot data inlined (built once per process)."""
-    boot = json.dumps(boot_data(), ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_END)
+def page(rental_plans: tuple[str, ...]) -> str:
+    """The page, its boot data inlined (built once per process and set of plans)."""
+    boot = json.dumps(boot_data(rental_plans), ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_END)
     return (STATIC / "explorer.html").read_text(encoding="utf-8").replace("__BOOT__", boot)
 
 
@@ -72,8 +75,8 @@ class ExplorerController(Controller):
     include_in_schema = False
 
     @get("/", media_type=MediaType.HTML, cache_control=CacheControlHeader(no_cache=True))
-    async def explorer(self) -> Response[str]:
-        return Response(page(), media_type=MediaType.HTML)
+    async def explorer(self, catalog: NamedDependency[CatalogService]) -> Response[str]:
+        return Response(page(catalog.engine.rental_plans()), media_type=MediaType.HTML)
 
 
 def assets_router() -> Router:

@@ -8,7 +8,7 @@ import msgspec
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from app.core.vocab import OpsTeam, RentalPlan
+from app.core.vocab import PLAN_NAME_PATTERN, OpsTeam
 from app.domain.shared.schemas import MAX_GPUS, RangeRead
 from app.lib.schemas import AsOf, RequestModel
 
@@ -62,8 +62,13 @@ class TrainingPlanCreate(RequestModel):
         description="Model FLOPs utilization, 0–1; default: the knowledge base's range (assumption */mfu).",
         json_schema_extra=POSITIVE,
     )
-    rental_plan: RentalPlan | None = Field(
-        default=None, description="The plan to rent on; absent: the cheapest feasible plan is chosen."
+    rental_plan: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=24,
+        pattern=PLAN_NAME_PATTERN,
+        description="The plan to rent on, one the options sell (`rental_plans` of /v1/options: on_demand, spot, "
+        "reserved_1y, committed_use_1y…); absent: the cheapest feasible plan is chosen.",
     )
     currency: str = Field(default="CNY", pattern=CURRENCY, json_schema_extra={"pattern": CURRENCY})
     as_of: AsOf

@@ -22,7 +22,7 @@ def _words(r: Range, unit: str) -> str:
 
 def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> TrainingPlanRead:
     kb = engine.knowledge()
-    engine.check_references(kb, currency=req.currency, gpu_model=req.gpu_model)
+    engine.check_references(kb, currency=req.currency, gpu_model=req.gpu_model, rental_plan=req.rental_plan)
     gpu = kb.gpus[req.gpu_model]
     if req.mfu is not None:
         mfu = Range.point(req.mfu)

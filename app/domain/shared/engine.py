@@ -120,9 +120,10 @@ class Engine:
         providers: list[str] | None = None,
         regions: list[str] | None = None,
         buyer_country: str | None = None,
+        rental_plan: str | None = None,
     ) -> None:
-        """422 for a currency that cannot be converted to, an unknown GPU model, provider or region,
-        naming the field and where to find what exists."""
+        """422 for a currency that cannot be converted to, an unknown GPU model, provider or region, or
+        a plan no loaded option sells, naming the field and where to find what exists."""
         if currency not in kb.currencies:
             available = ", ".join(sorted(kb.currencies))
             raise UnknownReference(
@@ -154,6 +155,18 @@ class Engine:
                 msg("problem.detail.unknown_buyer_country", text, buyer_country=buyer_country, known=known),
                 field="buyer_country",
             )
+        plans = self.rental_plans()
+        if rental_plan is not None and rental_plan not in plans:
+            known = ", ".join(plans)
+            text = f"no option rents on plan '{rental_plan}'; the options' plans are {known} (see /v1/options)"
+            raise UnknownReference(
+                msg("problem.detail.unknown_rental_plan", text, rental_plan=rental_plan, known=known),
+                field="rental_plan",
+            )
+
+    def rental_plans(self) -> tuple[str, ...]:
+        """Every plan a request's ``rental_plan`` may name: those the loaded options declare, in their order."""
+        return tuple(dict.fromkeys(p for o in self.options.values() for p in o.spec.rental_plans))
 
     def profile(self, req: ProfileFields, kb: Knowledge) -> Profile:
         """The core's profile of a comparison or recommendation request (``as_of`` defaulting to today):
@@ -165,6 +178,7 @@ class Engine:
             providers=req.providers,
             regions=req.regions,
             buyer_country=req.buyer_country,
+            rental_plan=req.rental_plan,
         )
         if req.largest_job_gpus is not None and req.largest_job_gpus > req.gpus:
             raise InconsistentProfile(

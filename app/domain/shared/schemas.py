@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.core.vocab import DIMENSIONS, DataSecurity, OpsTeam, RentalPlan
+from app.core.vocab import DIMENSIONS, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
 from app.lib.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
@@ -55,9 +55,13 @@ class ProfileFields(RequestModel):
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs.")
     utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The team's useful share of the year, 0.001–1.")
     horizon_years: float = Field(ge=0.01, le=MAX_HORIZON_YEARS, description="Years the decision covers (0.01–10).")
-    rental_plan: RentalPlan | None = Field(
+    rental_plan: str | None = Field(
         default=None,
-        description="The plan to rent on; absent: the cheapest feasible plan for the profile is chosen.",
+        min_length=1,
+        max_length=24,
+        pattern=PLAN_NAME_PATTERN,
+        description="The plan to rent on, one the options sell (`rental_plans` of /v1/options: on_demand, spot, "
+        "reserved_1y, committed_use_1y…); absent: the cheapest feasible plan for the profile is chosen.",
     )
     currency: str = Field(
         default="CNY", pattern=r"^[A-Z]{3}$", description="Currency of every amount (see /v1/exchange-rates)."
