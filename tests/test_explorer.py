@@ -238,7 +238,7 @@ def _asked(page: Any, action: Any) -> None:
     """Do ``action`` and wait until the page has its answer (or refusal) to the evaluation it sends."""
     with page.expect_response(lambda r: "/v1/evaluations" in r.url, timeout=60_000):
         action()
-    page.wait_for_function("!document.querySelector('#submit').disabled", timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#submit').disabled", timeout=60_000)
 
 
 def _in(lang: str, texts: list[str]) -> bool:
@@ -338,6 +338,14 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
                 " return i.complete && i.naturalWidth > 0; })",
                 timeout=60_000,
             )
+            # a growing demand planned, so that the screenshot shows the capacity plan too
+            page.check("input[name=demand_kind][value=growth]")
+            assert _planned(page, lambda: page.click("#plan")).status == 200
+            page.wait_for_function(
+                "() => { const i = document.querySelector('#capacity-chart');"
+                " return i.complete && i.naturalWidth > 0; }",
+                timeout=60_000,
+            )
             shot = page.screenshot(full_page=True)
             variance, colours = _luminance_stats(shot)
             assert variance > 100 and colours > 20, (variance, colours)
@@ -382,6 +390,13 @@ STEADY_FIELDS = {"gpus", "utilization", "horizon_years", "team_size", "ops_team"
                  "start_within_days", "currency"}  # fmt: skip
 
 
+#: what the service's own assets need, no more: no inline script or style, no eval (the page must work under it)
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
 def _planned(page: Any, action: Any) -> Any:
     """Do ``action`` and wait until the page has shown the capacity plan it asks for (or its refusal)."""
     with page.expect_response(
@@ -389,7 +404,7 @@ def _planned(page: Any, action: Any) -> Any:
         timeout=120_000,
     ) as answer:
         action()
-    page.wait_for_function("!document.querySelector('#plan').disabled", timeout=120_000)
+    page.wait_for_function("() => !document.querySelector('#plan').disabled", timeout=120_000)
     return answer.value
 
 
@@ -415,10 +430,26 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             page.on("pageerror", lambda error: errors.append(str(error)))
             sent: list[Any] = []  # every request the page sends to the API
             page.on("request", lambda r: sent.append(r) if "/v1/" in r.url else None)
+            console: list[str] = []
+            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+            charts: list[str] = []  # the SVG charts of capacity plans, as the page received them
+
+            def with_csp(route: Any) -> None:
+                response = route.fetch()
+                route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+            def plans(route: Any) -> None:
+                response = route.fetch()
+                if route.request.headers.get("accept") == "image/svg+xml":
+                    charts.append(response.text())
+                route.fulfill(response=response)
+
+            page.route("**/explorer", with_csp)
+            page.route("**/v1/capacity-plans", plans)
             page.goto(f"{server.base}/explorer")
             page.fill("#api-key", key)
             page.click("#key-save")
-            page.wait_for_function("document.querySelector('#owned-model').options.length > 1", timeout=30_000)
+            page.wait_for_function("() => document.querySelector('#owned-model').options.length > 1", timeout=30_000)
             for name, value in {
                 "gpus": "64",
                 "utilization": "0.8",
@@ -485,21 +516,25 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert page.is_visible("#growth-editor") and not page.is_visible("#phases-editor")
             page.fill("input[name=start_gpus]", "64")
             page.fill("input[name=growth_per_year]", "1")
+            page.select_option("#owned-model", "h100_sxm")  # and GPUs the team holds already
+            page.fill("input[name=owned_count]", "16")
+            page.fill("input[name=owned_age]", "1.5")
             answer = _planned(page, lambda: page.click("#plan"))
             body = answer.request.post_data_json
             assert body["demand"] == {"start_gpus": 64, "growth_per_year": 1} and "gpus" not in body
+            assert body["owned"] == [{"gpu_model": "h100_sxm", "count": 16, "age_years": 1.5}]
             assert body["utilization"] == 0.8 and body["ops_team"] == "professional"
             doc = answer.json()
             assert answer.status == 200 and doc["recommended"], doc
             assert not page.is_visible("#plan-status.error"), page.text_content("#plan-status")
             page.wait_for_function(
-                "(() => { const i = document.querySelector('#capacity-chart');"
-                " return i.complete && i.naturalWidth > 0; })()",
+                "() => { const i = document.querySelector('#capacity-chart');"
+                " return i.complete && i.naturalWidth > 0; }",
                 timeout=60_000,
             )
             rec = next(p for p in doc["portfolios"] if p["key"] == doc["recommended"])
-            svg = page.evaluate("fetch(document.querySelector('#capacity-chart').src).then(r => r.text())")
-            assert svg.startswith("<svg") or "<svg" in svg[:200]
+            svg = charts[-1]
+            assert "<svg" in svg[:200]
             layers = LAYER.findall(svg)
             assert layers == [(g["option"], g["acquired"]) for g in rec["segments"]]  # a series per option's segment
             assert {o for o, _ in layers} == {g["option"] for g in rec["segments"]}
@@ -521,8 +556,18 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert cells[1] == tr(f"explorer.kind.{rec['kind']}")
             assert str(rec["segments"][0]["gpus_by_phase"][0]) in cells[2]
             assert cells[4] == tr("explorer.feasible_yes")
-            if doc["saving_vs_best_single"]:
-                assert cells[5].startswith(f"{round(doc['saving_vs_best_single']['share'] * 100, 1):g}%"), cells
+            saving = doc["saving_vs_best_single"]
+            if saving and saving["share"] > 0:
+                assert cells[5].startswith(f"{round(saving['share'] * 100, 1):g}%"), cells
+            elif saving:
+                against = next(p["name"] for p in doc["portfolios"] if p["key"] == saving["against"])
+                assert cells[5] == tr("explorer.saving_none", option=against)
+            reasons = page.eval_on_selector_all("#plan-reasons li", "c => c.map(x => x.textContent)")
+            assert reasons == [
+                tr("explorer.portfolio_reason", portfolio=p["name"], reason=x)
+                for p in doc["portfolios"]
+                for x in p["reasons"]
+            ]
             headings = page.eval_on_selector_all("#portfolios thead th", "c => c.map(x => x.textContent)")
             assert headings[0] == tr("explorer.column.portfolio") and headings[2] == tr("explorer.column.segments")
 
@@ -550,11 +595,10 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
                 timeout=120_000,
             ) as chart:
                 page.click("button[data-lang=zh]")
-            page.wait_for_function("!document.querySelector('#plan').disabled", timeout=120_000)
+            page.wait_for_function("() => !document.querySelector('#plan').disabled", timeout=120_000)
             assert chart.value.request.headers.get("accept-language") == "zh-CN"
-            page.wait_for_function(f"document.querySelector('#capacity-chart').src !== {json.dumps(shown)}")
-            svg = page.evaluate("fetch(document.querySelector('#capacity-chart').src).then(r => r.text())")
-            assert tr("chart.capacity.title", "zh") in svg
+            page.wait_for_function(f"() => document.querySelector('#capacity-chart').src !== {json.dumps(shown)}")
+            assert tr("chart.capacity.title", "zh") in charts[-1]
             assert page.text_content("#plan") == tr("explorer.plan", "zh")
             assert page.text_content("#capacity-section h2") == tr("explorer.section.capacity", "zh")
             labels = page.eval_on_selector_all("#capacity .demand-kinds label", "c => c.map(x => x.textContent)")
@@ -577,5 +621,10 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
                 "explorer.plan_recommended", "zh", portfolio=zh_rec["name"]
             )
             assert not errors, errors
+            # all of it under the policy: nothing refused; and the policy was in force (an inline style is refused)
+            assert not [x for x in console if "Content Security Policy" in x], console
+            page.evaluate("document.body.insertAdjacentHTML('beforeend', '<p id=probe style=\"width: 7px\"></p>')")
+            page.wait_for_function("() => document.querySelector('#probe')")
+            assert page.evaluate("getComputedStyle(document.querySelector('#probe')).width") != "7px"
         finally:
             browser.close()

@@ -488,9 +488,12 @@ function renderPlan(plan) {
   $("#portfolios tbody").replaceChildren(...plan.portfolios.map((p) => {
     const recommended = p.key === plan.recommended;
     const segments = p.segments.length ? p.segments.map((g) => el("div", {}, segmentText(g))) : ["–"];
-    const saved = recommended && saving
-      ? t("saving", { share: `${number(saving.share * 100, 1)}%`, option: names[saving.against], amount: number(saving.npv_cost.expected, 0), currency })
-      : "–";
+    let saved = "–";
+    if (recommended && saving) {
+      saved = saving.share > 0
+        ? t("saving", { share: `${number(saving.share * 100, 1)}%`, option: names[saving.against], amount: number(saving.npv_cost.expected, 0), currency })
+        : t("saving_none", { option: names[saving.against] });
+    }
     return el("tr", { className: recommended ? "recommended-row" : "", dataset: { key: p.key, recommended: recommended ? "yes" : "no" } },
       el("td", {}, recommended ? `★ ${names[p.key]}` : names[p.key]),
       el("td", {}, t(`kind.${p.kind}`)),
@@ -499,9 +502,9 @@ function renderPlan(plan) {
       el("td", { className: p.feasible ? "" : "infeasible" }, t(p.feasible ? "feasible_yes" : "feasible_no")),
       el("td", { className: "num" }, saved));
   }));
-  const shown = plan.portfolios.find((p) => p.key === plan.recommended);
-  $("#plan-reasons").replaceChildren(...(shown ? shown.reasons : plan.portfolios.flatMap((p) => p.reasons.slice(0, 1)))
-    .map((x) => el("li", {}, x)));
+  // what the portfolios' reasons say (the mix's sizing, why an option cannot serve the demand)
+  $("#plan-reasons").replaceChildren(...plan.portfolios.flatMap((p) => p.reasons.map((x) => el("li", {},
+    t("portfolio_reason", { portfolio: names[p.key], reason: x })))));
 }
 
 // a spreadsheet of the plan, asked for with the key (a plain link cannot send it) and saved by the browser
