@@ -510,6 +510,11 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert any(e["field"] == "demand.1.gpus" for e in problem["errors"]), problem
             assert page.text_content("#plan-status.error") == tr("explorer.plan_failed", detail=problem["detail"])
             assert "demand.1.gpus" in page.text_content("#plan-status")
+            # a problem whose detail does not name its field is said with it
+            named = page.evaluate(
+                "[problemText(new Problem('sum to 24', ['demand', 'demand'])), problemText(new Problem('x: y', ['x']))]"
+            )
+            assert named == ["demand: sum to 24", "x: y"]
 
             # growth: planned, the recommended portfolio's chart by option and the portfolios beside the singles
             page.check("input[name=demand_kind][value=growth]")

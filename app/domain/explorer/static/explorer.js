@@ -8,7 +8,7 @@ const KEY_STORE = "compute-advisor.api-key";
 const LANG_STORE = "compute-advisor.lang";
 const TAGS = { en: "en", zh: "zh-CN" };
 const DRAWS = 1000;
-const state = { lang: initialLanguage(), last: null, asked: null, planned: null, plan: null, urls: {}, statuses: {} };
+const state = { lang: initialLanguage(), last: null, asked: null, planned: null, urls: {}, statuses: {} };
 
 function initialLanguage() {
   const kept = sessionStorage.getItem(LANG_STORE);
@@ -106,7 +106,7 @@ function apiKey() {
 class Problem extends Error {
   constructor(detail, fields) {
     super(detail);
-    this.fields = fields;
+    this.fields = [...new Set(fields.filter(Boolean))];
   }
 }
 
@@ -124,7 +124,7 @@ async function request(path, { body, accept = "application/json" } = {}) {
     try {
       const problem = await response.json();
       detail = problem.detail || problem.title || detail;
-      fields = [problem.field, ...(problem.errors || []).map((e) => e.field)].filter(Boolean);
+      fields = [problem.field, ...(problem.errors || []).map((e) => e.field)];
     } catch (_) { /* not a problem document */ }
     throw new Problem(detail, fields);
   }
@@ -453,7 +453,6 @@ async function planCapacity(body) {
       api("/v1/capacity-plans", { body }),
       api("/v1/capacity-plans", { body, accept: "image/svg+xml" }),
     ]);
-    state.plan = plan;
     renderPlan(plan);
     if (state.urls["#capacity-chart"]) URL.revokeObjectURL(state.urls["#capacity-chart"]);
     state.urls["#capacity-chart"] = URL.createObjectURL(svg);
