@@ -4,12 +4,19 @@ cheapest by a mix; a ramp buys in tranches or rents first; bad bodies name their
 
 from __future__ import annotations
 
+import csv
+import html
 import io
+import re
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 from openpyxl import load_workbook
+
+from app.domain.capacity.sheets import PHASE_COLUMNS
+from app.lib.i18n import translate
+from app.lib.spreadsheets import XLSX, header
 
 AS_OF = "2026-12-01"
 TEAM: dict[str, Any] = {
@@ -157,3 +164,81 @@ def test_the_plan_as_a_chart_csv_and_workbook(client: TestClient) -> None:  # ty
     )
     book = load_workbook(io.BytesIO(xlsx.content))
     assert book.sheetnames == ["Portfolios", "Segments", "Request"]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LAYER = re.compile(r'<polygon class="layer" data-option="([^"]+)" data-acquired="([^"]+)" points="([^"]+)"')
+
+
+def _words_in(lang: str, texts: list[str]) -> bool:
+    """Every text is in ``lang``: Chinese ones have Chinese characters, English ones none."""
+    return bool(texts) and all(bool(CJK.search(x)) == (lang == "zh") for x in texts)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_chart_csv_and_workbook_give_the_portfolio_per_phase(client: TestClient, lang: str) -> None:  # type: ignore[type-arg]
+    """The issue's words: "Accept: image/svg+xml draws the same chart; CSV and XLSX give the portfolio per
+    phase; Chinese and English as everywhere else"."""
+    body = {**TEAM, "horizon_years": 4, "demand": STEADY_AND_BURSTS}
+    asked = {"Accept-Language": lang}
+    doc = plan_in(client, body, lang)
+    phases, rec = doc["phases"], by_key(doc)[doc["recommended"]]
+    assert len(phases) == 8 and len(rec["segments"]) >= 2
+
+    # the chart: a layer per segment of the recommended portfolio, its outline stepping phase by phase
+    svg = client.post("/v1/capacity-plans", json=body, headers={**asked, "Accept": "image/svg+xml"}).text
+    layers = LAYER.findall(svg)
+    assert [(o, a) for o, a, _ in layers] == [(g["option"], g["acquired"]) for g in rec["segments"]]
+    tops: list[list[float]] = []
+    for _, _, points in layers:
+        xy = [tuple(map(float, pt.split(","))) for pt in points.split()]
+        assert len(xy) == 4 * len(phases)
+        tops.append([xy[2 * k][1] for k in range(len(phases))])
+    # the stack's top is higher (smaller y) in the burst phases than in the steady ones, as the demand is
+    assert all(tops[-1][k] < tops[-1][k - 1] for k in range(1, len(phases), 2))
+    texts = [html.unescape(x) for x in re.findall(r"<text[^>]*>([^<]+)</text>", svg)]
+    for g in rec["segments"]:
+        acquired = translate(f"chart.capacity.acquired.{g['acquired']}", lang)
+        label = translate(
+            "chart.capacity.layer", lang, option=g["name"], acquired=acquired, month=str(g["start_month"])
+        )
+        assert label in texts, (label, texts)
+    assert translate("chart.capacity.title", lang) in texts
+    assert any(x.startswith(f"★ {rec['name']}: ") for x in texts)
+    words = [x for x in texts if not re.fullmatch(r"[\d,.★ ]+", x) and doc["knowledge_version"] not in x]
+    assert _words_in(lang, words), words
+
+    # CSV: a row per portfolio, segment and phase; field names English, names in the request's language
+    answer = client.post("/v1/capacity-plans", json=body, headers={**asked, "Accept": "text/csv"})
+    rows = list(csv.DictReader(io.StringIO(answer.content.decode("utf-8-sig"))))
+    assert list(rows[0]) == ["knowledge_version", "currency", "as_of", *PHASE_COLUMNS]
+    assert len(rows) == sum(len(p["segments"]) for p in doc["portfolios"]) * len(phases)
+    for n, g in enumerate(rec["segments"]):
+        mine = [r for r in rows if r["portfolio"] == rec["key"]][n * len(phases) : (n + 1) * len(phases)]
+        assert [int(r["phase"]) for r in mine] == list(range(1, len(phases) + 1))
+        assert [int(r["gpus"]) for r in mine] == g["gpus_by_phase"]
+        assert [int(r["demand_gpus"]) for r in mine] == [p["gpus"] for p in phases]
+        assert {(r["option"], r["option_name"], r["portfolio_name"]) for r in mine} == {
+            (g["option"], g["name"], rec["name"])
+        }
+    assert _words_in(lang, sorted({r["portfolio_name"] for r in rows} | {r["option_name"] for r in rows}))
+
+    # XLSX: the same rows on the segments sheet, headings and sheet names in the request's language
+    answer = client.post("/v1/capacity-plans", json=body, headers={**asked, "Accept": XLSX})
+    book = load_workbook(io.BytesIO(answer.content))
+    assert book.sheetnames == [translate(f"sheet.{n}", lang) for n in ("portfolios", "segments", "request")]
+    segments = list(book.worksheets[1].iter_rows(values_only=True))
+    assert list(segments[0]) == [header(c, lang) for c in PHASE_COLUMNS]
+    assert _words_in(lang, [str(x) for x in segments[0]])
+    as_text = [["" if v is None else str(v) for v in r] for r in segments[1:]]
+    assert as_text == [[r[c] for c in PHASE_COLUMNS] for r in rows]
+    portfolios = list(book.worksheets[0].iter_rows(values_only=True))
+    assert [r[2] for r in portfolios[1:]] == [p["name"] for p in doc["portfolios"]]
+
+
+def plan_in(client: TestClient, body: dict[str, Any], lang: str) -> dict[str, Any]:  # type: ignore[type-arg]
+    r = client.post("/v1/capacity-plans", json=body, headers={"Accept-Language": lang})
+    assert r.status_code == 200, r.text
+    doc: dict[str, Any] = r.json()
+    assert doc["language"] == lang
+    return doc

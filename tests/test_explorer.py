@@ -238,7 +238,7 @@ def _asked(page: Any, action: Any) -> None:
     """Do ``action`` and wait until the page has its answer (or refusal) to the evaluation it sends."""
     with page.expect_response(lambda r: "/v1/evaluations" in r.url, timeout=60_000):
         action()
-    page.wait_for_function("!document.querySelector('#submit').disabled", timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#submit').disabled", timeout=60_000)
 
 
 def _in(lang: str, texts: list[str]) -> bool:
@@ -338,6 +338,14 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
                 " return i.complete && i.naturalWidth > 0; })",
                 timeout=60_000,
             )
+            # a growing demand planned, so that the screenshot shows the capacity plan too
+            page.check("input[name=demand_kind][value=growth]")
+            assert _planned(page, lambda: page.click("#plan")).status == 200
+            page.wait_for_function(
+                "() => { const i = document.querySelector('#capacity-chart');"
+                " return i.complete && i.naturalWidth > 0; }",
+                timeout=60_000,
+            )
             shot = page.screenshot(full_page=True)
             variance, colours = _luminance_stats(shot)
             assert variance > 100 and colours > 20, (variance, colours)
@@ -371,5 +379,257 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
             refusal = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, lang)["detail"]
             assert page.text_content("#status.error") == tr("explorer.failed", lang, detail=refusal)
             assert not errors, errors
+        finally:
+            browser.close()
+
+
+# ---- the demand editor and the capacity plan -----------------------------------------------------
+
+LAYER = re.compile(r'<polygon class="layer" data-option="([^"]+)" data-acquired="([^"]+)"')
+STEADY_FIELDS = {"gpus", "utilization", "horizon_years", "team_size", "ops_team", "data_security",
+                 "start_within_days", "currency"}  # fmt: skip
+
+
+#: what the service's own assets need, no more: no inline script or style, no eval (the page must work under it)
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+def _planned(page: Any, action: Any) -> Any:
+    """Do ``action`` and wait until the page has shown the capacity plan it asks for (or its refusal)."""
+    with page.expect_response(
+        lambda r: r.url.endswith("/v1/capacity-plans") and r.request.headers.get("accept") == "application/json",
+        timeout=120_000,
+    ) as answer:
+        action()
+    page.wait_for_function("() => !document.querySelector('#plan').disabled", timeout=120_000)
+    return answer.value
+
+
+def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any) -> None:
+    import io
+
+    import httpx
+    from openpyxl import load_workbook
+
+    from app.domain.capacity.sheets import PHASE_COLUMNS
+
+    sync_playwright, executable = _browser()  # type: ignore[misc]
+    server, key = explorer_server
+
+    def tr(code: str, language: str = "en", **params: Any) -> str:
+        return i18n.translate(code, language, **params)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900}, locale="en-US", accept_downloads=True)
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            sent: list[Any] = []  # every request the page sends to the API
+            page.on("request", lambda r: sent.append(r) if "/v1/" in r.url else None)
+            console: list[str] = []
+            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+            charts: list[str] = []  # the SVG charts of capacity plans, as the page received them
+
+            def with_csp(route: Any) -> None:
+                response = route.fetch()
+                route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+            def plans(route: Any) -> None:
+                response = route.fetch()
+                if route.request.headers.get("accept") == "image/svg+xml":
+                    charts.append(response.text())
+                route.fulfill(response=response)
+
+            page.route("**/explorer", with_csp)
+            page.route("**/v1/capacity-plans", plans)
+            page.goto(f"{server.base}/explorer")
+            page.fill("#api-key", key)
+            page.click("#key-save")
+            page.wait_for_function("() => document.querySelector('#owned-model').options.length > 1", timeout=30_000)
+            for name, value in {
+                "gpus": "64",
+                "utilization": "0.8",
+                "horizon_years": "3",
+                "start_within_days": "120",
+            }.items():
+                page.fill(f"input[name={name}]", value)
+            page.select_option("select[name=ops_team]", "professional")
+
+            # steady: comparing is what it was (the profile alone), and so is a plan of the profile's demand
+            assert page.is_checked("input[name=demand_kind][value=steady]")
+            assert not page.is_visible("#phases-editor") and not page.is_visible("#growth-editor")
+            _asked(page, lambda: page.click("#submit"))
+            evaluation = [r for r in sent if r.url.endswith("/v1/evaluations")][-1].post_data_json
+            assert set(evaluation["profiles"][0]) == STEADY_FIELDS
+            answer = _planned(page, lambda: page.click("#plan"))
+            steady = answer.request.post_data_json
+            assert set(steady) == STEADY_FIELDS and (steady["gpus"], steady["utilization"]) == (64, 0.8)
+            assert answer.status == 200, answer.text()
+            assert page.eval_on_selector_all("#portfolios tbody tr", "rows => rows.length") == len(
+                answer.json()["portfolios"]
+            )
+
+            # phases: the months are summed live against the horizon; a mismatch is said and nothing is sent
+            page.check("input[name=demand_kind][value=phases]")
+            assert page.is_visible("#phases-editor") and not page.is_visible("#growth-editor")
+            first = "#phases tbody tr:nth-child(1)"
+            assert page.input_value(f"{first} [data-col=months]") == "36"  # the whole horizon to begin with
+            assert page.text_content("#months-status") == tr("explorer.months_ok", total=36)
+            page.fill(f"{first} [data-col=months]", "12")
+            page.click("#phase-add")
+            second = "#phases tbody tr:nth-child(2)"
+            assert page.input_value(f"{second} [data-col=gpus]") == "64"  # the row before's demand
+            assert page.text_content("#months-status") == tr("explorer.months_mismatch", total=24, expected=36)
+            assert page.is_visible("#months-status.error")
+            page.fill("input[name=horizon_years]", "2")  # the horizon's field is watched too
+            assert page.text_content("#months-status") == tr("explorer.months_ok", total=24)
+            page.fill("input[name=horizon_years]", "3")
+            before = len(sent)
+            page.click("#plan")
+            assert page.text_content("#plan-status.error") == tr("explorer.plan_not_sent")
+            # a phase removed and one added: the editor keeps at least one row and numbers them
+            page.click("#phase-add")
+            page.click("#phases tbody tr:nth-child(3) .phase-remove")
+            assert page.eval_on_selector_all("#phases .phase-no", "c => c.map(x => x.textContent)") == ["1", "2"]
+            # the months fixed, a phase without GPUs: the service's refusal, naming the field
+            page.fill(f"{second} [data-col=months]", "24")
+            page.fill(f"{second} [data-col=gpus]", "0")
+            answer = _planned(page, lambda: page.click("#plan"))
+            assert answer.status == 400
+            plans = [r.post_data_json for r in sent[before:] if r.url.endswith("/v1/capacity-plans")]
+            assert plans and all(sum(ph["months"] for ph in b["demand"]) == 36 for b in plans)  # the mismatch: none
+            assert plans[0]["demand"] == [
+                {"months": 12, "gpus": 64, "utilization": 0.8},
+                {"months": 24, "gpus": 0, "utilization": 0.8},
+            ]
+            problem = answer.json()
+            assert any(e["field"] == "demand.1.gpus" for e in problem["errors"]), problem
+            assert page.text_content("#plan-status.error") == tr("explorer.plan_failed", detail=problem["detail"])
+            assert "demand.1.gpus" in page.text_content("#plan-status")
+            # a problem whose detail does not name its field is said with it
+            named = page.evaluate(
+                "[problemText(new Problem('sum to 24', ['demand', 'demand'])), problemText(new Problem('x: y', ['x']))]"
+            )
+            assert named == ["demand: sum to 24", "x: y"]
+
+            # growth: planned, the recommended portfolio's chart by option and the portfolios beside the singles
+            page.check("input[name=demand_kind][value=growth]")
+            assert page.is_visible("#growth-editor") and not page.is_visible("#phases-editor")
+            page.fill("input[name=start_gpus]", "64")
+            page.fill("input[name=growth_per_year]", "1")
+            page.select_option("#owned-model", "h100_sxm")  # and GPUs the team holds already
+            page.fill("input[name=owned_count]", "16")
+            page.fill("input[name=owned_age]", "1.5")
+            answer = _planned(page, lambda: page.click("#plan"))
+            body = answer.request.post_data_json
+            assert body["demand"] == {"start_gpus": 64, "growth_per_year": 1} and "gpus" not in body
+            assert body["owned"] == [{"gpu_model": "h100_sxm", "count": 16, "age_years": 1.5}]
+            assert body["utilization"] == 0.8 and body["ops_team"] == "professional"
+            doc = answer.json()
+            assert answer.status == 200 and doc["recommended"], doc
+            assert not page.is_visible("#plan-status.error"), page.text_content("#plan-status")
+            page.wait_for_function(
+                "() => { const i = document.querySelector('#capacity-chart');"
+                " return i.complete && i.naturalWidth > 0; }",
+                timeout=60_000,
+            )
+            rec = next(p for p in doc["portfolios"] if p["key"] == doc["recommended"])
+            svg = charts[-1]
+            assert "<svg" in svg[:200]
+            layers = LAYER.findall(svg)
+            assert layers == [(g["option"], g["acquired"]) for g in rec["segments"]]  # a series per option's segment
+            assert {o for o, _ in layers} == {g["option"] for g in rec["segments"]}
+            assert 'class="demand"' in svg
+            rows = page.eval_on_selector_all(
+                "#portfolios tbody tr",
+                "rows => rows.map(r => [r.dataset.key, r.dataset.recommended, r.cells[0].textContent])",
+            )
+            assert [k for k, _, _ in rows] == [p["key"] for p in doc["portfolios"]]
+            assert {"single:self_built_cluster", "single:rented_gpu_instances", "single:ai_compute_platform"} <= {
+                k for k, _, _ in rows
+            }
+            marked = [(k, name) for k, mark, name in rows if mark == "yes"]
+            assert marked == [(doc["recommended"], f"★ {rec['name']}")]
+            assert page.text_content("#plan-recommended") == tr("explorer.plan_recommended", portfolio=rec["name"])
+            cells = page.eval_on_selector_all(
+                f"#portfolios tbody tr[data-key='{doc['recommended']}'] td", "c => c.map(x => x.textContent)"
+            )
+            assert cells[1] == tr(f"explorer.kind.{rec['kind']}")
+            assert str(rec["segments"][0]["gpus_by_phase"][0]) in cells[2]
+            assert cells[4] == tr("explorer.feasible_yes")
+            saving = doc["saving_vs_best_single"]
+            if saving and saving["share"] > 0:
+                assert cells[5].startswith(f"{round(saving['share'] * 100, 1):g}%"), cells
+            elif saving:
+                against = next(p["name"] for p in doc["portfolios"] if p["key"] == saving["against"])
+                assert cells[5] == tr("explorer.saving_none", option=against)
+            reasons = page.eval_on_selector_all("#plan-reasons li", "c => c.map(x => x.textContent)")
+            assert reasons == [
+                tr("explorer.portfolio_reason", portfolio=p["name"], reason=x)
+                for p in doc["portfolios"]
+                for x in p["reasons"]
+            ]
+            headings = page.eval_on_selector_all("#portfolios thead th", "c => c.map(x => x.textContent)")
+            assert headings[0] == tr("explorer.column.portfolio") and headings[2] == tr("explorer.column.segments")
+
+            # the plan's spreadsheets, asked for with the key and saved by the browser
+            with page.expect_download(timeout=120_000) as saved:
+                page.click("#plan-csv")
+            download = saved.value
+            assert re.fullmatch(r"capacity-plan_.+_\d{4}-\d{2}-\d{2}\.csv", download.suggested_filename)
+            text = Path(download.path()).read_bytes().decode("utf-8")
+            assert text.startswith("\ufeffknowledge_version,currency,as_of," + ",".join(PHASE_COLUMNS))
+            phases = len(doc["phases"])
+            assert len(text.splitlines()) == 1 + sum(len(p["segments"]) for p in doc["portfolios"]) * phases
+            with page.expect_download(timeout=120_000) as saved:
+                page.click("#plan-xlsx")
+            book = load_workbook(io.BytesIO(Path(saved.value.path()).read_bytes()))
+            assert book.sheetnames == [tr(f"sheet.{n}") for n in ("portfolios", "segments", "request")]
+            assert page.text_content("#download-status") == tr(
+                "explorer.downloaded", file=saved.value.suggested_filename
+            )
+
+            # Chinese: the editor's and the plan's words, the plan and its chart asked for again in Chinese
+            shown = page.get_attribute("#capacity-chart", "src")
+            with page.expect_response(
+                lambda r: r.url.endswith("/v1/capacity-plans") and r.request.headers.get("accept") == "image/svg+xml",
+                timeout=120_000,
+            ) as chart:
+                page.click("button[data-lang=zh]")
+            page.wait_for_function("() => !document.querySelector('#plan').disabled", timeout=120_000)
+            assert chart.value.request.headers.get("accept-language") == "zh-CN"
+            page.wait_for_function(f"() => document.querySelector('#capacity-chart').src !== {json.dumps(shown)}")
+            assert tr("chart.capacity.title", "zh") in charts[-1]
+            assert page.text_content("#plan") == tr("explorer.plan", "zh")
+            assert page.text_content("#capacity-section h2") == tr("explorer.section.capacity", "zh")
+            labels = page.eval_on_selector_all("#capacity .demand-kinds label", "c => c.map(x => x.textContent)")
+            assert labels == [tr(f"explorer.demand.{k}", "zh") for k in ("steady", "phases", "growth")]
+            zh_headings = page.eval_on_selector_all("#portfolios thead th", "c => c.map(x => x.textContent)")
+            assert zh_headings[:3] == [tr(f"explorer.column.{c}", "zh") for c in ("portfolio", "kind", "segments")]
+            hybrid = tr("capacity.hybrid", "zh")
+            names = page.eval_on_selector_all("#portfolios tbody td:first-child", "c => c.map(x => x.textContent)")
+            assert any(hybrid in n for n in names) and all(CJK.search(n) for n in names), names
+            segments = page.eval_on_selector_all("#portfolios td.segments div", "c => c.map(x => x.textContent)")
+            assert segments and all(CJK.search(x) for x in segments), segments
+            zh_plan = httpx.post(
+                server.base + "/v1/capacity-plans",
+                json=body,
+                headers={"X-API-Key": key, "Accept-Language": "zh-CN"},
+                timeout=120,
+            ).json()
+            zh_rec = next(p for p in zh_plan["portfolios"] if p["key"] == zh_plan["recommended"])
+            assert page.text_content("#plan-recommended") == tr(
+                "explorer.plan_recommended", "zh", portfolio=zh_rec["name"]
+            )
+            assert not errors, errors
+            # all of it under the policy: nothing refused; and the policy was in force (an inline style is refused)
+            assert not [x for x in console if "Content Security Policy" in x], console
+            page.evaluate("document.body.insertAdjacentHTML('beforeend', '<p id=probe style=\"width: 7px\"></p>')")
+            page.wait_for_function("() => document.querySelector('#probe')")
+            assert page.evaluate("getComputedStyle(document.querySelector('#probe')).width") != "7px"
         finally:
             browser.close()

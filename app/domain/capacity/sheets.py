@@ -1,6 +1,8 @@
 """A capacity plan for spreadsheets, through ``app.lib.spreadsheets`` (BOM, CRLF, formula
 neutralisation): CSV with a row per portfolio, segment and phase; XLSX with sheets ``portfolios``
-(one row each, with the costs), ``segments`` (a row per segment and phase) and ``request``."""
+(one row each, with the costs), ``segments`` (a row per segment and phase) and ``request``. Field
+names and keys are English in every language; the portfolios' and options' names are the answer's,
+in the request's language (as a price comparison's option names are)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ PHASE_COLUMNS = (
     "months",
     "demand_gpus",
     "gpus",
+    "portfolio_name",
+    "option_name",
 )
 
 
@@ -48,6 +52,8 @@ def _phase_rows(doc: CapacityPlanRead) -> list[list[Any]]:
                         phase.months,
                         phase.gpus,
                         g.gpus_by_phase[k],
+                        p.name,
+                        g.name,
                     ]
                 )
     return rows

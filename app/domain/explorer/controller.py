@@ -44,6 +44,12 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
                 for k, v in catalog(lang).items()
                 if k.startswith("option.") and k.endswith(".name")
             }
+            # how a capacity plan's segment is had, shared with its chart (chart.capacity.acquired.<way>)
+            | {
+                k[len("chart.capacity.") :]: v
+                for k, v in catalog(lang).items()
+                if k.startswith("chart.capacity.acquired.")
+            }
             for lang in LANGUAGES
         },
         "vocab": {

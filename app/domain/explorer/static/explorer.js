@@ -1,4 +1,5 @@
-// compute-advisor explorer: a profile form, then the ranking, reasons, cost breakdown, charts and P(best).
+// compute-advisor explorer: a profile form, then the ranking, reasons, cost breakdown, charts and P(best);
+// a demand over time (steady, phases or growth) and owned GPUs, then the capacity plan's portfolios.
 // The API key stays in this tab's sessionStorage and goes out only as the X-API-Key header.
 "use strict";
 
@@ -7,7 +8,7 @@ const KEY_STORE = "compute-advisor.api-key";
 const LANG_STORE = "compute-advisor.lang";
 const TAGS = { en: "en", zh: "zh-CN" };
 const DRAWS = 1000;
-const state = { lang: initialLanguage(), last: null, asked: null, urls: {}, statuses: {} };
+const state = { lang: initialLanguage(), last: null, asked: null, planned: null, urls: {}, statuses: {} };
 
 function initialLanguage() {
   const kept = sessionStorage.getItem(LANG_STORE);
@@ -88,6 +89,10 @@ function applyLanguage() {
   if (first && first.value === "") first.textContent = t("default_model");
   $("#curve").alt = t("chart_alt_curve");
   $("#tornado").alt = t("chart_alt_tornado");
+  $("#capacity-chart").alt = t("chart_alt_capacity");
+  const none = $("#owned-model").options[0];
+  if (none && none.value === "") none.textContent = t("owned_none");
+  for (const button of document.querySelectorAll("#phases .phase-remove")) button.title = t("phase_remove");
   for (const [id, { code, params, error }] of Object.entries(state.statuses)) setStatus(id, code, params, error);
 }
 
@@ -97,7 +102,15 @@ function apiKey() {
   return sessionStorage.getItem(KEY_STORE) || "";
 }
 
-async function api(path, { body, accept = "application/json" } = {}) {
+// a refused request: its problem's detail, and the fields the problem names
+class Problem extends Error {
+  constructor(detail, fields) {
+    super(detail);
+    this.fields = [...new Set(fields.filter(Boolean))];
+  }
+}
+
+async function request(path, { body, accept = "application/json" } = {}) {
   const headers = { "X-API-Key": apiKey(), Accept: accept, "Accept-Language": TAGS[state.lang] };
   const init = { method: body === undefined ? "GET" : "POST", headers };
   if (body !== undefined) {
@@ -107,13 +120,26 @@ async function api(path, { body, accept = "application/json" } = {}) {
   const response = await fetch(path, init);
   if (!response.ok) {
     let detail = `${response.status} ${response.statusText}`;
+    let fields = [];
     try {
       const problem = await response.json();
       detail = problem.detail || problem.title || detail;
+      fields = [problem.field, ...(problem.errors || []).map((e) => e.field)];
     } catch (_) { /* not a problem document */ }
-    throw new Error(detail);
+    throw new Problem(detail, fields);
   }
-  return accept === "application/json" ? response.json() : response.blob();
+  return response;
+}
+
+async function api(path, options = {}) {
+  const response = await request(path, options);
+  return (options.accept || "application/json") === "application/json" ? response.json() : response.blob();
+}
+
+// a problem's words, naming its field when the detail does not already
+function problemText(error) {
+  const fields = (error.fields || []).filter((f) => !error.message.includes(f));
+  return fields.length ? `${fields.join(", ")}: ${error.message}` : error.message;
 }
 
 async function loadCatalog() {
@@ -126,6 +152,11 @@ async function loadCatalog() {
     model.replaceChildren(el("option", { value: "", textContent: t("default_model") }));
     for (const g of gpus.items) model.append(el("option", { value: g.key, textContent: `${g.vendor} ${g.name}` }));
     model.value = chosenModel;
+    const owned = $("#owned-model");
+    const chosenOwned = owned.value;
+    owned.replaceChildren(el("option", { value: "", textContent: t("owned_none") }));
+    for (const g of gpus.items) owned.append(el("option", { value: g.key, textContent: `${g.vendor} ${g.name}` }));
+    owned.value = chosenOwned;
     const list = $("#providers");
     const chosen = new Set([...list.selectedOptions].map((o) => o.value));
     list.replaceChildren();
@@ -305,6 +336,207 @@ function render({ body, evaluation, comparison, uncertainty, curves }) {
   }));
 }
 
+// ---- the demand over time and the capacity plan -------------------------------------------------------
+
+const demandKind = () => $("#capacity").elements.demand_kind.value;
+
+function showDemandKind() {
+  const kind = demandKind();
+  for (const node of document.querySelectorAll("#capacity [data-kind]")) node.hidden = node.dataset.kind !== kind;
+  if (kind === "phases" && !$("#phases tbody").rows.length) {
+    const form = $("#profile").elements;
+    addPhase({ months: horizonMonths(), gpus: form.gpus.value, utilization: form.utilization.value });
+  }
+  checkMonths();
+}
+
+// the horizon in months (horizon_years × 12), as the form says it
+const horizonMonths = () => Math.round(Number($("#profile").elements.horizon_years.value) * 12 * 1e6) / 1e6;
+
+function phaseCell(col, value, props) {
+  return el("td", {}, el("input", { type: "number", value: value ?? "", dataset: { col }, ...props }));
+}
+
+function addPhase(values = {}) {
+  const rows = $("#phases tbody").rows;
+  const last = rows.length ? phaseValues(rows[rows.length - 1]) : {};
+  const v = { months: 12, gpus: last.gpus, utilization: last.utilization, ...values };
+  const remove = el("button", { type: "button", className: "phase-remove", title: t("phase_remove"), textContent: "×" });
+  const row = el("tr", {}, el("td", { className: "num phase-no" }),
+    phaseCell("months", v.months, { min: 1, step: 1 }), phaseCell("gpus", v.gpus, { min: 1, step: 1 }),
+    phaseCell("utilization", v.utilization, { min: 0.001, max: 1, step: "any" }),
+    phaseCell("largest_job_gpus", v.largest_job_gpus, { min: 1, step: 1 }), el("td", {}, remove));
+  remove.addEventListener("click", () => {
+    if ($("#phases tbody").rows.length > 1) row.remove();
+    numberPhases();
+    checkMonths();
+  });
+  $("#phases tbody").append(row);
+  numberPhases();
+  checkMonths();
+}
+
+function numberPhases() {
+  [...$("#phases tbody").rows].forEach((row, i) => { row.querySelector(".phase-no").textContent = String(i + 1); });
+}
+
+function phaseValues(row) {
+  const v = (col) => row.querySelector(`[data-col=${col}]`).value.trim();
+  const phase = { months: Number(v("months")), gpus: Number(v("gpus")), utilization: Number(v("utilization")) };
+  if (v("largest_job_gpus")) phase.largest_job_gpus = Number(v("largest_job_gpus"));
+  return phase;
+}
+
+// the phases' months against the horizon, said live; the message's code, or null when they cover it
+function checkMonths() {
+  if (demandKind() !== "phases") return null;
+  const expected = horizonMonths();
+  const total = [...$("#phases tbody").rows].reduce((sum, row) => sum + phaseValues(row).months, 0);
+  if (!Number.isInteger(expected)) {
+    setStatus("#months-status", "months_not_whole", { months: number(expected, 3) }, true);
+    return "months_not_whole";
+  }
+  if (total !== expected) {
+    setStatus("#months-status", "months_mismatch", { total: number(total, 3), expected }, true);
+    return "months_mismatch";
+  }
+  setStatus("#months-status", "months_ok", { total });
+  return null;
+}
+
+// the profile the page compares, with the demand of the editor and the GPUs owned
+function capacityBody() {
+  const body = profile();
+  const form = $("#capacity").elements;
+  const kind = demandKind();
+  if (kind === "phases") {
+    delete body.gpus;
+    delete body.utilization;
+    body.demand = [...$("#phases tbody").rows].map(phaseValues);
+  } else if (kind === "growth") {
+    delete body.gpus; // the growth's phases take the profile's utilization
+    body.demand = { start_gpus: Number(form.start_gpus.value.trim()), growth_per_year: Number(form.growth_per_year.value.trim()) };
+  }
+  if (form.owned_model.value || form.owned_count.value.trim()) {
+    body.owned = [{
+      gpu_model: form.owned_model.value,
+      count: Number(form.owned_count.value.trim()),
+      age_years: Number(form.owned_age.value.trim() || 0),
+    }];
+  }
+  return body;
+}
+
+async function submitPlan(event) {
+  event.preventDefault();
+  if ($("#api-key").value.trim()) useKey($("#api-key").value.trim());
+  if (!apiKey()) {
+    setStatus("#plan-status", "key_missing", {}, true);
+    $("#api-key").focus();
+    return;
+  }
+  const mismatch = checkMonths();
+  if (mismatch) { // nothing is sent: the message says what to fix
+    setStatus("#plan-status", "plan_not_sent", {}, true);
+    return;
+  }
+  await planCapacity(capacityBody());
+}
+
+// the plan as JSON and the service's own chart of it, in the page's language
+async function planCapacity(body) {
+  state.planned = body;
+  setStatus("#plan-status", "planning");
+  $("#plan").disabled = true;
+  try {
+    const [plan, svg] = await Promise.all([
+      api("/v1/capacity-plans", { body }),
+      api("/v1/capacity-plans", { body, accept: "image/svg+xml" }),
+    ]);
+    renderPlan(plan);
+    if (state.urls["#capacity-chart"]) URL.revokeObjectURL(state.urls["#capacity-chart"]);
+    state.urls["#capacity-chart"] = URL.createObjectURL(svg);
+    $("#capacity-chart").src = state.urls["#capacity-chart"];
+    $("#plan-results").hidden = false;
+    setStatus("#plan-status", "planned", { version: plan.knowledge_version });
+  } catch (error) {
+    setStatus("#plan-status", "plan_failed", { detail: problemText(error) }, true);
+  } finally {
+    $("#plan").disabled = false;
+  }
+}
+
+const phaseGpus = (gpus) => (gpus.every((g) => g === gpus[0]) ? number(gpus[0], 0) : gpus.map((g) => number(g, 0)).join(" → "));
+
+function segmentText(g) {
+  const params = { option: optionName(g.option, g.name), acquired: t(`acquired.${g.acquired}`), gpus: phaseGpus(g.gpus_by_phase) };
+  return g.start_month > 0 ? t("segment_from", { ...params, month: g.start_month }) : t("segment", params);
+}
+
+function renderPlan(plan) {
+  const currency = plan.currency;
+  const names = Object.fromEntries(plan.portfolios.map((p) => [p.key, p.kind === "single"
+    ? optionName(p.key.slice("single:".length), p.name) : p.name]));
+  $("#plan-recommended").textContent = plan.recommended
+    ? t("plan_recommended", { portfolio: names[plan.recommended] }) : t("plan_none");
+  $("#portfolios thead").replaceChildren(el("tr", {},
+    el("th", {}, t("column.portfolio")), el("th", {}, t("column.kind")), el("th", {}, t("column.segments")),
+    el("th", { className: "num" }, t("column.cost_per_hour", { currency })), el("th", {}, t("column.feasible")),
+    el("th", { className: "num" }, t("column.saving"))));
+  const saving = plan.saving_vs_best_single;
+  $("#portfolios tbody").replaceChildren(...plan.portfolios.map((p) => {
+    const recommended = p.key === plan.recommended;
+    const segments = p.segments.length ? p.segments.map((g) => el("div", {}, segmentText(g))) : ["–"];
+    let saved = "–";
+    if (recommended && saving) {
+      saved = saving.share > 0
+        ? t("saving", { share: `${number(saving.share * 100, 1)}%`, option: names[saving.against], amount: number(saving.npv_cost.expected, 0), currency })
+        : t("saving_none", { option: names[saving.against] });
+    }
+    return el("tr", { className: recommended ? "recommended-row" : "", dataset: { key: p.key, recommended: recommended ? "yes" : "no" } },
+      el("td", {}, recommended ? `★ ${names[p.key]}` : names[p.key]),
+      el("td", {}, t(`kind.${p.kind}`)),
+      el("td", { className: "segments" }, ...segments),
+      el("td", { className: "num" }, p.cost_per_useful_gpu_hour ? range(p.cost_per_useful_gpu_hour) : "–"),
+      el("td", { className: p.feasible ? "" : "infeasible" }, t(p.feasible ? "feasible_yes" : "feasible_no")),
+      el("td", { className: "num" }, saved));
+  }));
+  // what the portfolios' reasons say (the mix's sizing, why an option cannot serve the demand)
+  $("#plan-reasons").replaceChildren(...plan.portfolios.flatMap((p) => p.reasons.map((x) => el("li", {},
+    t("portfolio_reason", { portfolio: names[p.key], reason: x })))));
+}
+
+// a spreadsheet of the plan, asked for with the key (a plain link cannot send it) and saved by the browser
+async function download(accept) {
+  if (!state.planned) return;
+  setStatus("#download-status", "downloading");
+  try {
+    const response = await request("/v1/capacity-plans", { body: state.planned, accept });
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const name = (/filename="([^"]+)"/.exec(disposition) || [])[1] || "capacity-plan";
+    const url = URL.createObjectURL(await response.blob());
+    const link = el("a", { href: url, download: name, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    setStatus("#download-status", "downloaded", { file: name });
+  } catch (error) {
+    setStatus("#download-status", "plan_failed", { detail: problemText(error) }, true);
+  }
+}
+
+function wireDemand() {
+  for (const radio of $("#capacity").elements.demand_kind) radio.addEventListener("change", showDemandKind);
+  $("#phase-add").addEventListener("click", () => addPhase());
+  $("#phases").addEventListener("input", checkMonths);
+  $("#profile").elements.horizon_years.addEventListener("input", checkMonths);
+  $("#capacity").addEventListener("submit", submitPlan);
+  $("#plan-csv").addEventListener("click", () => download("text/csv"));
+  $("#plan-xlsx").addEventListener("click", () => download("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"));
+  showDemandKind();
+}
+
 // ---- wiring -------------------------------------------------------------------------------------------
 
 function useKey(key) {
@@ -339,6 +571,7 @@ async function switchLanguage(lang) {
   applyLanguage();
   if (apiKey()) await loadCatalog();
   if (state.asked) await ask(state.asked); // answered or refused: either way in the new language
+  if (state.planned) await planCapacity(state.planned);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -347,6 +580,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#key-form").addEventListener("submit", saveKey);
   $("#key-forget").addEventListener("click", forgetKey);
   $("#profile").addEventListener("submit", submit);
+  $("#owned-model").append(el("option", { value: "", textContent: t("owned_none") }));
+  wireDemand();
   for (const button of document.querySelectorAll("[data-lang]")) {
     button.addEventListener("click", () => switchLanguage(button.dataset.lang));
   }
