@@ -248,7 +248,11 @@ def test_detail_full_has_a_maximum_of_profiles(db, keys):
 def test_a_hostile_body_costs_one_unit_and_is_a_400(db, keys):
     with make_client(db, api_key=keys[0], settings=limited(db, "100/minute")) as c:
         assert c.get(OPTIONS).headers["ratelimit-remaining"] == "99"
-        r = c.post("/v1/uncertainty", content=b'{"draws": 1000, "draws": 2000}')
+        r = c.post(
+            "/v1/uncertainty",
+            content=b'{"draws": 1000, "draws": 2000}',
+            headers={"Content-Type": "application/json"},
+        )
         assert r.status_code == 400 and "appears twice" in r.json()["detail"]
         assert r.headers["ratelimit-remaining"] == "98"
 
