@@ -272,6 +272,7 @@ def create_app(
         state=State(
             {
                 "knowledge_store": store,
+                "key_verifier": key_verifier,  # /health/ready shows its details to a caller with a key
                 "engine": engine,
                 "key_usage": key_usage,
                 "migration_head": migration_head(),

@@ -108,3 +108,23 @@ def test_json_in_utf8_is_read(client: TestClient[Litestar], media: str) -> None:
 def test_a_post_without_a_body_is_still_a_400_naming_it(client: TestClient[Litestar]) -> None:
     r = client.post(COMPARE)
     assert r.status_code == 400, r.text
+
+
+# ---- readiness details -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [None, "", "not-a-key", "ca_" + "0" * 40, "x" * 5000])
+def test_readiness_without_a_valid_key_shows_no_details(anonymous: TestClient[Litestar], key: str | None) -> None:
+    r = anonymous.get("/health/ready", headers={"X-API-Key": key} if key is not None else {})
+    assert r.status_code == 200, r.text
+    checks = r.json()["checks"]
+    assert "worker_pid" not in checks and "knowledge_read_at" not in checks
+    assert checks["migration"] == {"ok": True}
+    assert checks["database"] == "ok" and checks["knowledge_version"]
+
+
+def test_readiness_with_a_key_shows_its_details(client: TestClient[Litestar]) -> None:
+    checks = client.get("/health/ready").json()["checks"]
+    assert isinstance(checks["worker_pid"], int)
+    assert checks["migration"]["current"] == checks["migration"]["head"]
+    assert checks["knowledge_read_at"]

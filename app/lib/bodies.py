@@ -158,8 +158,9 @@ class StrictJsonRequest(Request[Any, Any, Any]):
             return await super().body()
         except RequestEntityTooLarge:
             limit = self.route_handler.resolve_request_max_body_size()
-            raise RequestEntityTooLarge(
-                detail=f"the body is larger than this operation accepts ({limit:,} bytes): send a smaller one"
+            raise RequestEntityTooLarge(  # the connection closes: the rest of the body is never read
+                detail=f"the body is larger than this operation accepts ({limit:,} bytes): send a smaller one",
+                headers={"Connection": "close"},
             ) from None
 
     async def json(self) -> Any:

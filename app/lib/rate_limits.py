@@ -11,7 +11,8 @@ Two charges, so that a flood never reaches the key lookup and a made-up key neve
    authentication verified, surrounding spaces removed; never the key itself).
 
 The client address is the connection's peer, or — only when that peer is one of
-``FORWARDED_ALLOW_IPS`` — the right-most address of ``X-Forwarded-For`` that is not a trusted proxy.
+``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
+trusted proxy.
 
 Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
 ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
@@ -175,17 +176,26 @@ def _trusted(address: str, proxies: TrustedProxies) -> bool:
 
 
 def client_address(scope: Scope, proxies: TrustedProxies) -> str:
-    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one."""
+    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one
+    (written in its normal form, so ``::1`` and ``0::1`` are one client). A hop that is not an address
+    ends the search at the proxy that forwarded it: the client is that proxy (nobody rotates through
+    made-up values)."""
     client = scope.get("client")
     peer = str(client[0]) if client else "unknown"
     if not _trusted(peer, proxies):
         return peer
     forwarded = ",".join(v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for")
     hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    nearest = peer
     for hop in reversed(hops):
-        if not _trusted(hop, proxies):
-            return hop[:64]
-    return hops[0][:64] if hops else peer
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            return nearest
+        if not _trusted(address, proxies):
+            return address
+        nearest = address
+    return nearest
 
 
 class RateLimiter:

@@ -5,8 +5,8 @@ or a page) and ``Referrer-Policy: no-referrer``. The pages — the documentation
 explorer (``/explorer``) — add a Content-Security-Policy that lets them load scripts, style sheets and
 images from this origin only and call only this origin's API, with no inline script or style, no plugin,
 and no framing (``frame-ancestors 'none'``, and ``X-Frame-Options: DENY`` for older browsers). The
-explorer shows its charts from ``blob:`` URLs it makes itself; Swagger UI's style sheet draws its icons
-from ``data:`` URLs.
+explorer shows its charts from ``blob:`` URLs it makes itself (and may read them back); Swagger UI's
+style sheet draws its icons from ``data:`` URLs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "style-src 'self'",
         "img-src 'self' data: blob:",
         "font-src 'self' data:",
-        "connect-src 'self'",
+        "connect-src 'self' blob:",
         "base-uri 'none'",
         "form-action 'self'",
         "frame-ancestors 'none'",
