@@ -74,7 +74,8 @@ bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py
 
 # schemathesis CLI, every check and phase, against a served instance (2 workers) on a fresh PostgreSQL
-# database that it creates and drops; FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
+# database that it creates and drops; then tests/test_header_fuzz.py at depth (FUZZ_EXAMPLES × 10
+# generated header values); FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
 fuzz: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/fuzz.py
 

@@ -260,7 +260,11 @@ def problem(status: int, description: str) -> ResponseSpec:
 
 #: documented on every operation (Litestar documents none of these as problem+json by itself)
 COMMON_PROBLEMS = {
-    400: problem(400, "Invalid request: the problem names the offending field."),
+    400: problem(
+        400,
+        "Invalid request: the problem names the offending field (at most 20 field errors are listed), or says "
+        "which header is malformed (an `Accept` quality value outside 0–1).",
+    ),
     404: problem(404, "Not found."),
     405: problem(405, "Method not allowed."),
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
@@ -274,8 +278,17 @@ COMMON_PROBLEMS = {
 }
 BODY_PROBLEMS = {
     **COMMON_PROBLEMS,
-    413: problem(413, "The request body is larger than the service accepts."),
-    415: problem(415, "The body must be application/json."),
+    413: problem(
+        413,
+        "The request body is larger than this operation accepts: 64 KiB for one profile, 128 KiB for a capacity "
+        "plan, `MAX_BODY_BYTES` (4 MiB by default) for a batch of evaluations. Refused from its Content-Length, "
+        "unread; the connection closes.",
+    ),
+    415: problem(
+        415,
+        "The body must be declared `application/json` (or a `+json` type) in UTF-8: a body without "
+        "Content-Type, of another type or in another charset is refused.",
+    ),
     422: problem(
         422,
         "The body is valid against its schema, but the request cannot be answered, for one of these problem "
