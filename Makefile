@@ -37,12 +37,13 @@ seeds: migrate
 devkey: seeds
 	@$(BIN)/compute-advisor keys dev --file $(DEV_API_KEY_FILE)
 
-# LOG_FORMAT=console (default) or json; metrics of every worker through prometheus-client's multiprocess
+# development: a proxy on this host (127.0.0.1) is trusted unless FORWARDED_ALLOW_IPS says otherwise (deploy/serve
+# trusts none by default); LOG_FORMAT=console (default) or json; metrics of every worker through prometheus-client's multiprocess
 # directory, emptied at each start (docs/operations.md, "Metrics")
 METRICS_DIR := $(CURDIR)/.run/metrics-$(PORT)
 run: devkey
 	@mkdir -p $(METRICS_DIR) && rm -f $(METRICS_DIR)/*.db
-	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
+	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) FORWARDED_ALLOW_IPS=$${FORWARDED_ALLOW_IPS-127.0.0.1} $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
 	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json) & \
 	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
 	deploy/dev-announce "http://$${HOST:-127.0.0.1}:$(PORT)" $(DEV_API_KEY_FILE) $(BIN)/python; wait $$server
@@ -73,7 +74,8 @@ bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py
 
 # schemathesis CLI, every check and phase, against a served instance (2 workers) on a fresh PostgreSQL
-# database that it creates and drops; FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
+# database that it creates and drops; then tests/test_header_fuzz.py at depth (FUZZ_EXAMPLES × 10
+# generated header values); FUZZ_EXAMPLES=100 FUZZ_SEED=20250101
 fuzz: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/fuzz.py
 

@@ -57,6 +57,7 @@ from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.lib.public import PUBLIC_PATHS
 from app.lib.rate_limits import rate_limiter, send_rate_limit_headers
 from app.lib.request_id import request_id_middleware, send_request_id
+from app.lib.security import send_security_headers
 from app.plugin_manager import OptionHost, create_option_host
 from app.settings import Settings
 
@@ -264,12 +265,14 @@ def create_app(
             send_content_language,
             send_cache_control,
             send_rate_limit_headers,
+            send_security_headers,
             knowledge_source_hook(store),
         ],
         before_request=before_request,
         state=State(
             {
                 "knowledge_store": store,
+                "key_verifier": key_verifier,  # /health/ready shows its details to a caller with a key
                 "engine": engine,
                 "key_usage": key_usage,
                 "migration_head": migration_head(),

@@ -41,7 +41,9 @@ _RATE_UNITS: dict[str, RateUnit] = {
 
 #: proxies whose ``X-Forwarded-For`` is believed; ``None``: every peer (``*``)
 TrustedProxies = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] | None
-DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1"
+#: none: a proxy is trusted only when configured (``make run``, for development, trusts 127.0.0.1) — a
+#: default trusted address would let anything on the host pick a fresh rate-limit budget per request
+DEFAULT_FORWARDED_ALLOW_IPS = ""
 
 
 def parse_trusted_proxies(value: str) -> TrustedProxies:

@@ -10,6 +10,9 @@ The expectations are widened by the repository's ``schemathesis.toml`` (which sa
 are documented and why), the same file a plain ``schemathesis run`` and ``tests/test_schemathesis.py``
 read.
 
+Then the header fuzz test (``tests/test_header_fuzz.py``) at depth: every hostile value on every route
+with its documented body, and ``FUZZ_EXAMPLES`` × 10 generated header values (seed ``FUZZ_SEED``).
+
 Environment: ``FUZZ_EXAMPLES`` (100), ``FUZZ_SEED`` (20250101), ``FUZZ_WORKERS`` (schemathesis
 workers, 1), ``FUZZ_ARGS`` (more ``schemathesis run`` arguments, split on spaces).
 """
@@ -29,7 +32,16 @@ WORKERS = os.environ.get("FUZZ_WORKERS") or "1"
 
 
 def main() -> int:
-    return run_main(fuzz, "server stopped, database dropped")
+    rc = run_main(fuzz, "server stopped, database dropped")
+    return rc or headers()
+
+
+def headers() -> int:
+    """The header fuzz test, deep: every hostile value on every route, many generated values."""
+    env = {**os.environ, "HEADER_FUZZ_EXAMPLES": str(EXAMPLES * 10), "HEADER_FUZZ_SEED": str(SEED)}
+    print(f"header fuzz: {EXAMPLES * 10} generated values, seed {SEED}", flush=True)
+    argv = [str(BIN / "pytest"), "-q", "-n", "0", "-p", "no:cacheprovider", "tests/test_header_fuzz.py"]
+    return subprocess.run(argv, cwd=ROOT, env=env).returncode
 
 
 def fuzz() -> int:

@@ -26,7 +26,7 @@ def test_docs_page_names_no_other_host_and_its_assets_are_served(databases: Any)
             assert r.status_code == 200, path
             assert r.headers["content-type"].startswith("text/html")
             head = _page_head(r.text)
-            assert "SwaggerUIBundle" in r.text
+            assert "swagger-init.js" in r.text and "SwaggerUIBundle" in c.get("/docs/assets/swagger-init.js").text
             refs = ATTRIBUTE.findall(head)
             assert len(refs) >= 4, refs  # the bundle, the preset, the style sheet, the icon
             for ref in refs:

@@ -15,6 +15,7 @@ import re
 import shutil
 import statistics
 import struct
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,22 @@ from app.settings import PROJECT_ROOT
 
 ATTRIBUTE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+
+
+def wait_for(page: Any, expression: str, timeout: float) -> None:
+    """Poll ``expression`` in the page until it is truthy (``timeout`` in ms). Playwright's own
+    ``wait_for_function`` evaluates a string with ``eval`` inside the page, which the page's
+    Content-Security-Policy forbids (no ``'unsafe-eval'``); ``evaluate`` is not bound by it."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"not within {timeout} ms: {expression}"
+        page.wait_for_timeout(50)
+
+
+def blocked_by_policy(errors: list[str]) -> Any:
+    """A console listener: what the Content-Security-Policy blocked (an inline script or style, an
+    asset of another origin) is an error of the page."""
+    return lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None
 
 
 def _boot(html: str) -> dict[str, Any]:
@@ -152,12 +169,13 @@ def test_explorer_in_headless_chromium(served: Server) -> None:
             requests: list[Any] = []
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", blocked_by_policy(errors))
             page.on("request", lambda request: requests.append(request))
             page.goto(f"{server.base}/explorer")
             assert page.text_content("h1") == i18n.translate("explorer.title", "en")
             page.fill("#api-key", key)
             page.click("#key-save")
-            page.wait_for_function("document.querySelector('#gpu-model').options.length > 1", timeout=30_000)
+            wait_for(page, "document.querySelector('#gpu-model').options.length > 1", timeout=30_000)
             assert page.evaluate("sessionStorage.getItem('compute-advisor.api-key')") == key
             assert page.input_value("#api-key") == ""  # not left in the field either
 
@@ -172,12 +190,14 @@ def test_explorer_in_headless_chromium(served: Server) -> None:
             page.fill("input[name=w_cost]", "2")
             page.fill("input[name=w_usability]", "1")
             page.click("#submit")
-            page.wait_for_function(
+            wait_for(
+                page,
                 "document.querySelector('#ranking tbody tr') || document.querySelector('#status.error')",
                 timeout=60_000,
             )
             assert not page.is_visible("#status.error"), page.text_content("#status")
-            page.wait_for_function(
+            wait_for(
+                page,
                 "['#curve', '#tornado'].every(s => { const i = document.querySelector(s);"
                 " return i.complete && i.naturalWidth > 0; })",
                 timeout=60_000,
@@ -209,7 +229,7 @@ def test_explorer_in_headless_chromium(served: Server) -> None:
             page.click("button[data-lang=zh]")
             assert page.text_content("h1") == i18n.translate("explorer.title", "zh")
             assert page.text_content("#profile button[type=submit]") == i18n.translate("explorer.submit", "zh")
-            page.wait_for_function(f"document.querySelector('#curve').src !== {json.dumps(before)}", timeout=60_000)
+            wait_for(page, f"document.querySelector('#curve').src !== {json.dumps(before)}", timeout=60_000)
             chinese = [r for r in requests if r.url.endswith("/v1/cost-curves")][-1]
             assert chinese.headers.get("accept-language") == "zh-CN"
         finally:
@@ -238,7 +258,7 @@ def _asked(page: Any, action: Any) -> None:
     """Do ``action`` and wait until the page has its answer (or refusal) to the evaluation it sends."""
     with page.expect_response(lambda r: "/v1/evaluations" in r.url, timeout=60_000):
         action()
-    page.wait_for_function("() => !document.querySelector('#submit').disabled", timeout=60_000)
+    wait_for(page, "!document.querySelector('#submit').disabled", timeout=60_000)
 
 
 def _in(lang: str, texts: list[str]) -> bool:
@@ -267,6 +287,7 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
             page = browser.new_page(viewport={"width": 1200, "height": 900}, locale=LOCALES[lang])
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", blocked_by_policy(errors))
             evaluations: list[Any] = []
             page.on("request", lambda r: evaluations.append(r) if r.url.endswith("/v1/evaluations") else None)
             page.goto(f"{server.base}/explorer")
@@ -333,7 +354,8 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
 
             body_options = ("self_built_cluster", "rented_gpu_instances", "ai_compute_platform")
             answered_in(lang)
-            page.wait_for_function(
+            wait_for(
+                page,
                 "['#curve', '#tornado'].every(s => { const i = document.querySelector(s);"
                 " return i.complete && i.naturalWidth > 0; })",
                 timeout=60_000,

@@ -147,8 +147,8 @@ def answer_bytes(status: int, media_type: str, body: bytes) -> bytes:
 def test_the_computing_endpoints_answer_as_recorded(sqlite_client: TestClient) -> None:  # type: ignore[type-arg]
     got: dict[str, tuple[str, str, bytes]] = {}
     for case_id, method, path, headers, body in cases():
-        # a fixed request id: problem details carry it
-        sent = {**headers, "X-Request-ID": f"golden-{case_id}"}
+        # a fixed request id: problem details carry it; a JSON body is declared as one (415 otherwise)
+        sent = {**headers, "X-Request-ID": f"golden-{case_id}", "Content-Type": "application/json"}
         resp = sqlite_client.request(method, path, headers=sent, content=json.dumps(body, separators=(",", ":")))
         raw = answer_bytes(resp.status_code, resp.headers.get("content-type", ""), resp.content)
         request = json.dumps({"method": method, "path": path, "headers": headers, "body": body}, sort_keys=True)

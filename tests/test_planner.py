@@ -93,6 +93,13 @@ def test_exactly_one_of_tokens_or_flops(client, changes, field):
     [
         ({"mfu": 0}, "mfu"),
         ({"mfu": 1.5}, "mfu"),
+        # physical bounds: an MFU of 1e-300 answered with 300-digit numbers, 5e-324 parameters "0 GPU-hours"
+        ({"mfu": 1e-300}, "mfu"),
+        ({"mfu": 0.001}, "mfu"),
+        ({"parameters": 5e-324}, "parameters"),
+        ({"parameters": 1000.0}, "parameters"),
+        ({"tokens": 5e-324}, "tokens"),
+        ({"tokens": None, "flops": 1.0}, "flops"),
         ({"parameters": "7e9"}, "parameters"),
         ({"gpus": 0}, "gpus"),
         ({"ops_team": "huge"}, "ops_team"),

@@ -158,7 +158,7 @@ def test_the_key_identity_is_the_normalised_header(db, keys):
 
 
 def test_x_forwarded_for_is_believed_only_from_trusted_proxies(db, keys):
-    # the test client's peer is "testclient": not among the default trusted proxies (127.0.0.1)
+    # the test client's peer is "testclient": no proxy is trusted by default
     with make_client(db, api_key=None, settings=limited(db)) as c:
         for i in range(3):
             assert c.get(OPTIONS, headers={"X-Forwarded-For": f"10.0.0.{i}"}).status_code == 401
@@ -185,6 +185,30 @@ def test_client_address_takes_the_right_most_hop_that_is_not_a_proxy():
     assert client_address(scope("127.0.0.1", None), proxies) == "127.0.0.1"
     with pytest.raises(ValueError, match="FORWARDED_ALLOW_IPS"):
         parse_trusted_proxies("not-an-address")
+
+
+def test_no_proxy_is_trusted_by_default():
+    """From 127.0.0.1 (the old default trusted address), a rotating X-Forwarded-For got a fresh budget each."""
+    assert Settings().forwarded_allow_ips == () == Settings.from_env({}).forwarded_allow_ips
+    default = Settings.from_env({}).forwarded_allow_ips
+    scopes = [
+        {"client": ("127.0.0.1", 1234), "headers": [(b"x-forwarded-for", f"10.9.0.{i}".encode())]} for i in range(5)
+    ]
+    assert {client_address(s, default) for s in scopes} == {"127.0.0.1"}
+
+
+def test_a_trusted_proxy_names_the_right_most_untrusted_address_in_its_normal_form():
+    proxies = parse_trusted_proxies("10.1.0.0/16")
+
+    def address(xff: str) -> str:
+        return client_address({"client": ("10.1.0.1", 1234), "headers": [(b"x-forwarded-for", xff.encode())]}, proxies)
+
+    assert address("6.6.6.6, 2001:db8:0::1") == "2001:db8::1" == address("2001:DB8::0:1")
+    assert address("6.6.6.6, 1.2.3.4, 10.1.9.9") == "1.2.3.4"
+    # a hop that is not an address stops the search at the proxy that forwarded it
+    assert address("1.2.3.4, made-up-1") == "10.1.0.1"
+    assert address("1.2.3.4, made-up-2, 10.1.9.9") == "10.1.9.9"
+    assert address("10.1.2.2, 10.1.3.3") == "10.1.2.2"  # proxies only: the farthest
 
 
 def test_expired_in_memory_counters_are_swept():
@@ -248,7 +272,11 @@ def test_detail_full_has_a_maximum_of_profiles(db, keys):
 def test_a_hostile_body_costs_one_unit_and_is_a_400(db, keys):
     with make_client(db, api_key=keys[0], settings=limited(db, "100/minute")) as c:
         assert c.get(OPTIONS).headers["ratelimit-remaining"] == "99"
-        r = c.post("/v1/uncertainty", content=b'{"draws": 1000, "draws": 2000}')
+        r = c.post(
+            "/v1/uncertainty",
+            content=b'{"draws": 1000, "draws": 2000}',
+            headers={"Content-Type": "application/json"},
+        )
         assert r.status_code == 400 and "appears twice" in r.json()["detail"]
         assert r.headers["ratelimit-remaining"] == "98"
 

@@ -185,7 +185,7 @@ def test_two_workers_export_one_set_of_metrics(databases: Databases, tmp_path: P
         # new connections each time, so that both workers take some
         with httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0)) as http:
             while (len(workers) < 2 or readiness < 20) and time.monotonic() < deadline:
-                r = http.get(f"{server.url}/health/ready")
+                r = http.get(f"{server.url}/health/ready", headers=key)  # the worker's pid: for a key only
                 readiness += 1
                 pid = r.json()["checks"]["worker_pid"]
                 workers[pid] = workers.get(pid, 0) + 1

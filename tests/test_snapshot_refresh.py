@@ -11,19 +11,21 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import SEEDS, free_port, load_seeds
+from conftest import SEEDS, admin_key, free_port, load_seeds
 
 from app.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.slow
 
 
-def _ready(client: httpx.Client, url: str) -> dict:
-    return client.get(url, headers={"Connection": "close"}).json()["checks"]
+def _ready(client: httpx.Client, url: str, key: str) -> dict:
+    """Readiness's checks with their details (the worker's pid: for a caller with a key)."""
+    return client.get(url, headers={"Connection": "close", "X-API-Key": key}).json()["checks"]
 
 
 def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(databases, tmp_path: Path) -> None:
     url = databases.seeded("sqlite")
+    key = admin_key(url)
     port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "KNOWLEDGE_REFRESH_SECONDS": "2"}
     # a file, not a pipe nobody reads: the service logs a line per request, and a full pipe would block it
@@ -54,7 +56,7 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
             deadline = time.monotonic() + 60
             while len(old) < 2 and time.monotonic() < deadline:  # both workers up, both on the old version
                 try:
-                    checks = _ready(client, ready)
+                    checks = _ready(client, ready, key)
                     old[checks["worker_pid"]] = checks["knowledge_version"]
                 except httpx.TransportError:
                     time.sleep(0.2)
@@ -71,7 +73,7 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
 
             seen: dict[int, float] = {}
             while len(seen) < 2 and time.monotonic() - loaded_at < 10:
-                checks = _ready(client, ready)
+                checks = _ready(client, ready, key)
                 if checks["knowledge_version"] == new_version:
                     seen.setdefault(checks["worker_pid"], time.monotonic() - loaded_at)
             assert set(seen) == set(old), f"workers on the new version: {seen}, workers: {list(old)}"

@@ -136,6 +136,20 @@ class KeyVerifier:
         self._verified[digest] = (principal, now)
         return principal
 
+    async def identify(self, header: str) -> Principal | None:
+        """The principal of an ``X-API-Key`` value on an open path (health), or None — no key, an unknown,
+        revoked or expired one, or one that cannot be verified now: never an error of its own."""
+        key = normalised_key(header)
+        if not key or len(key) > API_KEY_MAX_LENGTH:
+            return None
+        try:
+            principal = await self.verify(key)
+        except ServiceUnavailableException:
+            return None
+        if principal is None or principal.expired(dt.datetime.now(dt.UTC)):
+            return None
+        return principal
+
 
 #: at most one ``last_used_at`` write per key and process in this many seconds
 LAST_USED_INTERVAL_SECONDS = 60.0

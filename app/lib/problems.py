@@ -126,16 +126,28 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     return Response(msgspec.json.encode(problem), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers)
 
 
-def _field_errors(extra: Any) -> list[FieldError]:
+#: a problem lists at most this many field errors (a body of 10,000 bad profiles gets the first ones)
+MAX_ERRORS = 20
+#: longest field path and message quoted in a problem, in characters (messages may quote the input)
+MAX_FIELD_CHARS = 120
+MAX_MESSAGE_CHARS = 200
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _field_errors(extra: Any) -> tuple[list[FieldError], int]:
+    """The first :data:`MAX_ERRORS` field errors, each cut to a bounded length, and how many there were."""
     errors = []
-    for e in extra if isinstance(extra, list) else []:
-        if isinstance(e, dict):
-            key = str(e.get("key") or e.get("source") or "body")
-            message = str(e.get("message", ""))
-            if key == "data" and message == "'data'":  # Litestar's words for "no body at all"
-                key, message = "body", "a JSON body is required"
-            errors.append(FieldError(field=key, message=message))
-    return errors
+    found = [e for e in extra if isinstance(e, dict)] if isinstance(extra, list) else []
+    for e in found[:MAX_ERRORS]:
+        key = str(e.get("key") or e.get("source") or "body")
+        message = str(e.get("message", ""))
+        if key == "data" and message == "'data'":  # Litestar's words for "no body at all"
+            key, message = "body", "a JSON body is required"
+        errors.append(FieldError(field=_cut(key, MAX_FIELD_CHARS), message=_cut(message, MAX_MESSAGE_CHARS)))
+    return errors, len(found)
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -157,10 +169,12 @@ def title(status: int, lang: Lang) -> str:
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
     status = exc.status_code
     lang = language(request.scope)
-    errors = _field_errors(exc.extra) if isinstance(exc, ValidationException) else None
+    errors, total = _field_errors(exc.extra) if isinstance(exc, ValidationException) else (None, 0)
     detail = render(exc.detail, lang) if exc.detail else title(status, lang)
     if errors:
         detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+        if total > len(errors):
+            detail += f"; and {total - len(errors)} more errors (the first {len(errors)} are listed)"
     elif _caused_by(exc, msgspec.DecodeError):
         detail = render(
             msg("problem.detail.not_json", f"the body is not valid JSON: {exc.detail}", error=exc.detail), lang
@@ -246,7 +260,11 @@ def problem(status: int, description: str) -> ResponseSpec:
 
 #: documented on every operation (Litestar documents none of these as problem+json by itself)
 COMMON_PROBLEMS = {
-    400: problem(400, "Invalid request: the problem names the offending field."),
+    400: problem(
+        400,
+        "Invalid request: the problem names the offending field (at most 20 field errors are listed), or says "
+        "which header is malformed (an `Accept` quality value outside 0–1).",
+    ),
     404: problem(404, "Not found."),
     405: problem(405, "Method not allowed."),
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
@@ -260,8 +278,17 @@ COMMON_PROBLEMS = {
 }
 BODY_PROBLEMS = {
     **COMMON_PROBLEMS,
-    413: problem(413, "The request body is larger than the service accepts."),
-    415: problem(415, "The body must be application/json."),
+    413: problem(
+        413,
+        "The request body is larger than this operation accepts: 64 KiB for one profile, 128 KiB for a capacity "
+        "plan, `MAX_BODY_BYTES` (4 MiB by default) for a batch of evaluations. Refused from its Content-Length, "
+        "unread; the connection closes.",
+    ),
+    415: problem(
+        415,
+        "The body must be declared `application/json` (or a `+json` type) in UTF-8: a body without "
+        "Content-Type, of another type or in another charset is refused.",
+    ),
     422: problem(
         422,
         "The body is valid against its schema, but the request cannot be answered, for one of these problem "

@@ -11,7 +11,8 @@ Two charges, so that a flood never reaches the key lookup and a made-up key neve
    authentication verified, surrounding spaces removed; never the key itself).
 
 The client address is the connection's peer, or — only when that peer is one of
-``FORWARDED_ALLOW_IPS`` — the right-most address of ``X-Forwarded-For`` that is not a trusted proxy.
+``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
+trusted proxy.
 
 Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
 ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
@@ -52,6 +53,8 @@ API_KEY_HEADER = b"x-api-key"
 SKIP_OPT = "skip_rate_limit"
 #: a route handler's ``opt[COST_OPT]``: ``cost(body) -> units`` of a request (default: 1 unit)
 COST_OPT = "cost"
+#: a refused body (400 while reading, 413) costs one unit per this many bytes
+REFUSED_BYTES_PER_UNIT = 16_384
 WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _STATE = "rate_limit"  # scope["state"] key: the last charge, for the response's headers
 _PUBLIC = [re.compile(p) for p in PUBLIC_PATHS]
@@ -173,17 +176,26 @@ def _trusted(address: str, proxies: TrustedProxies) -> bool:
 
 
 def client_address(scope: Scope, proxies: TrustedProxies) -> str:
-    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one."""
+    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one
+    (written in its normal form, so ``::1`` and ``0::1`` are one client). A hop that is not an address
+    ends the search at the proxy that forwarded it: the client is that proxy (nobody rotates through
+    made-up values)."""
     client = scope.get("client")
     peer = str(client[0]) if client else "unknown"
     if not _trusted(peer, proxies):
         return peer
     forwarded = ",".join(v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for")
     hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    nearest = peer
     for hop in reversed(hops):
-        if not _trusted(hop, proxies):
-            return hop[:64]
-    return hops[0][:64] if hops else peer
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            return nearest
+        if not _trusted(address, proxies):
+            return address
+        nearest = address
+    return nearest
 
 
 class RateLimiter:
@@ -260,9 +272,13 @@ class RateLimiter:
         refused: ClientException | None = None
         try:
             body = await _body_or_none(request)
-        except ClientException as exc:  # a hostile body (app.lib.bodies): it costs one unit all the same
+        except ClientException as exc:  # a hostile or oversized body (app.lib.bodies): charged by its size
             body, refused = None, exc
-        units = 1 if refused is not None else request_cost(handler.opt.get(COST_OPT), request.method, body)
+        units = (
+            min(self.budget, refused_cost(_refused_size(request)))  # refused: its 400 or 413, never a 422
+            if refused is not None
+            else request_cost(handler.opt.get(COST_OPT), request.method, body)
+        )
         if units > self.budget:
             raise HTTPException(
                 status_code=422,
@@ -285,6 +301,20 @@ async def _body_or_none(request: Request[Any, Any, Any]) -> Any:
     if request.method not in ("POST", "PUT", "PATCH") or not await request.body():
         return None
     return await request.json()  # app.lib.bodies: a hostile body is a 400 here already
+
+
+def _refused_size(request: Request[Any, Any, Any]) -> int:
+    """The bytes a refused body sent (when read) or announced (``Content-Length`` of a 413 never read)."""
+    body = request._connection_state.body
+    if isinstance(body, bytes):
+        return len(body)
+    return request.content_length or 0
+
+
+def refused_cost(size: int) -> int:
+    """Units a refused body costs: one per :data:`REFUSED_BYTES_PER_UNIT` bytes, at least one — a client
+    sending megabytes the service refuses spends its budget as fast as one sending valid work."""
+    return max(1, math.ceil(size / REFUSED_BYTES_PER_UNIT))
 
 
 def request_cost(cost: Cost | None, method: str, body: Any) -> int:

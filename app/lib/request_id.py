@@ -22,7 +22,8 @@ def request_id(scope: Scope) -> str:
     if isinstance(rid, str):
         return rid
     given = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"), "")
-    rid = given if 0 < len(given) <= 128 and given.isprintable() else uuid.uuid4().hex
+    # visible ASCII only: the id is echoed in a header and written in logs, where other bytes do not belong
+    rid = given if 0 < len(given) <= 128 and given.isascii() and given.isprintable() else uuid.uuid4().hex
     state["request_id"] = rid
     return rid
 

@@ -13,6 +13,7 @@ from app.domain.capacity import charts, sheets
 from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
 from app.domain.capacity.service import CapacityService
 from app.domain.shared import costs
+from app.lib.bodies import CAPACITY_BODY_BYTES
 from app.lib.i18n import language
 from app.lib.negotiation import CSV, JSON, negotiate
 from app.lib.offload import WorkerPool
@@ -28,6 +29,7 @@ class CapacityController(Controller):
         "/capacity-plans",
         operation_id="computeCapacityPlan",
         opt={"scope": "decisions:run", "cost": costs.capacity_plan},
+        request_max_body_size=CAPACITY_BODY_BYTES,
         summary="Portfolios for a demand that changes over the horizon: every single option and the cost-optimal "
         "mix of owned, reserved, rented and platform capacity (JSON; a chart with Accept: image/svg+xml; CSV "
         "or XLSX per phase)",

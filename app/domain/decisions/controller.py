@@ -23,6 +23,7 @@ from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.lib.auth import principal_of
+from app.lib.bodies import SINGLE_BODY_BYTES
 from app.lib.caching import answer_etag, caching_headers, not_modified
 from app.lib.i18n import Lang, language, pin_language
 from app.lib.negotiation import CSV, JSON, negotiate
@@ -43,6 +44,7 @@ class DecisionController(Controller):
         "/price-comparisons",
         operation_id="comparePrices",
         opt={"scope": "decisions:run", "cost": costs.comparison},
+        request_max_body_size=SINGLE_BODY_BYTES,
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
         status_code=200,
         responses={**BODY_PROBLEMS},
@@ -72,6 +74,7 @@ class DecisionController(Controller):
         "/recommendations",
         operation_id="createRecommendation",
         opt={"scope": "recommendations:write", "cost": costs.recommendation},
+        request_max_body_size=SINGLE_BODY_BYTES,
         summary="Rank the options for a team's profile, store and return the recommendation",
         status_code=HTTP_201_CREATED,
         responses={

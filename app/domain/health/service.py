@@ -47,3 +47,18 @@ async def readiness(
     checks["knowledge_read_at"] = store.last_read_at.isoformat().replace("+00:00", "Z") if store.last_read_at else None
     ok = checks["database"] == "ok" and checks["migration"]["ok"] and kb is not None
     return ok, checks
+
+
+# what readiness tells a caller without a valid API key: whether each check passes, not which worker
+# answered, which revisions the database holds or why it failed
+def public_checks(checks: dict[str, Any]) -> dict[str, Any]:
+    """``checks`` without their details: ``database`` ok or unreachable, ``migration`` ok or not, the
+    knowledge version served (every answer names it) and where it comes from."""
+    migration = checks.get("migration")
+    database = checks.get("database")
+    return {
+        "database": "ok" if database == "ok" else "unreachable",
+        "migration": {"ok": bool(migration.get("ok")) if isinstance(migration, dict) else False},
+        "knowledge_version": checks.get("knowledge_version"),
+        "knowledge_source": checks.get("knowledge_source"),
+    }

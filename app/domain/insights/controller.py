@@ -20,6 +20,7 @@ from app.domain.insights.schemas import (
 from app.domain.insights.service import InsightService
 from app.domain.shared import costs
 from app.domain.shared.schemas import ProfileCreate
+from app.lib.bodies import SINGLE_BODY_BYTES
 from app.lib.i18n import Lang, language
 from app.lib.negotiation import JSON, negotiate
 from app.lib.offload import WorkerPool
@@ -41,6 +42,7 @@ class InsightsController(Controller):
         "/break-even",
         operation_id="computeBreakEven",
         opt={"scope": "decisions:run", "cost": costs.break_even},
+        request_max_body_size=SINGLE_BODY_BYTES,
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Break-even utilizations, the cluster size from which owning is cheapest, payback months",
@@ -58,6 +60,7 @@ class InsightsController(Controller):
         "/sensitivity",
         operation_id="computeSensitivity",
         opt={"scope": "decisions:run", "cost": costs.sensitivity},
+        request_max_body_size=SINGLE_BODY_BYTES,
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Each input moved across its range, ordered by effect; what would change the answer "
@@ -83,6 +86,7 @@ class InsightsController(Controller):
         "/cost-curves",
         operation_id="computeCostCurves",
         opt={"scope": "decisions:run", "cost": costs.cost_curves},
+        request_max_body_size=SINGLE_BODY_BYTES,
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Cost per useful GPU-hour of each option over utilization, with the break-even points "
@@ -108,6 +112,7 @@ class InsightsController(Controller):
         "/uncertainty",
         operation_id="computeUncertainty",
         opt={"scope": "decisions:run", "cost": costs.uncertainty},
+        request_max_body_size=SINGLE_BODY_BYTES,
         status_code=200,
         responses={**BODY_PROBLEMS},
         summary="Monte Carlo over the knowledge base's ranges: cost percentiles, probability of ranking first",

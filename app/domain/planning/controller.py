@@ -12,6 +12,7 @@ from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
 from app.domain.shared import costs
 from app.domain.shared.engine import Engine
+from app.lib.bodies import SINGLE_BODY_BYTES
 from app.lib.i18n import language
 from app.lib.offload import WorkerPool
 from app.lib.problems import BODY_PROBLEMS
@@ -25,6 +26,7 @@ class PlanningController(Controller):
         "/training-plans",
         operation_id="computeTrainingPlan",
         opt={"scope": "decisions:run", "cost": costs.training_plan},
+        request_max_body_size=SINGLE_BODY_BYTES,
         summary="Plan a training run: calendar time and cost on each option",
         status_code=200,
         responses={**BODY_PROBLEMS},

@@ -5,19 +5,24 @@ from __future__ import annotations
 import datetime as dt
 
 import msgspec
-from pydantic import ConfigDict, Field, JsonValue, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from app.core.vocab import PLAN_NAME_PATTERN, OpsTeam
 from app.domain.shared.schemas import MAX_GPUS, RangeRead
 from app.lib.schemas import AsOf, RequestModel
 
+#: physical bounds: below them a plan is not a training run (a model of 5e-324 parameters answered
+#: "0 GPU-hours", an MFU of 1e-300 numbers of 300 digits); out of bounds is a 400 naming the field
+MIN_PARAMETERS = 1e6
 MAX_PARAMETERS = 1e13
+MIN_TOKENS = 1e6
 MAX_TOKENS = 1e16
+MIN_FLOPS = 1e15
 MAX_FLOPS = 1e30
+#: the lowest MFU a run could have and still be called one (published runs: 0.2–0.6); 1 is the GPU's peak
+MIN_MFU = 0.01
 CURRENCY = r"^[A-Z]{3}$"
-#: Litestar's schema generation drops a ``gt=0`` (falsy) on an optional number: restate it for the document
-POSITIVE: dict[str, JsonValue] = {"exclusiveMinimum": 0}
 
 
 class TrainingPlanCreate(RequestModel):
@@ -38,29 +43,26 @@ class TrainingPlanCreate(RequestModel):
         },
     )
 
-    parameters: float = Field(gt=0, le=MAX_PARAMETERS, description="Model parameters (dense).")
+    parameters: float = Field(ge=MIN_PARAMETERS, le=MAX_PARAMETERS, description="Model parameters (dense).")
     tokens: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_TOKENS,
         le=MAX_TOKENS,
         description="Training tokens; give this or `flops`, not both.",
-        json_schema_extra=POSITIVE,
     )
     flops: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_FLOPS,
         le=MAX_FLOPS,
         description="Training FLOPs; give this or `tokens`, not both.",
-        json_schema_extra=POSITIVE,
     )
     gpu_model: str = Field(min_length=1, max_length=40, description="A key from /v1/gpus: whose throughput to use.")
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the run uses.")
     mfu: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_MFU,
         le=1,
-        description="Model FLOPs utilization, 0–1; default: the knowledge base's range (assumption */mfu).",
-        json_schema_extra=POSITIVE,
+        description="Model FLOPs utilization, 0.01–1; default: the knowledge base's range (assumption */mfu).",
     )
     rental_plan: str | None = Field(
         default=None,
