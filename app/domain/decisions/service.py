@@ -15,15 +15,18 @@ from collections.abc import Hashable
 from typing import Any
 
 from cachetools import LRUCache
+from msgspec import UNSET
 
 from app.core import batch, decision
+from app.core import capacity as cap
 from app.core import insights as ins
-from app.core.errors import TooMuchWork
+from app.core.errors import NothingAssessable, TooMuchWork
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
 from app.domain.decisions import storing
+from app.domain.shared import demand
 from app.domain.shared.convert import (
     confidence_read,
     cost_read,
@@ -33,12 +36,9 @@ from app.domain.shared.convert import (
     profile_head,
     range_read,
 )
+from app.domain.shared.demand import ComparisonCreate, DemandFields
 from app.domain.shared.engine import Engine
-from app.domain.shared.schemas import (
-    ComparisonCreate,
-    DimensionScores,
-    ProfileCreate,
-)
+from app.domain.shared.schemas import DimensionScores, ProfileCreate
 from app.domain.shared.statements import break_even_sentence
 from app.kb.repositories import RecommendationRepository
 from app.lib import metrics
@@ -61,6 +61,17 @@ NO_COST: dict[str, Any] = dict.fromkeys(
         "committed",
     )
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Assessed:
+    """A request's profile (with a demand: its peak phase's) and every option's outcome; with a demand,
+    its phases and, where it has several, each option's single portfolio (by option)."""
+
+    profile: Profile
+    outcomes: list[decision.Outcome]
+    phases: tuple[cap.Phase, ...] | None = None
+    portfolios: dict[str, cap.Portfolio] | None = None
 
 
 class DecisionService:
@@ -93,7 +104,8 @@ class DecisionService:
 
     def comparison_identity(self, req: ComparisonCreate) -> str:
         """The request with its defaults spelled out (``as_of`` today): what a comparison depends on."""
-        return req.model_copy(update={"as_of": req.as_of or self.engine.today()}).model_dump_json()
+        dated = req.model_copy(update={"as_of": req.as_of or self.engine.today()})
+        return dated.model_dump_json(exclude={"demand"} if req.demand is None else None)
 
     def compare(self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG) -> s.ComparisonRead:
         kb = self.engine.knowledge()
@@ -107,10 +119,69 @@ class DecisionService:
         """The option's name in ``lang`` (the plugin's own name where the catalogs lack it)."""
         return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
 
+    def assessed(self, req: DemandFields | ProfileCreate, kb: Knowledge) -> Assessed:
+        """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
+        "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
+        option is priced as its single portfolio on the demand (``app.core.capacity.singles``, as
+        capacity plans price it); a demand of one phase is the plain profile of that phase."""
+        engine = self.engine
+        if not isinstance(req, DemandFields) or req.demand is None:
+            if isinstance(req, DemandFields):
+                demand.check(req)
+            profile = engine.profile(req, kb)
+            return Assessed(profile, engine.outcomes(profile, kb))
+        demand.check(req)
+        phases = demand.phases(req)
+        peak = max(phases, key=lambda p: p.gpus)
+        job = None if peak.largest_job_gpus == peak.gpus else peak.largest_job_gpus
+        plain = req.model_copy(
+            update={"gpus": peak.gpus, "utilization": peak.utilization, "largest_job_gpus": job, "demand": None}
+        )
+        profile = engine.profile(plain, kb)
+        outcomes = engine.outcomes(profile, kb)
+        if len(phases) == 1:
+            return Assessed(profile, outcomes, phases)
+        with engine.tracer.start_as_current_span("decision.demand", attributes={"knowledge.version": kb.version}):
+            singles = cap.singles(
+                engine,
+                kb,
+                profile,
+                phases,
+                options=list(engine.options),
+                variants=engine.variants(),
+                owner=engine.host.owner(),
+                unit=kb.server_for(profile.gpu_model).gpus_per_server,
+            )
+        portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}
+        errors = singles.tables.errors
+        priced = []
+        for o in outcomes:
+            if o.assessment is None:
+                priced.append(o)
+            elif o.option in errors:
+                code, error = errors[o.option]
+                priced.append(decision.Outcome(o.option, None, error, code))
+            else:
+                a = cap.assessment_on(o.assessment, portfolios[o.option], profile.horizon_years)
+                priced.append(decision.Outcome(o.option, a))
+        if all(o.assessment is None for o in priced):
+            raise NothingAssessable(
+                "; ".join(f"{o.option}: {o.error}" for o in priced), field="gpu_model" if profile.gpu_model else None
+            )
+        return Assessed(profile, priced, phases, portfolios)
+
+    def _segments(self, found: Assessed, option: str, currency: str, lang: Lang) -> Any:
+        """The option's single portfolio's segments, with a demand of several phases (else absent)."""
+        if found.portfolios is None:
+            return UNSET
+        return demand.segment_reads(found.portfolios[option], currency, lambda o: self.option_name(o, lang))
+
     def _compare(self, req: ComparisonCreate, kb: Knowledge, lang: Lang) -> s.ComparisonRead:
-        profile = self.engine.profile(req, kb)
+        found = self.assessed(req, kb)
+        profile = found.profile
+        on_demand = found.portfolios is not None
         items = []
-        for o in self.engine.outcomes(profile, kb):
+        for o in found.outcomes:
             opt = self.engine.options[o.option]
             a = o.assessment
             head: dict[str, Any] = {
@@ -132,7 +203,7 @@ class DecisionService:
                     upfront_cost=range_read(c.upfront),
                     cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
                     useful_gpu_hours_per_year=round(float(c.useful_gpu_hours), 2),
-                    paid_gpu_hours_per_year=range_read(c.paid_gpu_hours),
+                    paid_gpu_hours_per_year=None if on_demand else range_read(c.paid_gpu_hours),
                     committed=c.committed,
                     breakdown=[line_read(li, years, lang) for li in c.breakdown],
                     npv_cost=optional_range(c.npv),
@@ -143,11 +214,13 @@ class DecisionService:
                     alternatives=[_alternative(alt, cur, lang) for alt in a.alternatives],
                     feasible=not reasons,
                     infeasible_reasons=reasons,
+                    segments=self._segments(found, o.option, cur, lang),
                 )
             )
         return s.ComparisonRead(
             **profile_head(kb, profile),
             items=items,
+            demand=UNSET if found.phases is None else demand.phase_reads(found.phases),
         )
 
     # ---- evaluations -------------------------------------------------------------------------
@@ -166,11 +239,13 @@ class DecisionService:
         return result
 
     def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
-        profile = self.engine.profile(req, kb)
+        found = self.assessed(req, kb)
+        profile = found.profile
         weights = self.engine.weights(req, kb)
-        result = decision.decide(profile, self.engine.outcomes(profile, kb), kb, weights)
+        result = decision.decide(profile, found.outcomes, kb, weights)
         confidence = sentence = None
-        if insights:
+        # Monte Carlo and the break-even answer one profile: not a demand that changes over the horizon
+        if insights and found.portfolios is None:
             u = ins.uncertainty(
                 self.engine,
                 profile,
@@ -182,8 +257,8 @@ class DecisionService:
                 base=result,
             )
             confidence = confidence_read(u)
-            found = self._break_even_sentence(profile, kb)
-            sentence = None if found is None else render(found, lang)
+            said = self._break_even_sentence(profile, kb)
+            sentence = None if said is None else render(said, lang)
         return s.Evaluation(
             recommended_option=result.recommended_option,
             knowledge_version=kb.version,
@@ -192,10 +267,11 @@ class DecisionService:
                 k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
             },
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
-            ranking=[self._entry(r, profile.currency, lang) for r in result.ranking],
+            ranking=[self._entry(r, profile.currency, lang, found) for r in result.ranking],
             confidence=confidence,
             break_even=sentence,
             language=lang,
+            demand=UNSET if found.phases is None else demand.phase_reads(found.phases),
         )
 
     def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
@@ -250,7 +326,7 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked, currency: str, lang: Lang) -> s.RankingEntry:
+    def _entry(self, r: decision.Ranked, currency: str, lang: Lang, found: Assessed) -> s.RankingEntry:
         a = r.outcome.assessment
         head: dict[str, Any] = {
             "option": r.option,
@@ -274,6 +350,7 @@ class DecisionService:
         e, st, u = a.efficiency, a.stability, a.usability
         return s.RankingEntry(
             **head,
+            segments=self._segments(found, r.option, currency, lang),
             cost=cost_read(a.cost),
             offer=None if a.offer is None else offer_read(a.offer, currency),
             efficiency=s.EfficiencyRead(
