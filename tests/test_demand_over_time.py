@@ -114,7 +114,7 @@ def test_a_ramp_is_ranked_on_its_single_portfolios(client: Client) -> None:
     assert stored.status_code == 200 and stored.json() == rec
 
 
-@pytest.mark.parametrize("path", ["/v1/recommendations", "/v1/price-comparisons"])
+@pytest.mark.parametrize("path", ["/v1/recommendations", "/v1/price-comparisons", "/v1/capacity-plans"])
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [
@@ -126,6 +126,11 @@ def test_a_ramp_is_ranked_on_its_single_portfolios(client: Client) -> None:
         ({"horizon_years": 2, "demand": {"start_gpus": 8, "growth_per_year": 1}}, 422, "demand.utilization"),
         ({"horizon_years": 1, "demand": {"start_gpus": 8, "growth_per_year": -1}}, 400, "demand.growth_per_year"),
         ({"horizon_years": 1, "utilization": 0.5}, 400, "gpus"),
+        (
+            {"horizon_years": 1, "largest_job_gpus": 8, "demand": [{"months": 12, "gpus": 8, "utilization": 0.5}]},
+            422,
+            "largest_job_gpus",
+        ),
     ],
 )
 def test_bad_demand_names_the_field(client: Client, path: str, body: dict[str, Any], status: int, field: str) -> None:

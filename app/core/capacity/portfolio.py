@@ -197,9 +197,9 @@ def assessment_on(a: Assessment, p: Portfolio, horizon_years: float) -> Assessme
     (docs/methodology.md "Demand over time on recommendations and comparisons"): the portfolio's total,
     NPV and upfront cost and its costs per useful and per effective GPU-hour become the option's cost
     figures (``annual`` the total's yearly average); efficiency, stability and usability stay the
-    peak's. The peak's offer, alternatives and breakdown describe the peak alone and are dropped (the
-    portfolio's segments say what is bought). A portfolio that cannot serve the demand keeps the
-    peak's figures and breaks a hard constraint: its reasons."""
+    peak's. The peak's offer, alternatives, breakdown and notes (sentences of its figures) describe the
+    peak alone and are dropped (the portfolio's segments say what is bought). A portfolio that cannot
+    serve the demand keeps the peak's figures and breaks a hard constraint: its reasons."""
     if not p.feasible or p.served_gpu_hours <= 0:
         extra = (
             ()
@@ -223,7 +223,7 @@ def assessment_on(a: Assessment, p: Portfolio, horizon_years: float) -> Assessme
         useful_gpu_hours_total=p.served_gpu_hours,
         per_effective_gpu_hour=p.per_effective_gpu_hour,
     )
-    return replace(a, cost=cost, offer=None, alternatives=())
+    return replace(a, cost=cost, offer=None, alternatives=(), notes=())
 
 
 __all__ = [

@@ -176,6 +176,11 @@ def check(req: DemandFields, *, plain_in_months: bool = False) -> None:
         raise InvalidDemand("give either gpus (one phase) or demand, not both", field="gpus")
     if req.demand is None and (req.gpus is None or req.utilization is None):
         raise InvalidDemand("give demand, or gpus and utilization", field="demand")
+    if req.demand is not None and req.largest_job_gpus is not None:
+        raise InvalidDemand(
+            "with demand, give each phase's largest_job_gpus (demand[i].largest_job_gpus; default its gpus)",
+            field="largest_job_gpus",
+        )
     if req.demand is None and not plain_in_months:
         return  # a plain profile's horizon is any number of years where it is not priced as phases
     if abs(months - round(months)) > 1e-9:
