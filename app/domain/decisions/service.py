@@ -18,9 +18,8 @@ from cachetools import LRUCache
 from msgspec import UNSET
 
 from app.core import batch, decision
-from app.core import capacity as cap
 from app.core import insights as ins
-from app.core.errors import NothingAssessable, TooMuchWork
+from app.core.errors import TooMuchWork
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
@@ -36,7 +35,7 @@ from app.domain.shared.convert import (
     profile_head,
     range_read,
 )
-from app.domain.shared.demand import ComparisonCreate, DemandFields
+from app.domain.shared.demand import ComparisonCreate
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import DimensionScores, ProfileCreate
 from app.domain.shared.statements import break_even_sentence
@@ -61,17 +60,6 @@ NO_COST: dict[str, Any] = dict.fromkeys(
         "committed",
     )
 )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Assessed:
-    """A request's profile (with a demand: its peak phase's) and every option's outcome; with a demand,
-    its phases and, where it has several, each option's single portfolio (by option)."""
-
-    profile: Profile
-    outcomes: list[decision.Outcome]
-    phases: tuple[cap.Phase, ...] | None = None
-    portfolios: dict[str, cap.Portfolio] | None = None
 
 
 class DecisionService:
@@ -119,65 +107,14 @@ class DecisionService:
         """The option's name in ``lang`` (the plugin's own name where the catalogs lack it)."""
         return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
 
-    def assessed(self, req: DemandFields | ProfileCreate, kb: Knowledge) -> Assessed:
-        """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
-        "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
-        option is priced as its single portfolio on the demand (``app.core.capacity.singles``, as
-        capacity plans price it); a demand of one phase is the plain profile of that phase."""
-        engine = self.engine
-        if not isinstance(req, DemandFields) or req.demand is None:
-            if isinstance(req, DemandFields):
-                demand.check(req)
-            profile = engine.profile(req, kb)
-            return Assessed(profile, engine.outcomes(profile, kb))
-        demand.check(req)
-        phases = demand.phases(req)
-        peak = max(phases, key=lambda p: p.gpus)
-        job = None if peak.largest_job_gpus == peak.gpus else peak.largest_job_gpus
-        plain = req.model_copy(
-            update={"gpus": peak.gpus, "utilization": peak.utilization, "largest_job_gpus": job, "demand": None}
-        )
-        profile = engine.profile(plain, kb)
-        outcomes = engine.outcomes(profile, kb)
-        if len(phases) == 1:
-            return Assessed(profile, outcomes, phases)
-        with engine.tracer.start_as_current_span("decision.demand", attributes={"knowledge.version": kb.version}):
-            singles = cap.singles(
-                engine,
-                kb,
-                profile,
-                phases,
-                options=list(engine.options),
-                variants=engine.variants(),
-                owner=engine.host.owner(),
-                unit=kb.server_for(profile.gpu_model).gpus_per_server,
-            )
-        portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}
-        errors = singles.tables.errors
-        priced = []
-        for o in outcomes:
-            if o.assessment is None:
-                priced.append(o)
-            elif o.option in errors:
-                code, error = errors[o.option]
-                priced.append(decision.Outcome(o.option, None, error, code))
-            else:
-                a = cap.assessment_on(o.assessment, portfolios[o.option], profile.horizon_years)
-                priced.append(decision.Outcome(o.option, a))
-        if all(o.assessment is None for o in priced):
-            raise NothingAssessable(
-                "; ".join(f"{o.option}: {o.error}" for o in priced), field="gpu_model" if profile.gpu_model else None
-            )
-        return Assessed(profile, priced, phases, portfolios)
-
-    def _segments(self, found: Assessed, option: str, currency: str, lang: Lang) -> Any:
+    def _segments(self, found: demand.Assessed, option: str, currency: str, lang: Lang) -> Any:
         """The option's single portfolio's segments, with a demand of several phases (else absent)."""
         if found.portfolios is None:
             return UNSET
         return demand.segment_reads(found.portfolios[option], currency, lambda o: self.option_name(o, lang))
 
     def _compare(self, req: ComparisonCreate, kb: Knowledge, lang: Lang) -> s.ComparisonRead:
-        found = self.assessed(req, kb)
+        found = demand.assessed(self.engine, req, kb)
         profile = found.profile
         on_demand = found.portfolios is not None
         items = []
@@ -239,7 +176,7 @@ class DecisionService:
         return result
 
     def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
-        found = self.assessed(req, kb)
+        found = demand.assessed(self.engine, req, kb)
         profile = found.profile
         weights = self.engine.weights(req, kb)
         result = decision.decide(profile, found.outcomes, kb, weights)
@@ -326,7 +263,7 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked, currency: str, lang: Lang, found: Assessed) -> s.RankingEntry:
+    def _entry(self, r: decision.Ranked, currency: str, lang: Lang, found: demand.Assessed) -> s.RankingEntry:
         a = r.outcome.assessment
         head: dict[str, Any] = {
             "option": r.option,

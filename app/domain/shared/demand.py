@@ -9,17 +9,22 @@ phases, both ``gpus`` and ``demand``) answers ``422`` naming the field (``check`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, get_args
 
 import msgspec
-from pydantic import ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandler, model_validator
+from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from pydantic_core.core_schema import ErrorType
 
 from app.core import capacity as cap
-from app.core.errors import DomainError
+from app.core import decision
+from app.core.errors import DomainError, NothingAssessable
+from app.core.knowledge import Knowledge
+from app.core.types import Profile
 from app.domain.shared.convert import offer_read, range_read
+from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
 from app.lib.schemas import RequestModel
 
@@ -64,18 +69,8 @@ class DemandFields(ProfileFields):
     """A profile whose demand is a plain `gpus` and `utilization` (one phase over the horizon), or
     `demand`: phases, or the growth shorthand."""
 
-    # _plain_or_demand, for the OpenAPI document (app.lib.openapi copies it): the plain fields, or a demand
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        frozen=True,
-        json_schema_extra={
-            "anyOf": [
-                {"required": ["gpus", "utilization"], "properties": {"demand": {"type": "null"}}},
-                {"required": ["demand"], "properties": {"gpus": {"type": "null"}}},
-            ]
-        },
-    )
+    # no model-level anyOf for "gpus or demand" in the OpenAPI document: generators split such a model
+    # into a type per branch; the descriptions say it, and ``check`` answers it
 
     gpus: int | None = Field(  # type: ignore[assignment]
         default=None, ge=1, le=MAX_GPUS, description="GPUs the team needs (one phase); give this or `demand`."
@@ -207,6 +202,68 @@ def phases(req: DemandFields) -> tuple[cap.Phase, ...]:
         return cap.growth(req.demand.start_gpus, req.demand.growth_per_year, u, req.horizon_years)
     assert req.gpus is not None and req.utilization is not None
     return cap.flat(req.gpus, req.utilization, req.horizon_years)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Assessed:
+    """A request's profile (with a demand: its peak phase's) and every option's outcome; with a demand,
+    its phases and, where it has several, each option's single portfolio (by option)."""
+
+    profile: Profile
+    outcomes: list[decision.Outcome]
+    phases: tuple[cap.Phase, ...] | None = None
+    portfolios: dict[str, cap.Portfolio] | None = None
+
+
+def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
+    """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
+    "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
+    option is priced as its single portfolio on the demand (``app.core.capacity.singles``, as
+    capacity plans price it); a demand of one phase is the plain profile of that phase."""
+    if not isinstance(req, DemandFields) or req.demand is None:
+        if isinstance(req, DemandFields):
+            check(req)
+        profile = engine.profile(req, kb)
+        return Assessed(profile, engine.outcomes(profile, kb))
+    check(req)
+    demand = phases(req)
+    peak = max(demand, key=lambda p: p.gpus)
+    job = None if peak.largest_job_gpus == peak.gpus else peak.largest_job_gpus
+    plain = req.model_copy(
+        update={"gpus": peak.gpus, "utilization": peak.utilization, "largest_job_gpus": job, "demand": None}
+    )
+    profile = engine.profile(plain, kb)
+    outcomes = engine.outcomes(profile, kb)
+    if len(demand) == 1:
+        return Assessed(profile, outcomes, demand)
+    with engine.tracer.start_as_current_span("decision.demand", attributes={"knowledge.version": kb.version}):
+        singles = cap.singles(
+            engine,
+            kb,
+            profile,
+            demand,
+            options=list(engine.options),
+            variants=engine.variants(),
+            owner=engine.host.owner(),
+            unit=kb.server_for(profile.gpu_model).gpus_per_server,
+        )
+    portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}
+    errors = singles.tables.errors
+    priced = []
+    for o in outcomes:
+        if o.assessment is None:
+            priced.append(o)
+        elif o.option in errors:
+            code, error = errors[o.option]
+            priced.append(decision.Outcome(o.option, None, error, code))
+        else:
+            a = cap.assessment_on(o.assessment, portfolios[o.option], profile.horizon_years)
+            priced.append(decision.Outcome(o.option, a))
+    if all(o.assessment is None for o in priced):
+        raise NothingAssessable(
+            "; ".join(f"{o.option}: {o.error}" for o in priced), field="gpu_model" if profile.gpu_model else None
+        )
+    return Assessed(profile, priced, demand, portfolios)
 
 
 # ---- out ------------------------------------------------------------------------------------------
