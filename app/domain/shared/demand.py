@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, get_args
 
 import msgspec
-from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandler, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from pydantic_core.core_schema import ErrorType
 
@@ -32,6 +32,11 @@ MAX_GROWTH_PER_YEAR = 10.0
 _ERROR_TYPES = frozenset(get_args(ErrorType))
 #: the fields a plain profile needs and a demand replaces, with the error type of a null one
 _PLAIN = {"gpus": "int_type", "utilization": "float_type"}
+
+
+def _given(name: str) -> dict[str, Any]:
+    """JSON Schema: the body has ``name``, not null."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
 
 
 class InvalidDemand(DomainError):
@@ -69,8 +74,17 @@ class DemandFields(ProfileFields):
     """A profile whose demand is a plain `gpus` and `utilization` (one phase over the horizon), or
     `demand`: phases, or the growth shorthand."""
 
-    # no model-level anyOf for "gpus or demand" in the OpenAPI document: generators split such a model
-    # into a type per branch; the descriptions say it, and ``check`` answers it
+    # _plain_or_demand, for the OpenAPI document (app.lib.openapi copies it): without `demand`, `gpus` and
+    # `utilization` are required. Said with `not` rather than a model-level anyOf, which generators split
+    # into a type per branch
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "not": {"anyOf": [{"not": {"anyOf": [_given("demand"), _given(name)]}} for name in ("gpus", "utilization")]}
+        },
+    )
 
     gpus: int | None = Field(  # type: ignore[assignment]
         default=None, ge=1, le=MAX_GPUS, description="GPUs the team needs (one phase); give this or `demand`."
