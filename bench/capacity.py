@@ -5,7 +5,8 @@ steady base with yearly bursts and the 4× ramp of docs/methodology.md "Capacity
 reference server (CNY) and on ``h100_sxm`` (USD), over the reference seeds in memory, ``REPEAT``
 times each (default 3), and prints a Markdown table: the whole plan's time (cost tables, the single
 options' solves and the mix's), kernel calls, whether the mix was proved optimal within the time
-limit, and each portfolio's cost per useful GPU-hour with the recommended mix.
+limit, and each portfolio's cost per useful GPU-hour with the recommended mix; and the single options
+alone (``cap.singles``): what a recommendation or price comparison with that ``demand`` prices.
 """
 
 from __future__ import annotations
@@ -50,10 +51,11 @@ def main() -> None:
     ]
     print(f"time limit {cap.TIME_LIMIT_SECONDS:g} s for the mix, half of it for each single option\n")
     head = (
-        "| demand | hardware | plan time (median of {}) | kernel calls | optimal | recommended | per useful GPU-hour |"
+        "| demand | hardware | plan time (median of {}) | single options alone | kernel calls | optimal | recommended "
+        "| per useful GPU-hour |"
     )
     print(head.format(repeat))
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, (years, demand) in SHAPES.items():
         for gpu_model, currency in ((None, "CNY"), ("h100_sxm", "USD")):
             base = Profile(
@@ -67,8 +69,20 @@ def main() -> None:
                 ops_team="professional",
                 start_within_days=120,
             )
-            times = []
+            times, alone = [], []
             for _ in range(repeat):
+                start = time.perf_counter()
+                cap.singles(
+                    host,
+                    kb,
+                    base,
+                    demand,
+                    options=list(host.options),
+                    variants=variants,
+                    owner=host.owner(),
+                    unit=kb.server_for(gpu_model).gpus_per_server,
+                )
+                alone.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 found = cap.plan(
                     host,
@@ -90,6 +104,7 @@ def main() -> None:
             mix = " + ".join(f"{n} × {k}" if n > 1 else k for k, n in kinds.items()) or "—"
             print(
                 f"| {label} | {gpu_model or 'reference'} ({currency}) | {statistics.median(times):.2f} s | "
+                f"{statistics.median(alone):.2f} s | "
                 f"{found.kernel_calls} | {found.optimal} | {found.recommended}: {mix} | {costs} |"
             )
 

@@ -38,6 +38,7 @@ from app.domain.decisions import schemas as decisions_api
 from app.domain.health import schemas as health_api
 from app.domain.insights import schemas as insights_api
 from app.domain.planning import schemas as planning_api
+from app.domain.shared import demand as demand_api
 from app.domain.shared import schemas as shared_api
 from app.kb import models as m
 from app.kb import seeds
@@ -73,6 +74,13 @@ RANGE = {"low": "one Range, ``value``", "expected": "one Range, ``value``", "hig
 VALUE = {"value": "the low/expected/high columns as one Range (app.kb.snapshot._range)"}
 ID_NOT_IN_SEEDS = {"id": "a surrogate key the database assigns; a seed names a row by its natural key"}
 MIDPOINT = {"expected": "never null once read: the snapshot fills a missing expected with the midpoint"}
+
+#: a demand over time (app.domain.shared.demand): the core's profile is its peak phase's
+DEMAND = {"demand": "phases or the growth shorthand, instead of gpus and utilization (their peak is the profile's)"}
+PLAIN_OR_DEMAND = {
+    "gpus": "absent with a demand (exactly one of gpus or demand)",
+    "utilization": "absent with a demand of phases",
+}
 
 ENTITIES = (
     Entity(
@@ -185,8 +193,19 @@ ENTITIES = (
                 nullable={"as_of": "optional in a request: the service fills in today"},
             ),
             Shape(
-                shared_api.ComparisonCreate,
-                nullable={"as_of": "optional in a request: the service fills in today"},
+                demand_api.ComparisonCreate,
+                adds=DEMAND,
+                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
+            ),
+            Shape(
+                demand_api.RecommendationCreate,
+                adds={**DEMAND, "weights": "how to rank, not what the team needs: the scoring's input"},
+                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
+            ),
+            Shape(
+                capacity_api.CapacityPlanCreate,
+                adds={**DEMAND, "weights": "how to rank portfolios' options", "owned": "GPUs already held"},
+                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
             ),
         ),
     ),
@@ -207,7 +226,17 @@ LOCAL_ENUMS = {
 HOMONYMS = {
     ("app/domain/health/schemas.py", "unavailable"): "the readiness check's status, not an availability rule's effect",
 }
-API_MODULES = (api, audit_api, capacity_api, decisions_api, health_api, insights_api, planning_api, shared_api)
+API_MODULES = (
+    api,
+    audit_api,
+    capacity_api,
+    decisions_api,
+    demand_api,
+    health_api,
+    insights_api,
+    planning_api,
+    shared_api,
+)
 
 # ---- reading a shape's fields and types ----------------------------------------------------------
 

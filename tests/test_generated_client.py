@@ -91,7 +91,7 @@ def test_a_recommendation_through_the_generated_client(generated: ModuleType, se
     create = _module("api.decisions.create_recommendation")
     get = _module("api.decisions.get_recommendation")
     with _client(generated, served, key) as client:
-        answer = create.sync_detailed(client=client, body=models.ProfileCreate.from_dict(SME_PROFILE))
+        answer = create.sync_detailed(client=client, body=models.RecommendationCreate.from_dict(SME_PROFILE))
         assert answer.status_code == 201, answer.content
         rec = answer.parsed
         assert isinstance(rec, models.RecommendationRead)
@@ -102,7 +102,7 @@ def test_a_recommendation_through_the_generated_client(generated: ModuleType, se
         assert again.status_code == 200 and again.parsed.id == rec.id
 
         in_chinese = create.sync_detailed(
-            client=client, body=models.ProfileCreate.from_dict(SME_PROFILE), accept_language="zh-CN"
+            client=client, body=models.RecommendationCreate.from_dict(SME_PROFILE), accept_language="zh-CN"
         )
         assert in_chinese.status_code == 201 and isinstance(in_chinese.parsed, models.RecommendationRead)
         assert in_chinese.headers["content-language"] == "zh-CN"

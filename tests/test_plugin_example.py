@@ -257,3 +257,33 @@ def test_hook_compute_advisor_assess() -> None:
     assert host.assess("v2_option", profile, kb).cost.annual == found[0].cost.annual
     quote, quoted = host.choose("v2_option", profile, kb)
     assert quoted == 1 and quote.cost.annual == found[0].cost.annual
+
+
+def test_the_example_takes_part_in_capacity_portfolios(example_client: Client) -> None:
+    """A third party's option is sampled by its own kernel like the built-ins: it has its single
+    portfolio, the mix may use it, and a recommendation on a demand prices it as that portfolio."""
+    plain = {k: v for k, v in PROFILE.items() if k != "gpus"}
+    # jobs of one 8-GPU node: the centre's nodes have no training interconnect named (a job across them is refused)
+    ramp = [{"months": 12, "gpus": g, "utilization": 0.5, "largest_job_gpus": 8} for g in (16, 32, 64)]
+    body = {**plain, "horizon_years": 3, "demand": ramp}
+    r = example_client.post("/v1/capacity-plans", json=body)
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    portfolios = {p["key"]: p for p in doc["portfolios"]}
+    single = portfolios[f"single:{KEY}"]
+    assert single["feasible"] is True and doc["errors"] == {}, (single["reasons"], doc["errors"])
+    assert {s["option"] for s in single["segments"]} == {KEY}
+    assert [sum(s["gpus_by_phase"][k] for s in single["segments"]) for k in range(3)] == [16, 32, 64]
+    assert all(s["acquired"] == "use" and s["offer"]["provider"] == "regional_hpc_centre" for s in single["segments"])
+    # billed per useful GPU-hour at 8–12 CNY (expected 10): the hours served × the price
+    per_hour = single["cost_per_useful_gpu_hour"]
+    assert (per_hour["low"], per_hour["expected"], per_hour["high"]) == (8, 10, 12)
+    # (16 + 32 + 64) GPUs × 0.5 × 8,760 h a year = 490,560 useful GPU-hours at 8, 10 and 12 CNY
+    total = single["total_cost"]
+    assert (total["low"], total["expected"], total["high"]) == (3_924_480, 4_905_600, 5_886_720)
+    assert KEY in {s["option"] for s in portfolios["hybrid"]["segments"]}
+
+    r = example_client.post("/v1/recommendations", json=body)
+    assert r.status_code == 201, r.text
+    entry = {e["option"]: e for e in r.json()["ranking"]}[KEY]
+    assert entry["cost"]["total_cost"] == single["total_cost"] and entry["segments"] == single["segments"]

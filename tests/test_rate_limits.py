@@ -290,6 +290,14 @@ def test_a_hostile_or_malformed_body_costs_one_unit():
     assert request_cost(lambda body: 1 // 0, "POST", {}) == 1
 
 
+def test_a_demand_over_time_costs_what_a_capacity_plan_costs():
+    """With ``demand`` each option is priced as a capacity plan's single portfolio: the plan's units."""
+    ramp = {"demand": {"start_gpus": 8, "growth_per_year": 1}}
+    assert costs.comparison(ramp) == costs.recommendation(ramp) == costs.CAPACITY_PLAN_UNITS
+    assert costs.comparison({"gpus": 8, "demand": None}) == costs.COMPARISON_UNITS
+    assert costs.recommendation([ramp]) == costs.RECOMMENDATION_UNITS
+
+
 def assert_429_of(r: Any, limit: int) -> None:
     assert r.status_code == 429, r.text[:300]
     assert r.headers["ratelimit-limit"] == str(limit)

@@ -3,8 +3,8 @@ the cost-optimal mix of owned, reserved, rented and platform capacity, sized by 
 costs sampled from the options' own kernels."""
 
 from app.core.capacity.demand import MAX_PHASES, MONTHS_PER_YEAR, Owned, Phase, flat, growth, phases, useful_gpu_hours
-from app.core.capacity.plan import CapacityPlan, plan
-from app.core.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment
+from app.core.capacity.plan import CapacityPlan, Singles, plan, singles
+from app.core.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment, assessment_on
 from app.core.capacity.solver import TIME_LIMIT_SECONDS
 from app.core.capacity.tables import BUY, COMMIT, OWNED, USE
 
@@ -23,9 +23,12 @@ __all__ = [
     "Phase",
     "Portfolio",
     "Segment",
+    "Singles",
+    "assessment_on",
     "flat",
     "growth",
     "phases",
     "plan",
+    "singles",
     "useful_gpu_hours",
 ]

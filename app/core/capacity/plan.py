@@ -65,6 +65,58 @@ class Tables:
     clusters: dict[int, dict[int, tuple[Priced, Request]]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Singles:
+    """Each option's cheapest plan alone (with the GPUs already owned), in the order of ``options``, and
+    what the mix is chosen from: the tables and the pricer."""
+
+    portfolios: tuple[Portfolio, ...]
+    tables: Tables
+    pricer: Pricer
+
+
+def singles(
+    model: Model,
+    knowledge: Knowledge,
+    base: Profile,
+    demand: Sequence[Phase],
+    owned: Sequence[Owned] = (),
+    *,
+    options: Sequence[str],
+    variants: Sequence[Variant],
+    owner: str | None,
+    unit: int,
+    time_limit: float = TIME_LIMIT_SECONDS,
+) -> Singles:
+    """Every single option's portfolio for ``demand`` (``single:<option>``: the option alone and the GPUs
+    owned), each solved within ``time_limit × SINGLE_SHARE`` and re-priced by its kernel, with the
+    reasons of its base size; what recommendations and price comparisons price an option with when the
+    demand changes over the horizon."""
+    demand = tuple(demand)
+    pricer = Pricer(model, knowledge, base)
+    t = build_tables(pricer, demand, owned, options, variants, owner, unit)
+    found: list[Portfolio] = []
+    for option in options:
+        key = f"{SINGLE}:{option}"
+        if option in t.errors:
+            found.append(infeasible(key, SINGLE, demand, (why.not_assessed(*t.errors[option]),)))
+            continue
+        solved = solve(
+            demand,
+            t.items,
+            t.job_ok,
+            capex_budget=base.capex_budget,
+            allowed=lambda i, o=option: i.variant.option == o or i.acquired == OWNED,  # type: ignore[misc]
+            time_limit=time_limit * SINGLE_SHARE,
+        )
+        if solved is None:
+            found.append(infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
+            continue
+        p = portfolio_of(key, SINGLE, solved, pricer, demand, t.clusters)
+        found.append(replace(p, reasons=(*p.reasons, *why.base_sizes(pricer, t.items, p, demand, unit))))
+    return Singles(tuple(found), t, pricer)
+
+
 def plan(
     model: Model,
     knowledge: Knowledge,
@@ -81,29 +133,21 @@ def plan(
     """Every single option's portfolio and the cost-optimal mix for ``demand`` (``base`` gives the
     rest of the profile: hardware, currency, date, team, deadline, capex budget)."""
     demand = tuple(demand)
-    pricer = Pricer(model, knowledge, base)
-    t = build_tables(pricer, demand, owned, options, variants, owner, unit)
-    budget = base.capex_budget
-    singles: list[Portfolio] = []
-    for option in options:
-        key = f"{SINGLE}:{option}"
-        if option in t.errors:
-            singles.append(infeasible(key, SINGLE, demand, (why.not_assessed(*t.errors[option]),)))
-            continue
-        found = solve(
-            demand,
-            t.items,
-            t.job_ok,
-            capex_budget=budget,
-            allowed=lambda i, o=option: i.variant.option == o or i.acquired == OWNED,  # type: ignore[misc]
-            time_limit=time_limit * SINGLE_SHARE,
-        )
-        if found is None:
-            singles.append(infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
-        else:
-            singles.append(portfolio_of(key, SINGLE, found, pricer, demand, t.clusters))
-    found = solve(demand, t.items, t.job_ok, capex_budget=budget, time_limit=time_limit)
-    feasible_singles = sorted((s for s in singles if s.feasible), key=lambda s: s.objective)
+    one = singles(
+        model,
+        knowledge,
+        base,
+        demand,
+        owned,
+        options=options,
+        variants=variants,
+        owner=owner,
+        unit=unit,
+        time_limit=time_limit,
+    )
+    t, pricer = one.tables, one.pricer
+    found = solve(demand, t.items, t.job_ok, capex_budget=base.capex_budget, time_limit=time_limit)
+    feasible_singles = sorted((s for s in one.portfolios if s.feasible), key=lambda s: s.objective)
     best = feasible_singles[0] if feasible_singles else None
     optimal = found is not None and found.optimal
     if found is None and best is not None:  # the time limit passed before the solver found a plan
@@ -119,11 +163,7 @@ def plan(
         hybrid = replace(hybrid, reasons=(*hybrid.reasons, *why.base_sizes(pricer, t.items, hybrid, demand, unit)))
         if not found.optimal:
             hybrid = replace(hybrid, reasons=(*hybrid.reasons, why.not_optimal(time_limit)))
-    singles = [
-        replace(s, reasons=(*s.reasons, *why.base_sizes(pricer, t.items, s, demand, unit))) if s.feasible else s
-        for s in singles
-    ]
-    ranked = sorted([hybrid, *singles], key=lambda p: (not p.feasible, p.objective, p.kind != HYBRID, p.key))
+    ranked = sorted([hybrid, *one.portfolios], key=lambda p: (not p.feasible, p.objective, p.kind != HYBRID, p.key))
     recommended = next((p.key for p in ranked if p.feasible), None)
     saving = None
     if recommended is not None and best is not None:
@@ -250,4 +290,4 @@ def _job_probe(
             t.job_ok[(g, p)] = pr.feasible
 
 
-__all__ = ["HYBRID", "SINGLE", "CapacityPlan", "Portfolio", "Segment", "plan"]
+__all__ = ["HYBRID", "SINGLE", "CapacityPlan", "Portfolio", "Segment", "Singles", "plan", "singles"]

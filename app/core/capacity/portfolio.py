@@ -24,8 +24,9 @@ from app.core.capacity.tables import (
     use_request,
 )
 from app.core.insights.common import Variant
-from app.core.ranges import Range
+from app.core.ranges import Range, holds_anywhere
 from app.core.text import Msg
+from app.core.types import Assessment, Cost, Violation
 
 SINGLE, HYBRID = "single", "hybrid"
 
@@ -191,4 +192,47 @@ def _sum(prices: Sequence[Priced]) -> Priced:
     )
 
 
-__all__ = ["HYBRID", "SINGLE", "Portfolio", "Segment", "assemble", "infeasible", "portfolio_of"]
+def assessment_on(a: Assessment, p: Portfolio, horizon_years: float) -> Assessment:
+    """An option's assessment at the demand's peak, priced as its single portfolio on the whole demand
+    (docs/methodology.md "Demand over time on recommendations and comparisons"): the portfolio's total,
+    NPV and upfront cost and its costs per useful and per effective GPU-hour become the option's cost
+    figures (``annual`` the total's yearly average); efficiency, stability and usability stay the
+    peak's. The peak's offer, alternatives, breakdown and notes (sentences of its figures) describe the
+    peak alone and are dropped (the portfolio's segments say what is bought). A portfolio that cannot
+    serve the demand keeps the peak's figures and breaks a hard constraint: its reasons."""
+    if not p.feasible or p.served_gpu_hours <= 0:
+        extra = (
+            ()
+            if any(holds_anywhere(v.violated) for v in a.violations)
+            else tuple(Violation(r, True) for r in p.reasons)
+        )
+        return replace(a, violations=(*a.violations, *extra))
+    c, price = a.cost, p.price
+    cost = Cost(
+        annual=price.total * (1 / horizon_years),
+        total=price.total,
+        upfront=price.upfront,
+        per_useful_gpu_hour=p.per_useful_gpu_hour,
+        useful_gpu_hours=p.served_gpu_hours / horizon_years,
+        # not priced per portfolio: the peak's, which no answer on a demand shows
+        paid_gpu_hours=c.paid_gpu_hours,
+        committed=price.committed,
+        breakdown=(),
+        npv=price.npv,
+        equivalent_annual=None,
+        useful_gpu_hours_total=p.served_gpu_hours,
+        per_effective_gpu_hour=p.per_effective_gpu_hour,
+    )
+    return replace(a, cost=cost, offer=None, alternatives=(), notes=())
+
+
+__all__ = [
+    "HYBRID",
+    "SINGLE",
+    "Portfolio",
+    "Segment",
+    "assemble",
+    "assessment_on",
+    "infeasible",
+    "portfolio_of",
+]

@@ -1,11 +1,11 @@
 """API v1 schemas of capacity plans (docs/methodology.md "Capacity plans"): a team's profile with a
-demand that changes over the horizon and the GPUs it owns already; portfolios back.
+demand that changes over the horizon (``app.domain.shared.demand``, the declaration recommendations
+and price comparisons share) and the GPUs it owns already; portfolios back.
 
-A field out of its bounds (a phase without GPUs, a utilization outside 0–1) answers ``400`` naming it,
-the service's answer to a schema violation; what the schema cannot say (phases whose months do not
-cover the horizon, more than 120 phases, both ``gpus`` and ``demand``, both or neither of an owned
-entry's ``age_years`` and ``purchase_date``) answers ``422`` naming the field
-(``app.domain.capacity.service.check``), and so does an owned GPU model the knowledge base lacks."""
+A field out of its bounds answers ``400`` naming it, the service's answer to a schema violation; what
+the schema cannot say (the demand's, and both or neither of an owned entry's ``age_years`` and
+``purchase_date``) answers ``422`` naming the field (``app.domain.capacity.service.check``), and so
+does an owned GPU model the knowledge base lacks."""
 
 from __future__ import annotations
 
@@ -13,43 +13,15 @@ import datetime as dt
 from typing import Any
 
 import msgspec
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from app.core.capacity import MAX_PHASES
 from app.domain.decisions.schemas import ReasonCode
-from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, RangeRead
+from app.domain.shared.demand import DemandFields, GrowthCreate, PhaseCreate, PhaseRead, SegmentRead
+from app.domain.shared.schemas import MAX_GPUS, ProfileCreate, RangeRead
 from app.lib.schemas import RequestModel
 
-MAX_GROWTH_PER_YEAR = 10.0
 MAX_AGE_YEARS = 20.0
-
-
-class PhaseCreate(RequestModel):
-    """A stretch of the horizon with one demand."""
-
-    months: int = Field(ge=1, le=MAX_PHASES, description="Length of the phase, whole months.")
-    gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the team needs in the phase.")
-    utilization: float = Field(ge=MIN_UTILIZATION, le=1, description="The useful share of the phase, 0.001–1.")
-    largest_job_gpus: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_GPUS,
-        description="GPUs of the phase's largest job (default: the phase's `gpus`): one option's capacity must "
-        "hold it, so a phase whose GPUs run smaller jobs may be split between options.",
-    )
-
-
-class GrowthCreate(RequestModel):
-    """The shorthand of a growing demand: yearly phases of ceil(start_gpus × (1 + growth_per_year)^i) GPUs."""
-
-    start_gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs in the first year.")
-    growth_per_year: float = Field(
-        ge=0, le=MAX_GROWTH_PER_YEAR, description="Yearly growth as a fraction: 1.0 doubles each year."
-    )
-    utilization: float | None = Field(
-        default=None, ge=MIN_UTILIZATION, le=1, description="Utilization of every phase; default: `utilization`."
-    )
 
 
 class OwnedCreate(RequestModel):
@@ -73,53 +45,11 @@ class OwnedCreate(RequestModel):
         return data
 
 
-class CapacityPlanCreate(ProfileCreate):
+class CapacityPlanCreate(DemandFields, ProfileCreate):
     """A team's profile (as for recommendations) with its demand over the horizon: `demand` (phases or
-    the growth shorthand), or a plain `gpus` and `utilization` (one phase)."""
+    the growth shorthand), or a plain `gpus` and `utilization` (one phase); and the GPUs it owns."""
 
-    gpus: int | None = Field(  # type: ignore[assignment]
-        default=None, ge=1, le=MAX_GPUS, description="GPUs the team needs (one phase); give this or `demand`."
-    )
-    utilization: float | None = Field(  # type: ignore[assignment]
-        default=None,
-        ge=MIN_UTILIZATION,
-        le=1,
-        description="The team's useful share of the year (one phase, and the growth shorthand's default).",
-    )
-    demand: list[PhaseCreate] | GrowthCreate | None = Field(
-        default=None,
-        description=f"Consecutive phases covering the horizon (their months sum to horizon_years × 12; at most "
-        f"{MAX_PHASES}), or `{{start_gpus, growth_per_year}}` expanded to yearly phases.",
-    )
     owned: list[OwnedCreate] = Field(default_factory=list, max_length=20, description="GPUs already owned.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _demand_shape(cls, data: Any) -> Any:
-        """``demand`` as phases (a list) or the growth shorthand (an object), its errors located under
-        ``demand`` itself (``demand.0.gpus``), not under the name of a union member."""
-        if not isinstance(data, dict) or data.get("demand") is None:
-            return data
-        value = data["demand"]
-        shape: TypeAdapter[Any] = _PHASES if isinstance(value, list) else _GROWTH
-        try:
-            return {**data, "demand": shape.validate_python(value, strict=True)}
-        except ValidationError as exc:
-            raise ValidationError.from_exception_data(
-                "CapacityPlanCreate",
-                [
-                    InitErrorDetails(
-                        type=PydanticCustomError("demand", str(e["msg"])),
-                        loc=("demand", *e["loc"]),
-                        input=e.get("input"),
-                    )
-                    for e in exc.errors()
-                ],
-            ) from None
-
-
-_PHASES: TypeAdapter[list[PhaseCreate]] = TypeAdapter(list[PhaseCreate])
-_GROWTH: TypeAdapter[GrowthCreate] = TypeAdapter(GrowthCreate)
 
 
 def _error(field: str, message: str, value: object) -> ValidationError:
@@ -135,31 +65,6 @@ def _error(field: str, message: str, value: object) -> ValidationError:
 
 
 # ---- out ------------------------------------------------------------------------------------------
-
-
-class PhaseRead(msgspec.Struct):
-    start_month: int
-    months: int
-    gpus: int
-    utilization: float
-    largest_job_gpus: int
-
-
-class SegmentRead(msgspec.Struct):
-    """GPUs of one option per phase, and how they are had: `buy` (an owned cluster's tranche, kept to the
-    end), `commit` (a reservation or subscription in whole terms), `use` (billed as used), `owned`
-    (GPUs held already)."""
-
-    option: str
-    name: str
-    offer: OfferRead | None
-    plan: str | None
-    gpus_by_phase: list[int]
-    start_month: int
-    acquired: str
-    total_cost: RangeRead
-    npv_cost: RangeRead
-    upfront_cost: RangeRead
 
 
 class SavingRead(msgspec.Struct):
@@ -204,3 +109,16 @@ class CapacityPlanRead(msgspec.Struct):
     errors: dict[str, str]
     error_codes: dict[str, str]
     language: str
+
+
+__all__ = [
+    "CapacityPlanCreate",
+    "CapacityPlanRead",
+    "GrowthCreate",
+    "OwnedCreate",
+    "PhaseCreate",
+    "PhaseRead",
+    "PortfolioRead",
+    "SavingRead",
+    "SegmentRead",
+]

@@ -18,7 +18,7 @@ from app.domain.decisions.csv import comparison_csv, comparison_workbook, evalua
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import check_idempotency_key
 from app.domain.shared import costs
-from app.domain.shared.schemas import ComparisonCreate, ProfileCreate
+from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
@@ -53,9 +53,12 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
+        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
         media = negotiate(request, [JSON, CSV, XLSX])
+        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
+            await worker_pool.run(decisions.compare, data, language(request.scope))
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
         lang = language(request.scope)
@@ -101,7 +104,8 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         recommendation_writer: NamedDependency[RecommendationWriter],
         db_session: NamedDependency[AsyncSession],
-        data: Annotated[ProfileCreate, Body()],
+        worker_pool: NamedDependency[WorkerPool],
+        data: Annotated[RecommendationCreate, Body()],
         # deprecated, outside the documented contract (README, Deprecations): POST /v1/evaluations answers it
         store: Annotated[bool, Parameter(include_in_schema=False)] = True,
         idempotency_key: Annotated[
@@ -119,6 +123,8 @@ class DecisionController(Controller):
     ) -> Response[s.RecommendationRead]:
         if idempotency_key is not None:
             check_idempotency_key(idempotency_key)  # a malformed header is refused whether or not it is used
+        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
+            await worker_pool.run(decisions.evaluate, data, insights=True, lang=language(request.scope))
         if not store:
             evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             evaluated = Response(evaluation, status_code=HTTP_200_OK, headers=STORE_FALSE_DEPRECATION)

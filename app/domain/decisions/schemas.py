@@ -6,9 +6,11 @@ import datetime as dt
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 from pydantic import Field
 
 from app.core.vocab import Language
+from app.domain.shared.demand import PhaseRead, SegmentRead
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -73,6 +75,9 @@ class ComparisonItem(msgspec.Struct):
     #: False when the chosen offer breaks a hard constraint of the profile (then every offer does)
     feasible: bool | None = None
     infeasible_reasons: list[str] = msgspec.field(default_factory=list)
+    #: with a `demand` of several phases: the option's single portfolio (what it buys, commits or uses
+    #: per phase); absent on a plain profile
+    segments: list[SegmentRead] | UnsetType = UNSET
 
 
 class ComparisonRead(msgspec.Struct):
@@ -85,6 +90,8 @@ class ComparisonRead(msgspec.Struct):
     horizon_years: float
     rental_plan: str | None
     items: list[ComparisonItem]
+    #: the `demand` as phases (absent on a plain profile); `gpus` and `utilization` are then its peak phase's
+    demand: list[PhaseRead] | UnsetType = UNSET
 
 
 class EfficiencyRead(msgspec.Struct):
@@ -144,6 +151,9 @@ class RankingEntry(msgspec.Struct):
     offer: OfferRead | None = None
     #: ``reasons`` as message codes with parameters, in the same order
     reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
+    #: with a `demand` of several phases: the option's single portfolio (what it buys, commits or uses
+    #: per phase); absent on a plain profile
+    segments: list[SegmentRead] | UnsetType = UNSET
 
 
 class Evaluation(msgspec.Struct):
@@ -159,6 +169,8 @@ class Evaluation(msgspec.Struct):
     break_even: str | None = None
     #: the language of the sentences (``Accept-Language``; a stored recommendation keeps it)
     language: Language = "en"
+    #: the `demand` as phases (absent on a plain profile); ``profile`` is then its peak phase's
+    demand: list[PhaseRead] | UnsetType = UNSET
 
 
 class RecommendationRead(Evaluation, kw_only=True):

@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from cachetools import LRUCache
+from msgspec import UNSET
 
 from app.core import batch, decision
 from app.core import insights as ins
@@ -23,6 +24,7 @@ from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
+from app.domain.shared import demand
 from app.domain.shared.convert import (
     confidence_read,
     cost_read,
@@ -32,12 +34,9 @@ from app.domain.shared.convert import (
     profile_head,
     range_read,
 )
+from app.domain.shared.demand import ComparisonCreate
 from app.domain.shared.engine import Engine
-from app.domain.shared.schemas import (
-    ComparisonCreate,
-    DimensionScores,
-    ProfileCreate,
-)
+from app.domain.shared.schemas import DimensionScores, ProfileCreate
 from app.domain.shared.statements import break_even_sentence
 from app.lib import metrics
 from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
@@ -91,7 +90,8 @@ class DecisionService:
 
     def comparison_identity(self, req: ComparisonCreate) -> str:
         """The request with its defaults spelled out (``as_of`` today): what a comparison depends on."""
-        return req.model_copy(update={"as_of": req.as_of or self.engine.today()}).model_dump_json()
+        dated = req.model_copy(update={"as_of": req.as_of or self.engine.today()})
+        return dated.model_dump_json(exclude={"demand"} if req.demand is None else None)
 
     def compare(self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG) -> s.ComparisonRead:
         kb = self.engine.knowledge()
@@ -105,10 +105,18 @@ class DecisionService:
         """The option's name in ``lang`` (the plugin's own name where the catalogs lack it)."""
         return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
 
+    def _segments(self, found: demand.Assessed, option: str, currency: str, lang: Lang) -> Any:
+        """The option's single portfolio's segments, with a demand of several phases (else absent)."""
+        if found.portfolios is None:
+            return UNSET
+        return demand.segment_reads(found.portfolios[option], currency, lambda o: self.option_name(o, lang))
+
     def _compare(self, req: ComparisonCreate, kb: Knowledge, lang: Lang) -> s.ComparisonRead:
-        profile = self.engine.profile(req, kb)
+        found = demand.assessed(self.engine, req, kb)
+        profile = found.profile
+        on_demand = found.portfolios is not None
         items = []
-        for o in self.engine.outcomes(profile, kb):
+        for o in found.outcomes:
             opt = self.engine.options[o.option]
             a = o.assessment
             head: dict[str, Any] = {
@@ -130,7 +138,7 @@ class DecisionService:
                     upfront_cost=range_read(c.upfront),
                     cost_per_useful_gpu_hour=range_read(c.per_useful_gpu_hour, 4),
                     useful_gpu_hours_per_year=round(float(c.useful_gpu_hours), 2),
-                    paid_gpu_hours_per_year=range_read(c.paid_gpu_hours),
+                    paid_gpu_hours_per_year=None if on_demand else range_read(c.paid_gpu_hours),
                     committed=c.committed,
                     breakdown=[line_read(li, years, lang) for li in c.breakdown],
                     npv_cost=optional_range(c.npv),
@@ -141,11 +149,13 @@ class DecisionService:
                     alternatives=[_alternative(alt, cur, lang) for alt in a.alternatives],
                     feasible=not reasons,
                     infeasible_reasons=reasons,
+                    segments=self._segments(found, o.option, cur, lang),
                 )
             )
         return s.ComparisonRead(
             **profile_head(kb, profile),
             items=items,
+            demand=UNSET if found.phases is None else demand.phase_reads(found.phases),
         )
 
     # ---- evaluations -------------------------------------------------------------------------
@@ -164,11 +174,13 @@ class DecisionService:
         return result
 
     def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
-        profile = self.engine.profile(req, kb)
+        found = demand.assessed(self.engine, req, kb)
+        profile = found.profile
         weights = self.engine.weights(req, kb)
-        result = decision.decide(profile, self.engine.outcomes(profile, kb), kb, weights)
+        result = decision.decide(profile, found.outcomes, kb, weights)
         confidence = sentence = None
-        if insights:
+        # Monte Carlo and the break-even answer one profile: not a demand that changes over the horizon
+        if insights and found.portfolios is None:
             u = ins.uncertainty(
                 self.engine,
                 profile,
@@ -180,8 +192,8 @@ class DecisionService:
                 base=result,
             )
             confidence = confidence_read(u)
-            found = self._break_even_sentence(profile, kb)
-            sentence = None if found is None else render(found, lang)
+            said = self._break_even_sentence(profile, kb)
+            sentence = None if said is None else render(said, lang)
         return s.Evaluation(
             recommended_option=result.recommended_option,
             knowledge_version=kb.version,
@@ -190,10 +202,11 @@ class DecisionService:
                 k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
             },
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
-            ranking=[self._entry(r, profile.currency, lang) for r in result.ranking],
+            ranking=[self._entry(r, profile.currency, lang, found) for r in result.ranking],
             confidence=confidence,
             break_even=sentence,
             language=lang,
+            demand=UNSET if found.phases is None else demand.phase_reads(found.phases),
         )
 
     def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
@@ -248,7 +261,7 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked, currency: str, lang: Lang) -> s.RankingEntry:
+    def _entry(self, r: decision.Ranked, currency: str, lang: Lang, found: demand.Assessed) -> s.RankingEntry:
         a = r.outcome.assessment
         head: dict[str, Any] = {
             "option": r.option,
@@ -272,6 +285,7 @@ class DecisionService:
         e, st, u = a.efficiency, a.stability, a.usability
         return s.RankingEntry(
             **head,
+            segments=self._segments(found, r.option, currency, lang),
             cost=cost_read(a.cost),
             offer=None if a.offer is None else offer_read(a.offer, currency),
             efficiency=s.EfficiencyRead(

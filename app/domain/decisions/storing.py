@@ -56,7 +56,8 @@ async def recommend(
     writer's claim decides, see ``app.kb.writer``). A replay is not counted against the quota. The key's
     form was checked by the controller (``check_idempotency_key``).
     """
-    request = req.model_dump(mode="json")
+    # a plain profile's request as before demand existed (its idempotency hash and stored request unchanged)
+    request = req.model_dump(mode="json", exclude=None if getattr(req, "demand", None) is not None else {"demand"})
     digest = rec_store.request_hash(request) if idempotency_key is not None else ""
     now = dt.datetime.now(dt.UTC)
     if idempotency_key is not None:

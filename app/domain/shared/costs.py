@@ -34,12 +34,18 @@ def _field(body: Any, name: str, default: Any) -> Any:
     return body.get(name, default) if isinstance(body, dict) else default
 
 
+def _over_time(body: Any) -> bool:
+    """Whether the body asks for a demand over time: each option is then priced as a capacity plan's
+    single portfolio (its cost tables and a bounded solve per option)."""
+    return _field(body, "demand", None) is not None
+
+
 def comparison(body: Any) -> int:
-    return COMPARISON_UNITS
+    return CAPACITY_PLAN_UNITS if _over_time(body) else COMPARISON_UNITS
 
 
 def recommendation(body: Any) -> int:
-    return RECOMMENDATION_UNITS
+    return CAPACITY_PLAN_UNITS if _over_time(body) else RECOMMENDATION_UNITS
 
 
 def evaluations(body: Any) -> int:
@@ -78,8 +84,8 @@ def capacity_plan(body: Any) -> int:
 #: the cost table as documented (README "Rate limits"), checked against the functions by a test
 TABLE = {
     "GET (any)": "1",
-    "POST /v1/price-comparisons": str(COMPARISON_UNITS),
-    "POST /v1/recommendations": str(RECOMMENDATION_UNITS),
+    "POST /v1/price-comparisons": f"{COMPARISON_UNITS}; with `demand`: {CAPACITY_PLAN_UNITS}",
+    "POST /v1/recommendations": f"{RECOMMENDATION_UNITS}; with `demand`: {CAPACITY_PLAN_UNITS}",
     "POST /v1/evaluations": "profiles × 1 (`detail: scores`) or × 2 (`detail: full`, at most "
     f"{MAX_FULL_PROFILES} profiles)",
     "POST /v1/break-even": str(BREAK_EVEN_UNITS),

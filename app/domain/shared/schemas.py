@@ -125,10 +125,6 @@ class ProfileFields(RequestModel):
     )
 
 
-class ComparisonCreate(ProfileFields):
-    """A price comparison: the options' costs for this profile."""
-
-
 class ProfileCreate(ProfileFields):
     """A team's profile, for a recommendation (its ranking weights the four dimensions)."""
 

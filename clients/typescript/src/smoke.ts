@@ -39,7 +39,7 @@ const fewest: ComparisonHeaders = { "X-Request-ID": "0f5b7c2e", "Content-Languag
 void fewest;
 
 // 1. A recommendation, with the README's body: fields with a default (currency, weights…) left out
-const profile: Schemas["ProfileCreate"] = {
+const profile: Schemas["RecommendationCreate"] = {
   gpus: 16,
   utilization: 0.6,
   horizon_years: 2,
