@@ -15,12 +15,16 @@ The client address is the connection's peer, or — only when that peer is one o
 
 Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
 ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
-counts alone; expired counters are swept once per window). A Redis that does not answer lets requests
-through (logged) rather than failing them. Health and documentation are never limited.
+counts alone; expired counters are swept once per window). Redis has deadlines of a few milliseconds
+and a circuit (``SharedCounters``): a Redis that does not answer, or refuses, is replaced by this
+process's counters — limits per worker rather than none — until it answers again; its state is logged,
+exported (``compute_advisor_dependency_up{name="redis"}``) and shown in ``/health/ready``. Health and
+documentation are never limited.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import ipaddress
@@ -37,6 +41,7 @@ from litestar.enums import ScopeType
 from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.lib import metrics
+from app.lib.dependencies import Circuit, Dependencies
 from app.lib.public import PUBLIC_PATHS
 from app.settings import TrustedProxies
 
@@ -109,6 +114,9 @@ class MemoryCounters:
     def __len__(self) -> int:
         return len(self._used)
 
+    def __contains__(self, identity: str) -> bool:
+        return identity in self._used
+
     def sweep(self, now: float | None = None) -> None:
         now = self._clock() if now is None else now
         self._used = {k: v for k, v in self._used.items() if v[0] > now}
@@ -135,20 +143,34 @@ class MemoryCounters:
 
 
 class RedisCounters:
-    """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window."""
+    """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window.
 
-    def __init__(self, url: str, namespace: str) -> None:
+    Every call has a deadline (``REDIS_CONNECT_TIMEOUT_MS`` to connect, ``REDIS_TIMEOUT_MS`` for the round
+    trip) and is not retried: a Redis that does not answer costs a request at most that long.
+    """
+
+    def __init__(self, url: str, namespace: str, *, connect_timeout: float, timeout: float) -> None:
         from redis.asyncio import Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
 
-        self._redis = Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+        self._redis = Redis.from_url(
+            url,
+            socket_connect_timeout=connect_timeout,
+            socket_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+            retry_on_error=[],
+        )
         self._namespace = namespace
+        #: the whole call's deadline: a connection and one round trip
+        self.deadline = connect_timeout + timeout
 
     def _key(self, identity: str) -> str:
         return f"{self._namespace}:{identity}"
 
     async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
         key = self._key(identity)
-        async with self._redis.pipeline(transaction=True) as pipe:
+        async with asyncio.timeout(self.deadline), self._redis.pipeline(transaction=True) as pipe:
             pipe.set(key, 0, ex=window_seconds, nx=True)
             pipe.incrby(key, units)
             pipe.ttl(key)
@@ -156,10 +178,52 @@ class RedisCounters:
         return int(used), max(1, int(ttl))
 
     async def refund(self, identity: str, units: int) -> None:
-        await self._redis.decrby(self._key(identity), units)
+        async with asyncio.timeout(self.deadline):
+            await self._redis.decrby(self._key(identity), units)
 
     async def close(self) -> None:
-        await self._redis.aclose()
+        with contextlib.suppress(Exception):
+            await self._redis.aclose()
+
+
+#: what the service does while Redis is down (readiness and the log say it)
+REDIS_FALLBACK = "rate limits counted by each worker alone until Redis answers"
+
+
+class SharedCounters:
+    """Redis's counters, and this process's while Redis does not answer.
+
+    A charge Redis does not answer within its deadline is counted in this process's memory instead
+    (``MemoryCounters``), so limits hold — per worker — while Redis is down or refuses connections.
+    A ``Circuit`` stops asking Redis after a few failures in a row and tries it again after a while;
+    the state (``redis`` up or down) is logged on each change, exported and shown in readiness.
+    """
+
+    def __init__(self, redis: Counters, circuit: Circuit, local: MemoryCounters | None = None) -> None:
+        self.redis = redis
+        self.circuit = circuit
+        self.local = local if local is not None else MemoryCounters()
+
+    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
+        if self.circuit.allow():
+            try:
+                found = await self.redis.add(identity, units, window_seconds)
+            except Exception as exc:  # refused, timed out, a broken answer: count here instead
+                self.circuit.failed(exc)
+            else:
+                self.circuit.succeeded()
+                return found
+        return await self.local.add(identity, units, window_seconds)
+
+    async def refund(self, identity: str, units: int) -> None:
+        if identity in self.local:
+            await self.local.refund(identity, units)
+        elif not self.circuit.open:
+            await self.redis.refund(identity, units)
+
+    async def close(self) -> None:
+        await self.redis.close()
+        await self.local.close()
 
 
 def _trusted(address: str, proxies: TrustedProxies) -> bool:
@@ -202,20 +266,10 @@ class RateLimiter:
         self.counters = counters
         self._known_key = known_key
         self.proxies = proxies
-        self._store_down = False
 
     async def charge(self, identity: str, units: int) -> Charge:
         """Add ``units`` to ``identity``'s window; refused (and refunded) when that goes over the budget."""
-        try:
-            used, reset = await self.counters.add(identity, units, self.window_seconds)
-        except Exception as exc:
-            if not self._store_down:
-                log.warning("rate-limit store unavailable, not limiting: %s: %s", type(exc).__name__, exc)
-            self._store_down = True
-            return Charge(True, self.budget, self.budget, self.window_seconds, self.window_seconds)
-        if self._store_down:
-            log.warning("rate-limit store answers again")
-            self._store_down = False
+        used, reset = await self.counters.add(identity, units, self.window_seconds)
         allowed = used <= self.budget
         if not allowed:
             with contextlib.suppress(Exception):  # the add just worked; a failed refund only over-counts
@@ -308,14 +362,31 @@ async def send_rate_limit_headers(message: Message, scope: Scope) -> None:
                 headers[k] = v
 
 
-def rate_limiter(settings: Settings, known_key: Callable[[str], bool]) -> RateLimiter | None:
-    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``."""
+def rate_limiter(
+    settings: Settings, known_key: Callable[[str], bool], dependencies: Dependencies | None = None
+) -> RateLimiter | None:
+    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``; with ``REDIS_URL``, Redis's counters
+    behind a circuit whose state ``dependencies`` follows (as ``redis``)."""
     if settings.rate_limit is None:
         return None
     unit, budget = settings.rate_limit
-    counters: Counters = (
-        RedisCounters(settings.redis_url, settings.rate_limit_namespace) if settings.redis_url else MemoryCounters()
-    )
+    counters: Counters = MemoryCounters()
+    if settings.redis_url:
+        dependencies = dependencies if dependencies is not None else Dependencies()
+        dependencies.watch("redis", REDIS_FALLBACK)
+        redis = RedisCounters(
+            settings.redis_url,
+            settings.rate_limit_namespace,
+            connect_timeout=settings.redis_connect_timeout_ms / 1000,
+            timeout=settings.redis_timeout_ms / 1000,
+        )
+        circuit = Circuit(
+            "redis",
+            dependencies,
+            failures=settings.redis_circuit_failures,
+            open_seconds=settings.redis_circuit_open_seconds,
+        )
+        counters = SharedCounters(redis, circuit)
     return RateLimiter(budget, WINDOW_SECONDS[unit], counters, known_key, settings.forwarded_allow_ips)
 
 

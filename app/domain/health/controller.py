@@ -39,5 +39,6 @@ class HealthController(Controller):
             engine.loaded(),
             state.migration_head,
             state.migration_revisions,
+            state.dependencies,
         )
         return Response(HealthRead(status="ok" if ok else "unavailable", checks=checks), status_code=200 if ok else 503)
