@@ -91,6 +91,11 @@ backup-bench: venv
 sync-bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/sqlite_sync.py
 
+# what a hung Redis (accepts, never answers) costs a rate-limit charge, before and after the deadlines and
+# the circuit (in process, 64 concurrent callers); CONNECTIONS=64 CHARGES=5
+redis-bench: venv
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/hung_redis.py
+
 # the capacity-plan optimiser's time on three demand shapes (36 monthly phases among them); REPEAT=3
 capacity-bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/capacity.py

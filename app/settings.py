@@ -127,9 +127,9 @@ class Settings:
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
     rate_limit_namespace: str = "compute-advisor:rate-limit"
     #: Redis: connecting gives up after this long (ms)
-    redis_connect_timeout_ms: int = 50
+    redis_connect_timeout_ms: int = 100
     #: Redis: one charge (a round trip) gives up after this long (ms); the request is then counted locally
-    redis_timeout_ms: int = 25
+    redis_timeout_ms: int = 50
     #: Redis failures in a row after which the circuit opens: no call to Redis, local counts only
     redis_circuit_failures: int = 3
     #: seconds the circuit stays open before one call tries Redis again
@@ -217,8 +217,8 @@ class Settings:
             forwarded_allow_ips=parse_trusted_proxies(env.get("FORWARDED_ALLOW_IPS") or DEFAULT_FORWARDED_ALLOW_IPS),
             redis_url=env.get("REDIS_URL") or None,
             rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
-            redis_connect_timeout_ms=_count(env, "REDIS_CONNECT_TIMEOUT_MS", 50, minimum=1),
-            redis_timeout_ms=_count(env, "REDIS_TIMEOUT_MS", 25, minimum=1),
+            redis_connect_timeout_ms=_count(env, "REDIS_CONNECT_TIMEOUT_MS", 100, minimum=1),
+            redis_timeout_ms=_count(env, "REDIS_TIMEOUT_MS", 50, minimum=1),
             redis_circuit_failures=_count(env, "REDIS_CIRCUIT_FAILURES", 3, minimum=1),
             redis_circuit_open_seconds=_seconds(env, "REDIS_CIRCUIT_OPEN_SECONDS", 5.0),
             log_format=_log_format(env.get("LOG_FORMAT") or "console"),

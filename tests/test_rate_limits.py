@@ -293,7 +293,9 @@ def test_off_disables_the_limit(db, keys):
 
 def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace):
     redis, namespace = redis_namespace
-    settings = limited(db, redis_url=REDIS_URL, rate_limit_namespace=namespace)
+    # deadlines far above a round trip: this is about sharing, not deadlines (a busy machine is slow)
+    patient = {"redis_timeout_ms": 5000, "redis_connect_timeout_ms": 5000}
+    settings = limited(db, redis_url=REDIS_URL, rate_limit_namespace=namespace, **patient)
     with (
         make_client(db, api_key=keys[0], settings=settings) as a,
         make_client(db, api_key=keys[0], settings=settings) as b,
@@ -305,7 +307,9 @@ def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace
         assert_429(a.get(OPTIONS))
         assert b.get(OPTIONS, headers={"X-API-Key": keys[1]}).status_code == 200
         # cost, counted across both: 10 profiles from a, seen by b
-        settings_cost = limited(db, "100/minute", redis_url=REDIS_URL, rate_limit_namespace=namespace + ":cost")
+        settings_cost = limited(
+            db, "100/minute", redis_url=REDIS_URL, rate_limit_namespace=namespace + ":cost", **patient
+        )
         with (
             make_client(db, api_key=keys[1], settings=settings_cost) as c,
             make_client(db, api_key=keys[1], settings=settings_cost) as d,

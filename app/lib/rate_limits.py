@@ -13,8 +13,8 @@ Two charges, so that a flood never reaches the key lookup and a made-up key neve
 The client address is the connection's peer, or — only when that peer is one of
 ``FORWARDED_ALLOW_IPS`` — the right-most address of ``X-Forwarded-For`` that is not a trusted proxy.
 
-Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
-``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
+Counters (``app.lib.counters``) live in Redis when ``REDIS_URL`` is set (one budget across workers and
+replicas; an atomic ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
 counts alone; expired counters are swept once per window). Redis has deadlines of a few milliseconds
 and a circuit (``SharedCounters``): a Redis that does not answer, or refuses, is replaced by this
 process's counters — limits per worker rather than none — until it answers again; its state is logged,
@@ -24,23 +24,20 @@ documentation are never limited.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import ipaddress
-import logging
-import math
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.lib import metrics
+from app.lib.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
 from app.lib.dependencies import Circuit, Dependencies
 from app.lib.public import PUBLIC_PATHS
 from app.settings import TrustedProxies
@@ -51,7 +48,6 @@ if TYPE_CHECKING:
 
     from app.settings import Settings
 
-log = logging.getLogger(__name__)
 API_KEY_HEADER = b"x-api-key"
 #: a route handler with ``opt={SKIP_OPT: True}`` is never counted
 SKIP_OPT = "skip_rate_limit"
@@ -89,141 +85,6 @@ class Charge:
             "RateLimit-Remaining": str(self.remaining),
             "RateLimit-Reset": str(self.reset_seconds),
         }
-
-
-class Counters(Protocol):
-    """Fixed-window counters: ``add`` returns (units used in the window after adding, seconds to reset)."""
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]: ...
-
-    async def refund(self, identity: str, units: int) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-class MemoryCounters:
-    """This process's counters; a window starts at an identity's first request. Expired ones are
-    swept once per window, so made-up identities do not accumulate."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        #: identity -> (window end, units used)
-        self._used: dict[str, tuple[float, int]] = {}
-        self._next_sweep = 0.0
-
-    def __len__(self) -> int:
-        return len(self._used)
-
-    def __contains__(self, identity: str) -> bool:
-        return identity in self._used
-
-    def sweep(self, now: float | None = None) -> None:
-        now = self._clock() if now is None else now
-        self._used = {k: v for k, v in self._used.items() if v[0] > now}
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
-        now = self._clock()
-        if now >= self._next_sweep:
-            self.sweep(now)
-            self._next_sweep = now + window_seconds
-        end, used = self._used.get(identity, (0.0, 0))
-        if end <= now:
-            end, used = now + window_seconds, 0
-        used += units
-        self._used[identity] = (end, used)
-        return used, max(1, math.ceil(end - now))
-
-    async def refund(self, identity: str, units: int) -> None:
-        found = self._used.get(identity)
-        if found is not None:
-            self._used[identity] = (found[0], max(0, found[1] - units))
-
-    async def close(self) -> None:
-        self._used.clear()
-
-
-class RedisCounters:
-    """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window.
-
-    Every call has a deadline (``REDIS_CONNECT_TIMEOUT_MS`` to connect, ``REDIS_TIMEOUT_MS`` for the round
-    trip) and is not retried: a Redis that does not answer costs a request at most that long.
-    """
-
-    def __init__(self, url: str, namespace: str, *, connect_timeout: float, timeout: float) -> None:
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-
-        self._redis = Redis.from_url(
-            url,
-            socket_connect_timeout=connect_timeout,
-            socket_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
-            retry_on_error=[],
-        )
-        self._namespace = namespace
-        #: the whole call's deadline: a connection and one round trip
-        self.deadline = connect_timeout + timeout
-
-    def _key(self, identity: str) -> str:
-        return f"{self._namespace}:{identity}"
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
-        key = self._key(identity)
-        async with asyncio.timeout(self.deadline), self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(key, 0, ex=window_seconds, nx=True)
-            pipe.incrby(key, units)
-            pipe.ttl(key)
-            _, used, ttl = await pipe.execute()
-        return int(used), max(1, int(ttl))
-
-    async def refund(self, identity: str, units: int) -> None:
-        async with asyncio.timeout(self.deadline):
-            await self._redis.decrby(self._key(identity), units)
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._redis.aclose()
-
-
-#: what the service does while Redis is down (readiness and the log say it)
-REDIS_FALLBACK = "rate limits counted by each worker alone until Redis answers"
-
-
-class SharedCounters:
-    """Redis's counters, and this process's while Redis does not answer.
-
-    A charge Redis does not answer within its deadline is counted in this process's memory instead
-    (``MemoryCounters``), so limits hold — per worker — while Redis is down or refuses connections.
-    A ``Circuit`` stops asking Redis after a few failures in a row and tries it again after a while;
-    the state (``redis`` up or down) is logged on each change, exported and shown in readiness.
-    """
-
-    def __init__(self, redis: Counters, circuit: Circuit, local: MemoryCounters | None = None) -> None:
-        self.redis = redis
-        self.circuit = circuit
-        self.local = local if local is not None else MemoryCounters()
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
-        if self.circuit.allow():
-            try:
-                found = await self.redis.add(identity, units, window_seconds)
-            except Exception as exc:  # refused, timed out, a broken answer: count here instead
-                self.circuit.failed(exc)
-            else:
-                self.circuit.succeeded()
-                return found
-        return await self.local.add(identity, units, window_seconds)
-
-    async def refund(self, identity: str, units: int) -> None:
-        if identity in self.local:
-            await self.local.refund(identity, units)
-        elif not self.circuit.open:
-            await self.redis.refund(identity, units)
-
-    async def close(self) -> None:
-        await self.redis.close()
-        await self.local.close()
 
 
 def _trusted(address: str, proxies: TrustedProxies) -> bool:
