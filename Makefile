@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench capacity-bench
+.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench capacity-bench redis-bench
 
 # serving needs the package alone (`make run`); the dev extras (test, lint and fuzz tools, the generated
 # client's generator…) come on top for `make test` and the tools, once, in the same .venv
