@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import sqlite3
 from pathlib import Path
 
@@ -157,7 +158,16 @@ def refused(
     assert code == 2, said
     assert "nothing was written" in said and "Traceback" not in said
     assert state(live_url, backend) == before
+    assert not staging_left(live_url, backend)
     return said
+
+
+def staging_left(url: str, backend: str) -> list[object]:
+    """Staging databases this process made and left behind (PostgreSQL)."""
+    if backend != "postgresql":
+        return []
+    pattern = f"ca\\_%\\_{os.getpid()}\\_%"
+    return _rows(url, f"SELECT datname FROM pg_database WHERE datname LIKE '{pattern}'")
 
 
 def test_a_backup_holding_only_the_migration_revision_is_refused(
@@ -240,6 +250,7 @@ def test_a_verified_restore_swaps_in_the_backup_with_its_audit_record(
     code, said = cli(monkeypatch, capsys, live[0], "restore", "--force", str(out))
     assert code == 0, said
     assert "recorded in the audit trail (database.restore)" in said
+    assert not staging_left(live[0], backend)
     assert scalar(live[0], "SELECT count(*) FROM recommendations") == 0  # the backup's, not the live ones
     with make_client(live[0], api_key=key) as c:
         events = c.get("/v1/audit").json()["items"]

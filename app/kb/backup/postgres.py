@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import secrets
 import shutil
@@ -20,6 +21,8 @@ from app.kb.backup.common import BackupError, Contents, contents, fsync, partial
 from app.kb.backup.verify import Schema, check_rows, pg_schema
 from app.kb.db import database_config, transaction
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def pg_tool(name: str) -> str:
@@ -148,9 +151,14 @@ async def pg_staging_database(settings: Settings, what: str) -> AsyncIterator[Se
         try:
             yield pg_elsewhere(settings, name)
         finally:
-            with contextlib.suppress(DBAPIError):
+            # on a connection of its own: a forced restore ends every other session on the database,
+            # the pooled one that created the staging database among them
+            await engine.dispose()
+            try:
                 async with engine.connect() as conn:
                     await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            except DBAPIError as exc:
+                log.warning("the staging database %s could not be dropped (drop it by hand): %s", name, exc.orig)
     finally:
         await engine.dispose()
 
