@@ -163,9 +163,11 @@ def refused(
 
 
 def staging_left(url: str, backend: str) -> list[object]:
-    """Staging databases this process made and left behind (PostgreSQL)."""
-    if backend != "postgresql":
-        return []
+    """Staged files (SQLite) or staging databases (PostgreSQL) this process made and left behind."""
+    if backend == "sqlite":
+        path = Settings(database_url=url).sqlite_path
+        assert path is not None
+        return [p.name for p in path.parent.iterdir() if ".restoring" in p.name]
     pattern = f"ca\\_%\\_{os.getpid()}\\_%"
     return _rows(url, f"SELECT datname FROM pg_database WHERE datname LIKE '{pattern}'")
 
@@ -250,11 +252,8 @@ def test_a_verified_restore_swaps_in_the_backup_with_its_audit_record(
     code, said = cli(monkeypatch, capsys, live[0], "restore", "--force", str(out))
     assert code == 0, said
     assert "recorded in the audit trail (database.restore)" in said
-    assert not staging_left(live[0], backend)
+    assert not staging_left(live[0], backend)  # no staged file, no staging database
     assert scalar(live[0], "SELECT count(*) FROM recommendations") == 0  # the backup's, not the live ones
     with make_client(live[0], api_key=key) as c:
         events = c.get("/v1/audit").json()["items"]
     assert [e["action"] for e in events][:2] == ["database.restore", "key.create"]
-    if backend == "sqlite":  # no staged file left next to the database
-        path = Settings(database_url=live[0]).sqlite_path
-        assert path is not None and not [p for p in path.parent.iterdir() if ".restoring" in p.name]
