@@ -7,7 +7,7 @@ WORKERS ?= 1
 DEV_API_KEY_FILE ?= .dev-api-key
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench capacity-bench
+.PHONY: venv serve-env devkey run test check lint typecheck openapi migrate seeds clean bench fuzz loadtest backup-bench sync-bench capacity-bench redis-bench
 
 # serving needs the package alone (`make run`); the dev extras (test, lint and fuzz tools, the generated
 # client's generator…) come on top for `make test` and the tools, once, in the same .venv
@@ -92,6 +92,11 @@ backup-bench: venv
 # what SQLite synchronous=FULL costs stored recommendations against NORMAL (commit latency, rows/s)
 sync-bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/sqlite_sync.py
+
+# what a hung Redis (accepts, never answers) costs a rate-limit charge, before and after the deadlines and
+# the circuit (in process, 64 concurrent callers); CONNECTIONS=64 CHARGES=5
+redis-bench: venv
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/hung_redis.py
 
 # the capacity-plan optimiser's time on three demand shapes (36 monthly phases among them); REPEAT=3
 capacity-bench: venv

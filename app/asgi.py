@@ -47,6 +47,7 @@ from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Princi
 from app.lib.bodies import StrictJsonRequest
 from app.lib.caching import plugins_fingerprint, send_cache_control
 from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.lib.dependencies import Dependencies
 from app.lib.i18n import send_content_language
 from app.lib.logs import RequestLogMiddleware, configure_logging
 from app.lib.negotiation import require_json_body
@@ -152,8 +153,12 @@ def create_app(
     tracer = tracing.tracer(provider)
     gauges = metrics.KnowledgeGauges()
 
+    dependencies = Dependencies()
+    dependencies.watch("database", "answers from the last knowledge snapshot; what needs the database answers 503")
+
     def knowledge_state() -> None:  # the store's figures as metrics: after each poll, and at each scrape
         gauges.state(store.version, store.last_read_at, store.degraded)
+        dependencies.mark("database", not store.degraded, "the knowledge poll cannot read the database")
 
     store = KnowledgeStore(
         db.create_session_maker(),
@@ -174,7 +179,7 @@ def create_app(
         queue_limit=settings.writer_queue_limit,
     )
     worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue)
-    limiter = rate_limiter(settings, key_verifier.recently_verified)  # None when RATE_LIMIT=off
+    limiter = rate_limiter(settings, key_verifier.recently_verified, dependencies)  # None when RATE_LIMIT=off
     metrics_listener = (
         metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
         if (settings.metrics_bind)
@@ -273,6 +278,7 @@ def create_app(
             {
                 "knowledge_store": store,
                 "key_verifier": key_verifier,  # /health/ready shows its details to a caller with a key
+                "dependencies": dependencies,
                 "engine": engine,
                 "key_usage": key_usage,
                 "migration_head": migration_head(),

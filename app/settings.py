@@ -128,6 +128,14 @@ class Settings:
     redis_url: str | None = None
     #: prefix of the rate-limit keys in Redis (one per deployment sharing a Redis)
     rate_limit_namespace: str = "compute-advisor:rate-limit"
+    #: Redis: connecting gives up after this long (ms)
+    redis_connect_timeout_ms: int = 100
+    #: Redis: one charge (a round trip) gives up after this long (ms); the request is then counted locally
+    redis_timeout_ms: int = 50
+    #: Redis failures in a row after which the circuit opens: no call to Redis, local counts only
+    redis_circuit_failures: int = 3
+    #: seconds the circuit stays open before one call tries Redis again
+    redis_circuit_open_seconds: float = 5.0
     #: ``console`` (for people) or ``json`` (one object a line, for log collectors)
     log_format: LogFormat = "console"
     #: the service's log level; the CLI logs warnings and errors only unless ``LOG_LEVEL`` says otherwise
@@ -150,6 +158,8 @@ class Settings:
     database_statement_timeout_ms: int = 30_000
     #: PostgreSQL sessions: waiting longer for a lock fails the statement (ms; 0 = no limit)
     database_lock_timeout_ms: int = 5_000
+    #: seconds a request waits for a pooled database connection before it answers 503 (``Retry-After``)
+    database_pool_timeout_seconds: float = 5.0
     #: stored recommendations waiting for the writer beyond which POST answers 503
     writer_queue_limit: int = 1024
     #: stored recommendations one API key may create per day (UTC); ``None``: no quota
@@ -168,11 +178,15 @@ class Settings:
         SQLite keeps its pooled connections (opening one costs a thread); ``app.kb.db`` checks at each
         checkout that the file at the path is still the one the connection opened, so a file moved,
         deleted, unmounted or replaced is noticed at once. PostgreSQL: a connection attempt gives up
-        after 5 s instead of asyncpg's 60 s.
+        after 5 s instead of asyncpg's 60 s, and a request waits at most ``DATABASE_POOL_TIMEOUT_SECONDS``
+        for a pooled connection (then 503 with ``Retry-After``, ``app.lib.degraded``), not SQLAlchemy's 30 s.
         """
         url = self.async_database_url
         if url.startswith("postgresql+asyncpg"):
-            return {"connect_args": {"timeout": 5, "server_settings": self.postgres_session_settings}}
+            return {
+                "connect_args": {"timeout": 5, "server_settings": self.postgres_session_settings},
+                "pool_timeout": self.database_pool_timeout_seconds,
+            }
         return {}
 
     @property
@@ -205,6 +219,10 @@ class Settings:
             forwarded_allow_ips=parse_trusted_proxies(env.get("FORWARDED_ALLOW_IPS") or DEFAULT_FORWARDED_ALLOW_IPS),
             redis_url=env.get("REDIS_URL") or None,
             rate_limit_namespace=env.get("RATE_LIMIT_NAMESPACE") or "compute-advisor:rate-limit",
+            redis_connect_timeout_ms=_count(env, "REDIS_CONNECT_TIMEOUT_MS", 100, minimum=1),
+            redis_timeout_ms=_count(env, "REDIS_TIMEOUT_MS", 50, minimum=1),
+            redis_circuit_failures=_count(env, "REDIS_CIRCUIT_FAILURES", 3, minimum=1),
+            redis_circuit_open_seconds=_seconds(env, "REDIS_CIRCUIT_OPEN_SECONDS", 5.0),
             log_format=_log_format(env.get("LOG_FORMAT") or "console"),
             log_level=_log_level(env.get("LOG_LEVEL")),
             metrics_bind=parse_bind(env["METRICS_BIND"]) if env.get("METRICS_BIND") else None,
@@ -216,6 +234,7 @@ class Settings:
             sqlite_synchronous=_sqlite_synchronous(env.get("SQLITE_SYNCHRONOUS") or "FULL"),
             database_statement_timeout_ms=_count(env, "DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=0),
             database_lock_timeout_ms=_count(env, "DATABASE_LOCK_TIMEOUT_MS", 5_000, minimum=0),
+            database_pool_timeout_seconds=_seconds(env, "DATABASE_POOL_TIMEOUT_SECONDS", 5.0),
             writer_queue_limit=_count(env, "WRITER_QUEUE_LIMIT", 1024, minimum=1),
             recommendation_daily_quota=_optional_count(env, "RECOMMENDATION_DAILY_QUOTA"),
             recommendation_retention_days=_optional_count(env, "RECOMMENDATION_RETENTION_DAYS"),
@@ -261,6 +280,19 @@ def _count(env: dict[str, str], name: str, default: int, *, minimum: int) -> int
     if not raw.isdigit() or int(raw) < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, not {raw!r}")
     return int(raw)
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 86_400:
+        raise ValueError(f"{name} must be a number of seconds above 0, not {raw!r}")
+    return value
 
 
 def _optional_count(env: dict[str, str], name: str) -> int | None:

@@ -207,6 +207,9 @@ def test_restore_refuses_a_database_in_use_unless_forced(
             code, said = cli(monkeypatch, capsys, url, "restore", "--force", str(out))
             assert code == 0, said
             assert re.search(r"closed \d+ other connection\(s\)", said), said
+            # the staging databases are dropped even though the forced restore ended the session that made them
+            staging = f"SELECT count(*) FROM pg_database WHERE datname LIKE 'ca\\_%\\_{os.getpid()}\\_%'"
+            assert scalar(url, staging) == 0
             assert conn.is_closed() or other.run_until_complete(_dead(conn))
         finally:
             other.run_until_complete(conn.close(timeout=5))

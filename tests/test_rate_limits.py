@@ -329,7 +329,9 @@ def test_off_disables_the_limit(db, keys):
 
 def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace):
     redis, namespace = redis_namespace
-    settings = limited(db, redis_url=REDIS_URL, rate_limit_namespace=namespace)
+    # deadlines far above a round trip: this is about sharing, not deadlines (a busy machine is slow)
+    patient = {"redis_timeout_ms": 5000, "redis_connect_timeout_ms": 5000}
+    settings = limited(db, redis_url=REDIS_URL, rate_limit_namespace=namespace, **patient)
     with (
         make_client(db, api_key=keys[0], settings=settings) as a,
         make_client(db, api_key=keys[0], settings=settings) as b,
@@ -341,7 +343,9 @@ def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace
         assert_429(a.get(OPTIONS))
         assert b.get(OPTIONS, headers={"X-API-Key": keys[1]}).status_code == 200
         # cost, counted across both: 10 profiles from a, seen by b
-        settings_cost = limited(db, "100/minute", redis_url=REDIS_URL, rate_limit_namespace=namespace + ":cost")
+        settings_cost = limited(
+            db, "100/minute", redis_url=REDIS_URL, rate_limit_namespace=namespace + ":cost", **patient
+        )
         with (
             make_client(db, api_key=keys[1], settings=settings_cost) as c,
             make_client(db, api_key=keys[1], settings=settings_cost) as d,
@@ -356,11 +360,12 @@ def test_with_redis_two_app_instances_share_one_budget(db, keys, redis_namespace
         assert keys[0] not in name and keys[1] not in name
 
 
-def test_a_redis_that_does_not_answer_lets_requests_through(db, keys):
+def test_a_redis_that_does_not_answer_is_replaced_by_each_workers_counts(db, keys):
     settings = limited(db, redis_url="redis://127.0.0.1:1/0")  # nothing listens on port 1
     with make_client(db, api_key=keys[0], settings=settings) as c:
-        for _ in range(5):
+        for _ in range(3):
             assert c.get(OPTIONS).status_code == 200
+        assert_429(c.get(OPTIONS))  # limits hold without Redis (tests/test_dependency_deadlines.py)
 
 
 # ---- documentation --------------------------------------------------------------------------------

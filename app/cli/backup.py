@@ -84,7 +84,9 @@ def restore(settings: Settings, file: Path, force: bool, actor: str) -> int:
     """Restore a backup FILE into DATABASE_URL's database, replacing all it holds.
 
     An SQLite backup goes into an SQLite DATABASE_URL, a pg_dump archive into PostgreSQL. Refused while
-    another connection has the database open (a running service), unless --force. Prints the
+    another connection has the database open (a running service), unless --force. The backup is
+    verified in a staged copy first (the schema its migrations create, nothing more; API keys and
+    audit events as the service writes them): a refusal leaves the database untouched. Prints the
     migration and knowledge version restored; exit status 1 when the database is not at the
     migration head afterwards (run `compute-advisor migrate`).
     """
@@ -99,6 +101,9 @@ def restore(settings: Settings, file: Path, force: bool, actor: str) -> int:
     click.echo(f"  knowledge version before the restore: {done.previous_version or 'none'}")
     if done.audited:
         click.echo("  recorded in the audit trail (database.restore)")
+    elif done.contents.revision == migration_head():  # written and read back in the staged copy, yet not here
+        click.echo("the restore's audit event (database.restore) cannot be read back from the database: check it")
+        return 1
     if done.contents.revision != migration_head():
         click.echo("the service is not ready on this database until `compute-advisor migrate` brings it to the head")
         return 1

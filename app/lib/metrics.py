@@ -111,6 +111,13 @@ DEGRADED = Gauge(
     multiprocess_mode="livemax",
 )
 RATE_LIMIT_REJECTIONS = Counter(f"{PREFIX}_rate_limit_rejections_total", "Requests refused with 429 (rate limit)")
+DEPENDENCY_UP = Gauge(
+    f"{PREFIX}_dependency_up",
+    "1 while a dependency (redis, database) answers within its deadline, 0 while it does not "
+    "(workers combined: the lowest)",
+    ["name"],
+    multiprocess_mode="livemin",
+)
 
 
 def multiprocess_mode() -> bool:
@@ -182,6 +189,10 @@ def writer_commit(seconds: float, ok: bool) -> None:
 def worker_pool_queue(depth: int) -> None:
     """For the worker pool, once there is one: the requests waiting for it."""
     WORKER_POOL_QUEUE.set(depth)
+
+
+def dependency_up(name: str, up: bool) -> None:
+    DEPENDENCY_UP.labels(name=name).set(1 if up else 0)
 
 
 def rate_limited() -> None:

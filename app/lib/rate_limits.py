@@ -14,10 +14,13 @@ The client address is the connection's peer, or — only when that peer is one o
 ``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
 trusted proxy.
 
-Counters live in Redis when ``REDIS_URL`` is set (one budget across workers and replicas; an atomic
-``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
-counts alone; expired counters are swept once per window). A Redis that does not answer lets requests
-through (logged) rather than failing them. Health and documentation are never limited.
+Counters (``app.lib.counters``) live in Redis when ``REDIS_URL`` is set (one budget across workers and
+replicas; an atomic ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
+counts alone; expired counters are swept once per window). Redis has deadlines of a few milliseconds
+and a circuit (``SharedCounters``): a Redis that does not answer, or refuses, is replaced by this
+process's counters — limits per worker rather than none — until it answers again; its state is logged,
+exported (``compute_advisor_dependency_up{name="redis"}``) and shown in ``/health/ready``. Health and
+documentation are never limited.
 """
 
 from __future__ import annotations
@@ -25,19 +28,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
-import logging
 import math
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.lib import metrics
+from app.lib.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
+from app.lib.dependencies import Circuit, Dependencies
 from app.lib.public import PUBLIC_PATHS
 from app.settings import TrustedProxies
 
@@ -47,7 +50,6 @@ if TYPE_CHECKING:
 
     from app.settings import Settings
 
-log = logging.getLogger(__name__)
 API_KEY_HEADER = b"x-api-key"
 #: a route handler with ``opt={SKIP_OPT: True}`` is never counted
 SKIP_OPT = "skip_rate_limit"
@@ -87,82 +89,6 @@ class Charge:
             "RateLimit-Remaining": str(self.remaining),
             "RateLimit-Reset": str(self.reset_seconds),
         }
-
-
-class Counters(Protocol):
-    """Fixed-window counters: ``add`` returns (units used in the window after adding, seconds to reset)."""
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]: ...
-
-    async def refund(self, identity: str, units: int) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-class MemoryCounters:
-    """This process's counters; a window starts at an identity's first request. Expired ones are
-    swept once per window, so made-up identities do not accumulate."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        #: identity -> (window end, units used)
-        self._used: dict[str, tuple[float, int]] = {}
-        self._next_sweep = 0.0
-
-    def __len__(self) -> int:
-        return len(self._used)
-
-    def sweep(self, now: float | None = None) -> None:
-        now = self._clock() if now is None else now
-        self._used = {k: v for k, v in self._used.items() if v[0] > now}
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
-        now = self._clock()
-        if now >= self._next_sweep:
-            self.sweep(now)
-            self._next_sweep = now + window_seconds
-        end, used = self._used.get(identity, (0.0, 0))
-        if end <= now:
-            end, used = now + window_seconds, 0
-        used += units
-        self._used[identity] = (end, used)
-        return used, max(1, math.ceil(end - now))
-
-    async def refund(self, identity: str, units: int) -> None:
-        found = self._used.get(identity)
-        if found is not None:
-            self._used[identity] = (found[0], max(0, found[1] - units))
-
-    async def close(self) -> None:
-        self._used.clear()
-
-
-class RedisCounters:
-    """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window."""
-
-    def __init__(self, url: str, namespace: str) -> None:
-        from redis.asyncio import Redis
-
-        self._redis = Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
-        self._namespace = namespace
-
-    def _key(self, identity: str) -> str:
-        return f"{self._namespace}:{identity}"
-
-    async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
-        key = self._key(identity)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(key, 0, ex=window_seconds, nx=True)
-            pipe.incrby(key, units)
-            pipe.ttl(key)
-            _, used, ttl = await pipe.execute()
-        return int(used), max(1, int(ttl))
-
-    async def refund(self, identity: str, units: int) -> None:
-        await self._redis.decrby(self._key(identity), units)
-
-    async def close(self) -> None:
-        await self._redis.aclose()
 
 
 def _trusted(address: str, proxies: TrustedProxies) -> bool:
@@ -214,20 +140,10 @@ class RateLimiter:
         self.counters = counters
         self._known_key = known_key
         self.proxies = proxies
-        self._store_down = False
 
     async def charge(self, identity: str, units: int) -> Charge:
         """Add ``units`` to ``identity``'s window; refused (and refunded) when that goes over the budget."""
-        try:
-            used, reset = await self.counters.add(identity, units, self.window_seconds)
-        except Exception as exc:
-            if not self._store_down:
-                log.warning("rate-limit store unavailable, not limiting: %s: %s", type(exc).__name__, exc)
-            self._store_down = True
-            return Charge(True, self.budget, self.budget, self.window_seconds, self.window_seconds)
-        if self._store_down:
-            log.warning("rate-limit store answers again")
-            self._store_down = False
+        used, reset = await self.counters.add(identity, units, self.window_seconds)
         allowed = used <= self.budget
         if not allowed:
             with contextlib.suppress(Exception):  # the add just worked; a failed refund only over-counts
@@ -338,14 +254,31 @@ async def send_rate_limit_headers(message: Message, scope: Scope) -> None:
                 headers[k] = v
 
 
-def rate_limiter(settings: Settings, known_key: Callable[[str], bool]) -> RateLimiter | None:
-    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``."""
+def rate_limiter(
+    settings: Settings, known_key: Callable[[str], bool], dependencies: Dependencies | None = None
+) -> RateLimiter | None:
+    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``; with ``REDIS_URL``, Redis's counters
+    behind a circuit whose state ``dependencies`` follows (as ``redis``)."""
     if settings.rate_limit is None:
         return None
     unit, budget = settings.rate_limit
-    counters: Counters = (
-        RedisCounters(settings.redis_url, settings.rate_limit_namespace) if settings.redis_url else MemoryCounters()
-    )
+    counters: Counters = MemoryCounters()
+    if settings.redis_url:
+        dependencies = dependencies if dependencies is not None else Dependencies()
+        dependencies.watch("redis", REDIS_FALLBACK)
+        redis = RedisCounters(
+            settings.redis_url,
+            settings.rate_limit_namespace,
+            connect_timeout=settings.redis_connect_timeout_ms / 1000,
+            timeout=settings.redis_timeout_ms / 1000,
+        )
+        circuit = Circuit(
+            "redis",
+            dependencies,
+            failures=settings.redis_circuit_failures,
+            open_seconds=settings.redis_circuit_open_seconds,
+        )
+        counters = SharedCounters(redis, circuit)
     return RateLimiter(budget, WINDOW_SECONDS[unit], counters, known_key, settings.forwarded_allow_ips)
 
 

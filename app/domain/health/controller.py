@@ -45,6 +45,7 @@ class HealthController(Controller):
             engine.loaded(),
             state.migration_head,
             state.migration_revisions,
+            state.dependencies,
         )
         if await state.key_verifier.identify(request.headers.get("x-api-key", "")) is None:
             checks = public_checks(checks)

@@ -9,6 +9,7 @@ from typing import Any
 from app.core.knowledge import Knowledge
 from app.kb.repositories import KnowledgeVersionRepository, migration_revision
 from app.kb.store import KnowledgeStore
+from app.lib.dependencies import Dependencies
 
 #: a database slower than this is not ready
 READY_TIMEOUT_SECONDS = 3.0
@@ -20,12 +21,17 @@ async def readiness(
     kb: Knowledge | None,
     head: str | None,
     known: frozenset[str] = frozenset(),
+    dependencies: Dependencies | None = None,
 ) -> tuple[bool, dict[str, Any]]:
     """Whether the service is ready, and each check's finding.
 
     The migration check passes at ``head``, and also at a revision none of this code's migrations
     (``known``) names: a newer release migrated the database first and this one serves on beside it
     during a rolling upgrade (``"ahead": true``). A known revision short of the head fails it.
+
+    ``dependencies`` (``app.lib.dependencies``) adds each dependency's state — ``up``, or ``down`` with
+    the reason and the fallback in use. A Redis that is down does not make the service unready: the
+    limits fall back to per-worker counts (taking every replica out of rotation would be worse).
     """
     checks: dict[str, Any] = {}
     try:
@@ -45,6 +51,8 @@ async def readiness(
     # "cached": answers come from the snapshot in memory, the database could not be re-read since
     checks["knowledge_source"] = None if kb is None else "cached" if store.degraded else "database"
     checks["knowledge_read_at"] = store.last_read_at.isoformat().replace("+00:00", "Z") if store.last_read_at else None
+    if dependencies is not None:
+        checks["dependencies"] = dependencies.states()
     ok = checks["database"] == "ok" and checks["migration"]["ok"] and kb is not None
     return ok, checks
 

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import logging
 import os
+import secrets
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from app.kb.backup.common import BackupError, Contents, contents, fsync, partial
-from app.kb.db import transaction
+from app.kb.backup.verify import Schema, check_rows, pg_schema
+from app.kb.db import database_config, transaction
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def pg_tool(name: str) -> str:
@@ -116,3 +126,55 @@ async def pg_restore(settings: Settings, path: Path) -> None:
     argv = [pg_tool("pg_restore"), "--clean", "--if-exists", "--no-owner", "--no-privileges"]
     argv += ["--single-transaction", "--exit-on-error", "--no-password", f"--dbname={uri}", str(path)]
     await _run(argv, env)
+
+
+def pg_elsewhere(settings: Settings, database: str) -> Settings:
+    """``settings`` naming another database on the same server (a staging database)."""
+    url = make_url(settings.database_url).set(database=database).render_as_string(hide_password=False)
+    return dataclasses.replace(settings, database_url=url)
+
+
+@contextlib.asynccontextmanager
+async def pg_staging_database(settings: Settings, what: str) -> AsyncIterator[Settings]:
+    """A new, empty database on the server of ``settings`` for as long as the block runs, then dropped."""
+    name = f"ca_{what}_{os.getpid()}_{secrets.token_hex(4)}"
+    engine = database_config(settings).get_engine().execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        except DBAPIError as exc:
+            raise BackupError(
+                f"a staging database cannot be created ({exc.orig}): a restore is verified in a staging "
+                "database first, so the role restoring needs CREATEDB"
+            ) from exc
+        try:
+            yield pg_elsewhere(settings, name)
+        finally:
+            # on a connection of its own: a forced restore ends every other session on the database,
+            # the pooled one that created the staging database among them
+            await engine.dispose()
+            try:
+                async with engine.connect() as conn:
+                    await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            except DBAPIError as exc:
+                log.warning("the staging database %s could not be dropped (drop it by hand): %s", name, exc.orig)
+    finally:
+        await engine.dispose()
+
+
+async def pg_database_schema(settings: Settings) -> Schema:
+    """The objects of the database ``settings`` name (``app.kb.backup.verify.pg_schema``)."""
+    async with transaction(settings) as session:
+        return await session.run_sync(lambda s: pg_schema(s.connection()))
+
+
+async def pg_check_rows(settings: Settings) -> None:
+    """Refuse rows the service never writes (``app.kb.backup.verify.check_rows``)."""
+    async with transaction(settings) as session:
+
+        def run(s: Session) -> None:
+            conn = s.connection()
+            check_rows(lambda sql: conn.execute(text(sql)).all(), inspect(conn).get_table_names())
+
+        await session.run_sync(run)

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from app.kb.backup.common import BackupError, Contents, fsync, partial, read_contents
+from app.kb.backup.verify import Schema, check_rows, sqlite_schema
 
 #: byte of an SQLite ``-shm`` file every connection to a WAL database holds a shared lock on (the
 #: "DMS" lock of https://www.sqlite.org/walformat.html)
@@ -86,23 +87,67 @@ def sqlite_check_file(path: Path) -> Contents:
     return found
 
 
-def sqlite_restore(source: Path, target: Path) -> tuple[Path, ...]:
-    """Write the backup ``source`` into the database file ``target``; the ``-wal``/``-shm`` files moved aside.
+def sqlite_stage(source: Path, target: Path) -> Path:
+    """A copy of the backup ``source`` next to the database ``target`` (the same directory, so that it can
+    be renamed into place), standing alone (rollback journal). The database is not touched."""
+    if not target.parent.is_dir():
+        raise BackupError(f"the directory of the database, {target.parent}, does not exist")
+    tmp = partial(target, "restoring")
+    try:
+        with contextlib.closing(_sqlite_connect(source, "ro")) as src, contextlib.closing(sqlite3.connect(tmp)) as dst:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
-    An existing database is overwritten through SQLite (the backup API, one write transaction on it),
-    so connections that have it open see the restored data once it is committed. A missing one is
-    written next to its path and renamed into place; ``-wal``/``-shm`` files left at the path by a
-    database no longer there are first moved aside, so that the new file is not paired with them.
+
+def sqlite_staged_schema(path: Path) -> Schema:
+    """The objects of the SQLite database at ``path`` (``app.kb.backup.verify.sqlite_schema``)."""
+    with contextlib.closing(_sqlite_connect(path, "ro")) as conn:
+        return sqlite_schema(conn)
+
+
+def sqlite_check_staged_rows(path: Path) -> None:
+    """Refuse rows the service never writes (``app.kb.backup.verify.check_rows``), and foreign keys that
+    point nowhere."""
+    with contextlib.closing(_sqlite_connect(path, "ro")) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        check_rows(lambda sql: conn.execute(sql).fetchall(), tables)
+        dangling = conn.execute("PRAGMA foreign_key_check").fetchall()
+        if dangling:
+            raise BackupError(f"the backup holds rows whose foreign keys point nowhere: {dangling[:5]}")
+
+
+def sqlite_settle(path: Path) -> None:
+    """Make the staged file stand alone again (the service's connections turned WAL on) and durable."""
+    with contextlib.closing(_sqlite_connect(path, "rw")) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise BackupError(f"the staged copy does not pass SQLite's quick_check: {check}")
+    fsync(path)
+
+
+def sqlite_swap(staged: Path, target: Path) -> tuple[Path, ...]:
+    """Put the verified staged file ``staged`` in place of the database ``target``; the ``-wal``/``-shm``
+    files moved aside.
+
+    An existing database is overwritten through SQLite (the backup API: all pages in one write
+    transaction on it), so connections that have it open see the restored data once it is committed,
+    and its ``-wal``/``-shm`` stay paired with it. A missing one gets the staged file renamed into place;
+    ``-wal``/``-shm`` files left at the path by a database no longer there are first moved aside, so that
+    the new file is not paired with them.
     """
     if target.exists():
         with (
-            contextlib.closing(_sqlite_connect(source, "ro")) as src,
+            contextlib.closing(_sqlite_connect(staged, "ro")) as src,
             contextlib.closing(_sqlite_connect(target, "rw")) as dst,
         ):
             src.backup(dst)
+        staged.unlink(missing_ok=True)
         return ()
-    if not target.parent.is_dir():
-        raise BackupError(f"the directory of the database, {target.parent}, does not exist")
     moved: list[Path] = []
     stamp = time.strftime("%Y%m%dT%H%M%S")
     for suffix in ("-wal", "-shm"):
@@ -111,13 +156,5 @@ def sqlite_restore(source: Path, target: Path) -> tuple[Path, ...]:
             aside = orphan.with_name(f"{orphan.name}.orphaned-{stamp}")
             os.replace(orphan, aside)
             moved.append(aside)
-    tmp = partial(target, "restoring")
-    try:
-        with contextlib.closing(_sqlite_connect(source, "ro")) as src, contextlib.closing(sqlite3.connect(tmp)) as dst:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode=DELETE")  # no -wal to carry along; the service turns WAL on
-        fsync(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    os.replace(staged, target)
     return tuple(moved)
