@@ -43,9 +43,19 @@ def by_key(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["key"]: p for p in doc["portfolios"]}
 
 
-def test_a_flat_demand_costs_what_a_price_comparison_answers(client: TestClient) -> None:  # type: ignore[type-arg]
-    doc = plan(client, gpus=256, utilization=0.9, horizon_years=4)
-    profile = {**TEAM, "gpus": 256, "utilization": 0.9, "horizon_years": 4}
+#: flat demands: the reference server at full load; H100 and A100 in USD below the smallest colocation
+#: tier on AS_OF (a cluster priced among the solver's sizes once paid no colocation rent)
+FLAT = [
+    {"gpus": 256, "utilization": 0.9, "horizon_years": 4},
+    {"gpus": 64, "utilization": 0.5, "horizon_years": 2, "gpu_model": "h100_sxm", "currency": "USD"},
+    {"gpus": 64, "utilization": 0.6, "horizon_years": 3, "gpu_model": "a100_80gb", "currency": "USD"},
+]
+
+
+@pytest.mark.parametrize("flat", FLAT, ids=["reference", "h100-usd", "a100-usd"])
+def test_a_flat_demand_costs_what_a_price_comparison_answers(client: TestClient, flat: dict[str, Any]) -> None:  # type: ignore[type-arg]
+    doc = plan(client, **flat)
+    profile = {**TEAM, **flat}
     r = client.post("/v1/evaluations", json={"profiles": [profile], "detail": "full"})
     ranking = {e["option"]: e["cost"] for e in r.json()["evaluations"][0]["ranking"]}
     singles = by_key(doc)
@@ -57,7 +67,15 @@ def test_a_flat_demand_costs_what_a_price_comparison_answers(client: TestClient)
             for end in ("low", "expected", "high"):
                 assert p[field][end] == pytest.approx(cost[field][end], rel=1e-9, abs=0.011), (option, field, end)
     assert doc["recommended"] is not None and doc["optimal"] is True
-    assert doc["phases"] == [{"start_month": 0, "months": 48, "gpus": 256, "utilization": 0.9, "largest_job_gpus": 256}]
+    months, gpus = round(flat["horizon_years"] * 12), flat["gpus"]
+    phase = {
+        "start_month": 0,
+        "months": months,
+        "gpus": gpus,
+        "utilization": flat["utilization"],
+        "largest_job_gpus": gpus,
+    }
+    assert doc["phases"] == [phase]
 
 
 def test_a_steady_base_with_bursts_is_served_cheapest_by_a_mix(client: TestClient) -> None:  # type: ignore[type-arg]

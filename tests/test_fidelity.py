@@ -4,6 +4,7 @@ controls, the own cluster's complete bill, and one answer per profile on every e
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 from collections.abc import Iterator
@@ -152,6 +153,30 @@ def test_colocation_is_priced_in_the_tier_of_the_cluster_s_it_load() -> None:
 
     # 16 GPUs (20 kW) rent at the retail rate; 512 GPUs (650 kW) at the wholesale rate, cheaper per kW
     assert per_kw_month(16) > per_kw_month(512)
+
+
+def test_a_cluster_below_the_smallest_kw_tier_pays_that_tier_alone_or_in_a_batch() -> None:
+    # on 2026-12-01 the US colocation rows are the wholesale tier only (from 250 kW; the retail tier
+    # starts on 2026-12-03): 64 H100 (about 80 kW) pay it, whether priced alone or among a batch — an
+    # array once fell through every tier to a rent of 0
+    import numpy as np
+
+    day = dt.date(2026, 12, 1)
+    kernel = HOST.kernel(OWN, KB, "USD", day)
+    c = next(
+        c for c in kernel.group("h100_sxm") if c.offer.variant == "colocation" and KB.within(c.offer.row.region, "US")
+    )
+    colocation = next(item for item in c.data.running if item.key == "colocation")
+    one = Size(servers=8, gpus=64, it_kw=8 * c.data.power_kw, teams=Range.point(1))
+    many = Size(servers=np.array([8.0, 64.0]), gpus=np.array([64.0, 512.0]), it_kw=np.array([8, 64]) * c.data.power_kw,
+                teams=Range.point(1))  # fmt: skip
+    alone = colocation.price.pick(one)[0]
+    together = colocation.price.pick(many)[0]
+    assert alone.expected > 0 and float(together.expected[0]) == alone.expected == float(together.expected[1])
+    profile = Profile(gpus=64, utilization=0.5, horizon_years=2, gpu_model="h100_sxm", currency="USD", as_of=day)
+    batch = dataclasses.replace(profile, gpus=np.array([64.0, 8.0]))
+    single = HOST.choose(OWN, profile, KB)[0].cost.total.expected
+    assert float(HOST.choose(OWN, batch, KB)[0].cost.total.expected[0]) == pytest.approx(single, rel=1e-12)
 
 
 # ---- one answer per profile -------------------------------------------------------------------------

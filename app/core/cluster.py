@@ -101,8 +101,13 @@ class Component:
         bounds = [(r.min_kw or 0.0) if by_kw else (r.min_gpus or 0) for r in self.rows]
         if isinstance(amount, np.ndarray):  # each profile of a batch in its own tier
             conditions = [amount >= b for b in reversed(bounds)]
-            ends = (np.select(conditions, [v[i] for v in reversed(self.values)]) for i in range(3))
+            # below the lowest tier's minimum: the lowest tier, as for one profile (never a price of 0)
+            ends = (
+                np.select(conditions, [v[i] for v in reversed(self.values)], default=self.values[0][i])
+                for i in range(3)
+            )
             return Range.elementwise(*ends), self.rows[0]
+        # below the lowest tier's minimum: the lowest tier (the knowledge base prices no smaller one)
         index = max((i for i, b in enumerate(bounds) if b <= amount), default=0)
         return self.values[index], self.rows[index]
 
