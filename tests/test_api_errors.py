@@ -67,7 +67,8 @@ def assert_problem(r: Any, status: int, field: str | None = None) -> dict[str, A
         ({"gpus": True}, "gpus"),
         ({"gpus": None}, "gpus"),
         ({"horizon_years": [3]}, "horizon_years"),
-        ({"rental_plan": "weekly"}, "rental_plan"),
+        ({"rental_plan": 7}, "rental_plan"),
+        ({"rental_plan": "Weekly"}, "rental_plan"),  # not a plan's spelling (a plan no option sells: 422)
         ({"currency": "usd"}, "currency"),
         ({"gpu_model": ""}, "gpu_model"),
     ],

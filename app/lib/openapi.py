@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from litestar.openapi.spec import (
@@ -158,6 +159,18 @@ def _document_model(target: Schema, model: type[BaseModel]) -> None:
             target.schema_not = _schema(extra["not"])
 
 
+def _unwrap_single_variants(target: Schema) -> None:
+    """An answer's field that may be absent (``X | UnsetType``) is rendered ``oneOf: [X]``: a one-member
+    choice that linters flag and generators wrap; say ``X`` itself (with the field's description)."""
+    for name, prop in (target.properties or {}).items():
+        if isinstance(prop, Schema) and prop.one_of is not None and len(prop.one_of) == 1:
+            (member,) = prop.one_of
+            if isinstance(member, Schema) and member.description is None:
+                member = dataclasses.replace(member, description=prop.description)
+            if isinstance(member, Schema) or prop.description is None:
+                target.properties[name] = member  # type: ignore[index]
+
+
 def complete_openapi(openapi: OpenAPI) -> None:
     """Add what the request models check but the generated schemas omit, and the negotiated media types.
 
@@ -171,6 +184,8 @@ def complete_openapi(openapi: OpenAPI) -> None:
     for name, target in (schemas or {}).items():
         if isinstance(target, Schema) and name in models:
             _document_model(target, models[name])
+        if isinstance(target, Schema):
+            _unwrap_single_variants(target)
     for item in (openapi.paths or {}).values():
         for op in (item.get, item.post):
             if not isinstance(op, Operation) or op.operation_id not in ALTERNATIVE_MEDIA or not op.responses:
