@@ -14,7 +14,7 @@ import numpy as np
 
 from app.core.offers import Offer, level
 from app.core.ranges import Range
-from app.core.types import Cost, OfferInfo
+from app.core.types import Cost, OfferInfo, metrics_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,19 +101,7 @@ class Quote:
 
     def metrics(self) -> dict[str, Range]:
         """``Assessment.metrics``: the figures scenario rules may test."""
-        c, e = self.cost, self.efficiency
-        return {
-            "annual_cost": c.annual,
-            "total_cost": c.total,
-            "upfront_cost": c.upfront,
-            "cost_per_useful_gpu_hour": c.per_useful_gpu_hour,
-            "cost_per_effective_gpu_hour": c.per_effective_gpu_hour or c.per_useful_gpu_hour,
-            "lead_time_days": e.lead_time_days,
-            "setup_minutes_per_run": e.setup_minutes_per_run,
-            "execution_efficiency": e.execution_efficiency,
-            "goodput": self.stability.goodput,
-            "infra_fte_unmet": self.usability.infra_fte_unmet,
-        }
+        return metrics_of(self)
 
 
 def select_each(quotes: Sequence[Quote]) -> Quote:

@@ -228,19 +228,25 @@ class Assessment:
 
     def metrics(self) -> dict[str, Range]:
         """Named figures that scenario rules may test (``assessment.<name>``; ``METRICS`` names them)."""
-        c, e = self.cost, self.efficiency
-        return {
-            "annual_cost": c.annual,
-            "total_cost": c.total,
-            "upfront_cost": c.upfront,
-            "cost_per_useful_gpu_hour": c.per_useful_gpu_hour,
-            "cost_per_effective_gpu_hour": c.per_effective_gpu_hour or c.per_useful_gpu_hour,
-            "lead_time_days": e.lead_time_days,
-            "setup_minutes_per_run": e.setup_minutes_per_run,
-            "execution_efficiency": e.execution_efficiency,
-            "goodput": self.stability.goodput,
-            "infra_fte_unmet": self.usability.infra_fte_unmet,
-        }
+        return metrics_of(self)
+
+
+def metrics_of(figures: Any) -> dict[str, Range]:
+    """The figures ``METRICS`` names, of an assessment or a kernel's quote (anything with ``cost``,
+    ``efficiency``, ``stability`` and ``usability`` as an ``Assessment`` has them)."""
+    c, e = figures.cost, figures.efficiency
+    return {
+        "annual_cost": c.annual,
+        "total_cost": c.total,
+        "upfront_cost": c.upfront,
+        "cost_per_useful_gpu_hour": c.per_useful_gpu_hour,
+        "cost_per_effective_gpu_hour": c.per_effective_gpu_hour or c.per_useful_gpu_hour,
+        "lead_time_days": e.lead_time_days,
+        "setup_minutes_per_run": e.setup_minutes_per_run,
+        "execution_efficiency": e.execution_efficiency,
+        "goodput": figures.stability.goodput,
+        "infra_fte_unmet": figures.usability.infra_fte_unmet,
+    }
 
 
 #: the figures ``Assessment.metrics`` names, which scenario rules may test

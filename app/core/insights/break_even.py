@@ -144,6 +144,7 @@ def _crossing_by_tree(
     visit(grid[0], grid[1], 0)
     points = [*grid, *mids]
     curves = {v: costs.curve(v, points) for v in (a, b)}
+    full = None if grid[-1] == 1.0 else {v: costs.curve(v, (1.0,)) for v in (a, b)}
     utilization: dict[str, float | None] = {}
     cheaper: dict[str, str | None] = {}
     for end in ends:
@@ -160,7 +161,7 @@ def _crossing_by_tree(
                 else:
                     hi = mid
             utilization[end] = round((lo + hi) / 2, 4)
-        last = diff[grid[-1]] if grid[-1] == 1.0 else costs.curve(a, (1.0,))[end][0] - costs.curve(b, (1.0,))[end][0]
+        last = diff[grid[-1]] if full is None else full[a][end][0] - full[b][end][0]
         cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
     return Crossing(a.label, b.label, utilization, cheaper)
 
