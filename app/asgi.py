@@ -36,31 +36,32 @@ from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
 from app.domain.shared.engine import Engine
+from app.host.manager import OptionHost, create_option_host
+from app.i18n import send_content_language
 from app.kb import keys
 from app.kb.db import database_config, migration_head, migration_revisions
 from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
-from app.lib import docs_ui, metrics, tracing
-from app.lib.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
-from app.lib.bodies import StrictJsonRequest
-from app.lib.caching import plugins_fingerprint, send_cache_control
-from app.lib.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
-from app.lib.dependencies import Dependencies
-from app.lib.i18n import send_content_language
-from app.lib.logs import RequestLogMiddleware, configure_logging
-from app.lib.negotiation import require_json_body
-from app.lib.offload import WorkerPool
-from app.lib.openapi import complete_openapi
-from app.lib.openapi_generators import document_for_generators
-from app.lib.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
-from app.lib.public import PUBLIC_PATHS
-from app.lib.rate_limits import rate_limiter, send_rate_limit_headers
-from app.lib.request_id import request_id_middleware, send_request_id
-from app.lib.security import send_security_headers
-from app.plugin_manager import OptionHost, create_option_host
+from app.openapi import docs_ui
+from app.openapi.document import complete_openapi
+from app.openapi.generators import document_for_generators
 from app.settings import Settings
+from app.web import metrics, tracing
+from app.web.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
+from app.web.bodies import StrictJsonRequest
+from app.web.caching import plugins_fingerprint, send_cache_control
+from app.web.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.web.dependencies import Dependencies
+from app.web.logs import RequestLogMiddleware, configure_logging
+from app.web.negotiation import require_json_body
+from app.web.offload import WorkerPool
+from app.web.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
+from app.web.public import PUBLIC_PATHS
+from app.web.rate_limits import rate_limiter, send_rate_limit_headers
+from app.web.request_id import request_id_middleware, send_request_id
+from app.web.security import send_security_headers
 
 #: response headers a browser page may read (CORS_ORIGINS)
 EXPOSED_HEADERS = [
@@ -288,10 +289,10 @@ def create_app(
                 ),
             }
         ),
-        request_class=StrictJsonRequest,  # hostile bodies are 400s (app.lib.bodies)
+        request_class=StrictJsonRequest,  # hostile bodies are 400s (app.web.bodies)
         request_max_body_size=settings.max_body_bytes,
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS),
-        logging_config=None,  # app.lib.logs configures logging, for the service and the CLI alike
+        logging_config=None,  # app.web.logs configures logging, for the service and the CLI alike
         openapi_config=OpenAPIConfig(
             title="compute-advisor",
             version=__version__,

@@ -1,7 +1,7 @@
 """Response examples for the OpenAPI document, answered by the service itself over the reference seeds:
 ``python -m app.openapi_examples openapi/examples.json`` (``make openapi`` runs it first).
 
-Each example is a real answer to the request example of its operation (``app.lib.openapi``), on a
+Each example is a real answer to the request example of its operation (``app.openapi.document``), on a
 fresh SQLite database holding ``seeds/``, on a fixed day; what changes from run to run (a stored
 recommendation's id and time) is replaced by fixed values, so the file changes only when the seeds,
 the model or the answers' shapes do — and ``tests/test_openapi.py`` fails when it is stale.
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 from app.asgi import create_app
 from app.cli import alembic_config
 from app.kb import keys, seeds
-from app.lib.openapi_generators import EXAMPLES_PATH, PROFILE_EXAMPLE, REQUEST_EXAMPLES
+from app.openapi.generators import EXAMPLES_PATH, PROFILE_EXAMPLE, REQUEST_EXAMPLES
 from app.settings import DEFAULT_SEEDS_PATH, Settings
 
 #: the day every example is answered on (``as_of``)

@@ -146,7 +146,7 @@ class Settings:
     prometheus_multiproc_dir: Path | None = None
     #: span exporters (``otlp``, ``console``); empty: tracing off
     trace_exporters: tuple[str, ...] = ()
-    #: threads computing CPU-heavy requests off the event loop (``app.lib.offload``)
+    #: threads computing CPU-heavy requests off the event loop (``app.web.offload``)
     worker_pool_size: int = 2
     #: heavy requests that may wait for a thread; one more is answered 503 with ``Retry-After``
     worker_pool_queue: int = 8
@@ -179,7 +179,7 @@ class Settings:
         checkout that the file at the path is still the one the connection opened, so a file moved,
         deleted, unmounted or replaced is noticed at once. PostgreSQL: a connection attempt gives up
         after 5 s instead of asyncpg's 60 s, and a request waits at most ``DATABASE_POOL_TIMEOUT_SECONDS``
-        for a pooled connection (then 503 with ``Retry-After``, ``app.lib.degraded``), not SQLAlchemy's 30 s.
+        for a pooled connection (then 503 with ``Retry-After``, ``app.web.degraded``), not SQLAlchemy's 30 s.
         """
         url = self.async_database_url
         if url.startswith("postgresql+asyncpg"):

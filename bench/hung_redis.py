@@ -6,7 +6,7 @@ concurrent callers each make ``CHARGES`` charges through the service's ``RateLim
 
 - **before**: Redis counters as they were configured before deadlines (1 s connect and read timeouts,
   redis-py's default retries), a failed charge let through;
-- **after**: ``app.lib.rate_limits.rate_limiter`` with the default ``REDIS_*`` settings (50 ms round
+- **after**: ``app.web.rate_limits.rate_limiter`` with the default ``REDIS_*`` settings (50 ms round
   trip, 100 ms connect, no retries, the circuit opening after 3 failures, per-worker counts meanwhile).
 
 Reported as Markdown: p50 and p99 of one charge, the charges refused (429) and the connections Redis
@@ -23,8 +23,8 @@ import sys
 import threading
 import time
 
-from app.lib.rate_limits import Charge, RateLimiter, rate_limiter
 from app.settings import Settings, parse_rate_limit
+from app.web.rate_limits import Charge, RateLimiter, rate_limiter
 
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
 CHARGES = int(os.environ.get("CHARGES", "5"))

@@ -37,7 +37,7 @@ from typing import Any
 import lib
 import loadgen
 
-from app.lib.openapi_generators import PROFILE_EXAMPLE
+from app.openapi.generators import PROFILE_EXAMPLE
 
 DURATION = float(os.environ.get("DURATION") or 8)
 WARMUP = float(os.environ.get("WARMUP") or 2)
@@ -453,7 +453,7 @@ class MonteCarlo:
 
 
 def time_monte_carlo() -> MonteCarlo:
-    """``app.core.insights.uncertainty`` in this process: MC_DRAWS draws over every option, the seed
+    """``app.engine.insights.uncertainty`` in this process: MC_DRAWS draws over every option, the seed
     snapshot (every price book), the built-in plugins. Distinct profiles, so nothing but the samples
     (drawn once per knowledge version and seed, as in the service) is reused."""
     print("… Monte Carlo in process", file=sys.stderr, flush=True)
@@ -463,10 +463,10 @@ def time_monte_carlo() -> MonteCarlo:
     sys.path.insert(0, str(lib.ROOT / "tests"))
     from seed_snapshot import knowledge_from_seeds  # type: ignore[import-not-found]
 
-    from app.core import decision
-    from app.core import insights as ins
-    from app.core.types import Profile
-    from app.plugin_manager import create_option_host
+    from app.engine import decision
+    from app.engine import insights as ins
+    from app.host.manager import create_option_host
+    from app.sdk.types import Profile
 
     host = create_option_host()
     kb = knowledge_from_seeds()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core import (
+from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
@@ -29,12 +29,12 @@ from app.core import (
     ceil_number,
     offers,
 )
-from app.core.kernel import Candidate, Quote, candidate
-from app.core.model import MINUTES_PER_HOUR
-from app.core.offer_kernel import OfferKernel
-from app.core.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
-from app.core.text import money_range, msg, num, pct
-from app.core.vocab import BILLINGS
+from app.sdk.kernel import Candidate, Quote, candidate
+from app.sdk.model import MINUTES_PER_HOUR
+from app.sdk.offer_kernel import OfferKernel
+from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
+from app.sdk.text import money_range, msg, num, pct
+from app.sdk.vocab import BILLINGS
 
 KEY = "ai_compute_platform"
 VERSION = "3.0.0"

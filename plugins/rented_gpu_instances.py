@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from app.core import (
+from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
@@ -27,14 +27,14 @@ from app.core import (
     ceil_number,
     offers,
 )
-from app.core.capital import Bridge
-from app.core.constraints import multi_node
-from app.core.kernel import Candidate, Quote, candidate, refs
-from app.core.offer_kernel import OfferKernel
-from app.core.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
-from app.core.pricing import gt as _gt
-from app.core.pricing import holds as _holds
-from app.core.text import money_range, msg, num, pct
+from app.sdk.capital import Bridge
+from app.sdk.constraints import multi_node
+from app.sdk.kernel import Candidate, Quote, candidate, refs
+from app.sdk.offer_kernel import OfferKernel
+from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
+from app.sdk.pricing import gt as _gt
+from app.sdk.pricing import holds as _holds
+from app.sdk.text import money_range, msg, num, pct
 
 KEY = "rented_gpu_instances"
 VERSION = "3.0.0"

@@ -1,13 +1,13 @@
 """Own GPU cluster (自建GPU集群): buy servers, build or rent the machine room, run it yourself.
 
-Each server offer of the price books is a bill of materials (``app.core.bom``): for a named GPU the
+Each server offer of the price books is a bill of materials (``app.sdk.bom``): for a named GPU the
 servers, the network fabric, storage, installation, the machine room — colocation rent per kW in the
 tier of the IT load, or an own facility built per kW — power at the region's price × PUE, hardware
 support, software licences, and the ops teams at their loaded cost (one team runs up to
 ``nodes_per_ops_team`` servers); the source article's generic server comes with one lump for "machine
 room and network". A buyer's jurisdiction (``buyer_country``) decides which server offers, and so
 which wages, power and colocation, apply. Capital is bought at the start, replaced at the end of its useful life
-and sold at its residual value (``app.core.capital``); while the cluster is procured the team either
+and sold at its residual value (``app.sdk.capital``); while the cluster is procured the team either
 waits or bridges on the option that declares ``bridges_lead_time`` (rented instances on demand),
 whichever costs less per useful GPU-hour. ``annual`` stays the article's accounting view
 (straight-line over ``depreciation_years``). See docs/methodology.md, "Own cluster" and "Capital".
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core import (
+from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
@@ -38,13 +38,13 @@ from app.core import (
     ceil_number,
     offers,
 )
-from app.core.capital import Bridge, where
-from app.core.capital import own as capital_own
-from app.core.cluster import Bill, Size
-from app.core.kernel import Candidate, Quote, candidate
-from app.core.offer_kernel import OfferKernel
-from app.core.pricing import quote_cost
-from app.core.text import money, money_range, msg, num, span
+from app.sdk.capital import Bridge, where
+from app.sdk.capital import own as capital_own
+from app.sdk.cluster import Bill, Size
+from app.sdk.kernel import Candidate, Quote, candidate
+from app.sdk.offer_kernel import OfferKernel
+from app.sdk.pricing import quote_cost
+from app.sdk.text import money, money_range, msg, num, span
 
 KEY = "self_built_cluster"
 VERSION = "3.0.0"

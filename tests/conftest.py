@@ -64,7 +64,7 @@ from litestar.testing import TestClient
 from app.asgi import create_app
 from app.cli import alembic_config
 from app.kb import keys, seeds
-from app.lib.openapi_generators import PROFILE_EXAMPLE
+from app.openapi.generators import PROFILE_EXAMPLE
 from app.settings import PROJECT_ROOT, Settings
 
 PG_HOST = os.environ.get("TEST_PG_HOST", "127.0.0.1")

@@ -1,7 +1,8 @@
 """The shape of the code: imports point inward, plugins use the SDK only, no file grows past 400 lines.
 
-Units are ``app``'s top-level packages and modules (``core``, ``kb``, ``lib``, ``domain``, ``cli``,
-``settings``…). Imports under ``if TYPE_CHECKING:`` are for annotations and do not count.
+Units are ``app``'s top-level packages and modules (``sdk``, ``engine``, ``host``, ``kb``, ``web``,
+``openapi``, ``i18n``, ``domain``, ``cli``, ``settings``…). Imports under ``if TYPE_CHECKING:`` are for
+annotations and do not count.
 """
 
 from __future__ import annotations
@@ -12,24 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from app.core import __all__ as SDK
+from app.sdk import __all__ as SDK
 
 ROOT = Path(__file__).resolve().parent.parent
 #: what each unit may import of ``app`` (besides itself); ``settings`` is a leaf every outer unit may read
 ALLOWED: dict[str, set[str]] = {
-    "core": set(),
+    "sdk": set(),
     "settings": set(),
-    "hookspecs": {"core"},
-    "plugin_manager": {"core", "hookspecs"},
-    "kb": {"core", "settings"},
-    "lib": {"core", "settings"},
-    "domain": {"core", "kb", "lib", "settings"},
-    "cli": {"core", "kb", "lib", "settings", "plugin_manager"},
-    "asgi": {"core", "kb", "lib", "domain", "settings", "plugin_manager", "hookspecs"},
+    "host": {"sdk"},
+    "engine": {"sdk"},
+    "i18n": {"sdk"},
+    "kb": {"sdk", "engine", "settings"},
+    "web": {"sdk", "i18n", "settings"},
+    "openapi": {"sdk", "web", "settings"},
+    "domain": {"sdk", "engine", "host", "i18n", "kb", "openapi", "web", "settings"},
+    "cli": {"sdk", "engine", "host", "i18n", "kb", "web", "settings"},
+    "asgi": {"sdk", "engine", "host", "i18n", "kb", "openapi", "web", "domain", "settings"},
     "openapi_export": {"asgi", "settings"},
-    "openapi_examples": {"asgi", "cli", "kb", "lib", "settings"},
+    "openapi_examples": {"asgi", "cli", "kb", "openapi", "web", "settings"},
 }
-SDK_MODULES = {"app.core", "app.hookspecs"} | {f"app.core.{name}" for name in SDK if name.islower()}
+SDK_MODULES = {"app.sdk"} | {f"app.sdk.{name}" for name in SDK if name.islower()}
 MAX_LINES = 400
 
 
@@ -112,7 +115,7 @@ def _module_name(path: Path) -> str:
 def _module_level_imports(path: Path, modules: set[str]) -> set[str]:
     """The ``app`` modules ``path`` names at its top level (in ``if``/``try`` blocks too, and under
     ``if TYPE_CHECKING:``: a module named for annotations is a dependency of its reader as well); not
-    imports inside functions, which are deferred on purpose (``app.core.model``'s SDK v2 names)."""
+    imports inside functions, which are deferred on purpose (``app.sdk.model``'s SDK v2 names)."""
     found: set[str] = set()
 
     def visit(statements: list[ast.stmt]) -> None:

@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from app.asgi import create_app
 from app.cli import main
 from app.kb import keys
-from app.lib.auth import KeyVerifier, Principal, protected_handlers
-from app.lib.public import PUBLIC_PATHS
 from app.settings import Settings
+from app.web.auth import KeyVerifier, Principal, protected_handlers
+from app.web.public import PUBLIC_PATHS
 
 PROFILE = SME_PROFILE
 

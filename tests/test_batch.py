@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_snapshot import knowledge_from_seeds
 
-from app.core import batch, decision
-from app.core.types import Profile
-from app.plugin_manager import create_option_host
+from app.engine import batch, decision
+from app.host.manager import create_option_host
+from app.sdk.types import Profile
 
 AS_OF = dt.date(2026, 1, 1)
 profiles = st.builds(

@@ -17,7 +17,8 @@ from conftest import make_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from app.lib.bodies import (
+from app.settings import Settings
+from app.web.bodies import (
     BODY_LIMITS,
     MAX_ARRAY,
     MAX_KEYS,
@@ -26,9 +27,8 @@ from app.lib.bodies import (
     BodyRefused,
     strict_json,
 )
-from app.lib.problems import MAX_ERRORS
-from app.lib.rate_limits import REFUSED_BYTES_PER_UNIT, refused_cost
-from app.settings import Settings
+from app.web.problems import MAX_ERRORS
+from app.web.rate_limits import REFUSED_BYTES_PER_UNIT, refused_cost
 
 PROBLEM_JSON = "application/problem+json"
 JSON_TYPE = {"Content-Type": "application/json"}

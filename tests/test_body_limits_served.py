@@ -1,6 +1,6 @@
 """Served: eight clients sending 2.3 MB bodies of 200,000 keys in a loop leave a single worker answering
 ``/health/live`` at once, and its memory where it was — the bodies are refused before they are parsed
-(app/lib/bodies.py: over the route's size limit, from the Content-Length).
+(app/web/bodies.py: over the route's size limit, from the Content-Length).
 
 Before the limits each such body took 1.7–4.3 s of the worker's only thread and a 20 MB problem;
 8 in parallel stalled /health/live for 14 s (p99 12.4 s) and took the worker from 185 to 669 MB.

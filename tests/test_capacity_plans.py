@@ -15,8 +15,8 @@ from litestar.testing import TestClient
 from openpyxl import load_workbook
 
 from app.domain.capacity.sheets import PHASE_COLUMNS
-from app.lib.i18n import translate
-from app.lib.spreadsheets import XLSX, header
+from app.i18n import translate
+from app.web.spreadsheets import XLSX, header
 
 AS_OF = "2026-12-01"
 TEAM: dict[str, Any] = {

@@ -10,7 +10,7 @@ import pytest
 from conftest import SME_PROFILE
 
 from app.domain.insights.charts import nice_ticks
-from app.lib.i18n import translate
+from app.i18n import translate
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 #: the article's own-versus-rent question, billed on demand so the curve is the on-demand variant of /v1/break-even

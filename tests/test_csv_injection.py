@@ -11,8 +11,8 @@ import pytest
 
 from app.domain.decisions.csv import comparison_csv
 from app.domain.decisions.schemas import ComparisonRead
-from app.lib.negotiation import rows_csv
-from app.lib.spreadsheets import csv_cell
+from app.web.negotiation import rows_csv
+from app.web.spreadsheets import csv_cell
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "-cmd"]
 
@@ -74,7 +74,7 @@ def test_comparison_csv_neutralises_labels_and_sources(client) -> None:
 def test_workbook_text_cells_are_never_formulas() -> None:
     from openpyxl import load_workbook
 
-    from app.lib.spreadsheets import Sheet, workbook
+    from app.web.spreadsheets import Sheet, workbook
 
     book = workbook([Sheet("summary", ["name", "price"], [["=1+1", -3.5], ["ok", 2.0]])], "en")
     ws = load_workbook(io.BytesIO(book)).worksheets[0]

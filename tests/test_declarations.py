@@ -2,10 +2,10 @@
 
 An entity lives in up to four shapes: the ORM model (``app/kb/models.py``, the declaration: the table),
 the seed record that validates it (``app/kb/seeds/records.py``), the snapshot object the core and
-the plugins compute from (``app/core/records.py``, built field by field by name in
+the plugins compute from (``app/sdk/records.py``, built field by field by name in
 ``app/kb/snapshot.py``) and the API struct that shows it (``app/domain/*/schemas.py``). Each shape
 has the table's columns, but for the differences listed here, each with its reason. Every closed
-vocabulary is a ``Literal`` of ``app/core/vocab.py``: each shape types an enumerated field with that
+vocabulary is a ``Literal`` of ``app/sdk/vocab.py``: each shape types an enumerated field with that
 same Literal, the database checks it with a CHECK constraint listing its values, and the OpenAPI
 document's enums are its values, in its order.
 """
@@ -29,8 +29,6 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped
 
-from app.core import knowledge as k
-from app.core import rules, scoring, types, vocab
 from app.domain.audit import schemas as audit_api
 from app.domain.capacity import schemas as capacity_api
 from app.domain.catalog import schemas as api
@@ -40,9 +38,12 @@ from app.domain.insights import schemas as insights_api
 from app.domain.planning import schemas as planning_api
 from app.domain.shared import demand as demand_api
 from app.domain.shared import schemas as shared_api
+from app.engine import rules, scoring
 from app.kb import models as m
 from app.kb import seeds
 from app.kb import service_records as sr
+from app.sdk import knowledge as k
+from app.sdk import types, vocab
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -522,7 +523,7 @@ def test_no_literal_outside_vocab_spells_a_vocabulary_value() -> None:
                         continue
                     if const.value in values:
                         found.append(f"{path.relative_to(ROOT)}:{node.lineno} {const.value!r} ({values[const.value]})")
-    assert not found, "use the vocabulary of app/core/vocab.py: " + "; ".join(found)
+    assert not found, "use the vocabulary of app/sdk/vocab.py: " + "; ".join(found)
 
 
 def test_no_sequence_outside_vocab_spells_a_whole_vocabulary() -> None:
@@ -539,4 +540,4 @@ def test_no_sequence_outside_vocab_spells_a_whole_vocabulary() -> None:
                 spelled = frozenset(e.value for e in node.elts)  # type: ignore[attr-defined]
                 if spelled in vocabularies:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} ({vocabularies[spelled]})")
-    assert not found, "use the tuple of app/core/vocab.py: " + "; ".join(found)
+    assert not found, "use the tuple of app/sdk/vocab.py: " + "; ".join(found)

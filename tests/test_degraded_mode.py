@@ -248,7 +248,7 @@ def test_a_connection_broken_under_a_statement_is_a_database_outage_not_an_inter
     import asyncpg
     from sqlalchemy import exc as sa_exc
 
-    from app.lib.degraded import database_went_away
+    from app.web.degraded import database_went_away
 
     def raised_from(cause: BaseException) -> sa_exc.DBAPIError:
         try:

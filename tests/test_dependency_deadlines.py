@@ -24,9 +24,9 @@ from conftest import REDIS_URL, SME_PROFILE, Databases, create_key, make_client
 from redis import exceptions as redis_exceptions
 from test_rate_limits import OPTIONS, assert_429, limited
 
-from app.lib.counters import RedisCounters, SharedCounters
-from app.lib.dependencies import Circuit, Dependencies
 from app.settings import Settings
+from app.web.counters import RedisCounters, SharedCounters
+from app.web.dependencies import Circuit, Dependencies
 
 
 class FakeRedis:
@@ -149,7 +149,7 @@ def test_a_hung_redis_still_enforces_limits_and_shows_down(
 ) -> None:
     settings = limited(db, redis_url=fake_redis.url, redis_circuit_failures=2, redis_circuit_open_seconds=600)
     with (
-        caplog.at_level(logging.INFO, logger="app.lib.dependencies"),
+        caplog.at_level(logging.INFO, logger="app.web.dependencies"),
         make_client(db, api_key=key, settings=settings) as c,
     ):
         assert [c.get(OPTIONS).status_code for _ in range(3)] == [200, 200, 200]
@@ -186,7 +186,7 @@ def test_the_gauge_readiness_and_log_follow_redis_down_and_back(
         redis_timeout_ms=500,  # once forwarding, the real Redis answers well within it on a busy machine
     )
     with (
-        caplog.at_level(logging.INFO, logger="app.lib.dependencies"),
+        caplog.at_level(logging.INFO, logger="app.web.dependencies"),
         make_client(db, api_key=key, settings=settings) as c,
     ):
         assert c.get(OPTIONS).status_code == 200

@@ -22,8 +22,8 @@ import pytest
 from conftest import Databases, create_key, load_seeds, migrate
 from test_recovery_served import Server
 
-from app.lib.auth import SCOPES
 from app.settings import PROJECT_ROOT
+from app.web.auth import SCOPES
 
 RUNNABLE = re.compile(r"^```(?:sh|bash) runnable\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 DOCUMENTS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from conftest import make_client
 
-from app.lib import docs_ui
+from app.openapi import docs_ui
 
 ATTRIBUTE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from conftest import Server, create_key, make_client
 
-from app.lib import i18n
+from app import i18n
 from app.settings import PROJECT_ROOT
 
 ATTRIBUTE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)

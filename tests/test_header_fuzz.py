@@ -27,8 +27,8 @@ from litestar import Litestar
 from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
-from app.lib.bodies import quoted
 from app.settings import PROJECT_ROOT, Settings, parse_rate_limit, parse_trusted_proxies
+from app.web.bodies import quoted
 
 HEADERS = ["Accept", "Accept-Language", "If-None-Match", "Idempotency-Key", "X-Request-ID", "X-Forwarded-For"]
 #: values that broke or could break a parser: quality values that overflow or are not numbers, empty and

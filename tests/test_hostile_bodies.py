@@ -1,4 +1,4 @@
-"""Hostile request bodies are 400 problems on every POST endpoint, never a 5xx (app/lib/bodies.py).
+"""Hostile request bodies are 400 problems on every POST endpoint, never a 5xx (app/web/bodies.py).
 
 Each case is sent raw (bytes as an attacker would write them, not through a JSON encoder), to each
 endpoint family: comparisons, recommendations, batch evaluations, the three insights and training plans.
@@ -14,7 +14,7 @@ from conftest import make_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from app.lib.bodies import BODY_LIMITS, BodyRefused, strict_json
+from app.web.bodies import BODY_LIMITS, BodyRefused, strict_json
 
 PROBLEM_JSON = "application/problem+json"
 ENDPOINTS = [

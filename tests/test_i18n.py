@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.lib import i18n
+from app import i18n
 
 
 def test_every_code_in_every_language_with_the_same_placeholders() -> None:

@@ -8,9 +8,9 @@ import datetime as dt
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
-from app.core import decision, insights
-from app.core.types import Profile
-from app.plugin_manager import create_option_host
+from app.engine import decision, insights
+from app.host.manager import create_option_host
+from app.sdk.types import Profile
 
 LARGE = {
     "gpus": 512,

@@ -21,7 +21,7 @@ from conftest import SME_PROFILE, Databases, create_key, make_client
 from test_idempotency import sql
 
 from app.cli import main
-from app.lib.auth import KeyUsage
+from app.web.auth import KeyUsage
 
 TYPE = "urn:compute-advisor:problem:"
 

@@ -13,11 +13,11 @@ from conftest import SME_PROFILE
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
-from app.core import decision
-from app.core.text import Msg
-from app.core.types import Profile
-from app.lib import i18n
-from app.plugin_manager import create_option_host
+from app import i18n
+from app.engine import decision
+from app.host.manager import create_option_host
+from app.sdk.text import Msg
+from app.sdk.types import Profile
 
 Client = TestClient  # type: ignore[type-arg]
 AS_OF = dt.date(2026, 12, 1)

@@ -22,8 +22,8 @@ import pytest
 from conftest import Databases, load_seeds, make_client, migrate
 from litestar.testing import TestClient
 
-from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
-from app.lib.metrics import OPTION_FAILURES
+from app.sdk.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
+from app.web.metrics import OPTION_FAILURES
 
 Client = TestClient  # type: ignore[type-arg]
 AS_OF = ["2026-12-01", "2026-06-15", "2025-12-31"]

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from conftest import make_client
 
-from app.core.knowledge import Knowledge
-from app.core.types import Assessment, OptionSpec, Profile
-from app.hookspecs import hookimpl
-from app.plugin_manager import create_option_host
+from app.host.hookspecs import hookimpl
+from app.host.manager import create_option_host
+from app.sdk.knowledge import Knowledge
+from app.sdk.types import Assessment, OptionSpec, Profile
 from plugins import rented_gpu_instances
 
 URL = "/v1/training-plans"

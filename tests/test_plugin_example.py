@@ -1,7 +1,7 @@
 """The example plugin of docs/plugins.md (tests/plugins_example/), installed as a package with an entry
 point, and its seed file loaded with the reference seeds: it joins every answer of the API — rankings,
 price comparisons, batches (with arrays), Monte Carlo (with arrays), break-even and sensitivity.
-Also the tests of each hook of app/hookspecs.py (tests/test_hook_docs.py asks for them)."""
+Also the tests of each hook of app/host/hookspecs.py (tests/test_hook_docs.py asks for them)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from conftest import SEEDS, load_seeds, make_client, migrate, require_backend
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
-from app.core import Assessment, Kernel, OptionSpec, Profile, hookimpl
-from app.core.batch import vector_profile
-from app.core.insights import sample_knowledge
-from app.hookspecs import ENTRY_POINT_GROUP
-from app.plugin_manager import create_option_host
+from app.engine.batch import vector_profile
+from app.engine.insights import sample_knowledge
+from app.host.hookspecs import ENTRY_POINT_GROUP
+from app.host.manager import create_option_host
+from app.sdk import Assessment, Kernel, OptionSpec, Profile, hookimpl
 
 EXAMPLE = Path(__file__).parent / "plugins_example"
 MODULE = EXAMPLE / "hpc_allocation.py"

@@ -1,4 +1,4 @@
-"""The plugin contract (app/hookspecs.py): options come from the entry-point group
+"""The plugin contract (app/host/hookspecs.py): options come from the entry-point group
 ``compute_advisor.options``, a broken plugin fails at start-up or alone, and a third-party option
 installed as a package joins the API without any change to app/."""
 
@@ -18,10 +18,10 @@ import pytest
 from conftest import make_client
 from litestar.testing import TestClient
 
-from app.core.knowledge import Knowledge
-from app.core.types import Assessment, OptionSpec, Profile
-from app.hookspecs import ENTRY_POINT_GROUP, hookimpl
-from app.plugin_manager import OptionHost, PluginError, create_option_host
+from app.host.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from app.host.manager import OptionHost, PluginError, create_option_host
+from app.sdk.knowledge import Knowledge
+from app.sdk.types import Assessment, OptionSpec, Profile
 
 BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
 AS_OF = "2025-06-01"
@@ -252,7 +252,7 @@ def test_a_plugin_that_raises_only_marks_its_own_option(
 
 
 def _failures(option: str) -> float:
-    from app.lib.metrics import OPTION_FAILURES
+    from app.web.metrics import OPTION_FAILURES
 
     return float(OPTION_FAILURES.labels(option)._value.get())
 
@@ -277,12 +277,12 @@ def test_when_every_option_fails_the_problem_names_each_error(seeded_db: str) ->
 
 SPOT_MODULE = '''
 """Spot GPU instances: the rented instance price at the yearly reservation's discount, paid like
-on-demand instances. A third-party option, built only on app.hookspecs and existing knowledge rows."""
+on-demand instances. A third-party option, built only on app.host.hookspecs and existing knowledge rows."""
 
-from app.core import model
-from app.core.ranges import Range
-from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
-from app.hookspecs import hookimpl
+from app.sdk import model
+from app.sdk.ranges import Range
+from app.sdk.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
+from app.host.hookspecs import hookimpl
 
 KEY = "spot_instances"
 RENTED = "rented_gpu_instances"

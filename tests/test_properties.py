@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import decision
-from app.core.knowledge import Knowledge, Price
-from app.core.ranges import Range
-from app.core.types import Assessment, Profile
-from app.core.vocab import DIMENSIONS
-from app.plugin_manager import OptionHost, create_option_host
+from app.engine import decision
+from app.host.manager import OptionHost, create_option_host
+from app.sdk.knowledge import Knowledge, Price
+from app.sdk.ranges import Range
+from app.sdk.types import Assessment, Profile
+from app.sdk.vocab import DIMENSIONS
 from app.settings import PROJECT_ROOT
 
 SEEDS = PROJECT_ROOT / "seeds"
@@ -108,7 +108,7 @@ def test_the_seed_snapshot_reproduces_the_articles_rented_and_own_cluster_figure
 
 
 def test_every_declared_rule_figure_is_in_an_assessment() -> None:
-    from app.core import rules
+    from app.engine import rules
 
     kb = knowledge_from_seeds()
     profile = Profile(8, 0.5, 1, AS_OF)

@@ -10,9 +10,9 @@ from conftest import REDIS_URL, Databases, create_key, make_client
 
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.shared import costs
-from app.lib.rate_limits import MemoryCounters, client_address, request_cost
 from app.openapi_export import openapi_document
 from app.settings import Settings, parse_rate_limit, parse_trusted_proxies
+from app.web.rate_limits import MemoryCounters, client_address, request_cost
 
 PROBLEM_JSON = "application/problem+json"
 OPTIONS = "/v1/options"
@@ -142,7 +142,7 @@ def test_made_up_keys_count_against_the_address_and_are_not_looked_up(db, keys, 
 
 
 def _verifier(client: Any) -> Any:
-    from app.lib.auth import ApiKeyMiddleware
+    from app.web.auth import ApiKeyMiddleware
 
     for m in client.app.middleware:
         if getattr(m, "middleware", None) is ApiKeyMiddleware:

@@ -1,4 +1,4 @@
-"""The scenario-rule interpreter (app/core/rules.py): operators, refs, missing figures, all/any,
+"""The scenario-rule interpreter (app/engine/rules.py): operators, refs, missing figures, all/any,
 path checking and template rendering — declarative data, never code."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.core import rules
-from app.core.knowledge import Condition, Rule
-from app.core.ranges import Range
-from app.core.types import Profile
+from app.engine import rules
 from app.kb.seeds import ConditionSeed, read_seeds
+from app.sdk.knowledge import Condition, Rule
+from app.sdk.ranges import Range
+from app.sdk.types import Profile
 from app.settings import PROJECT_ROOT
 
 AS_OF = dt.date(2025, 6, 1)

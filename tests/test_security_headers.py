@@ -1,5 +1,5 @@
-"""What a browser may do with the service's answers (app/lib/security.py), what a body must declare
-(app/lib/negotiation.py: JSON in UTF-8, 415 otherwise), and who sees readiness details."""
+"""What a browser may do with the service's answers (app/web/security.py), what a body must declare
+(app/web/negotiation.py: JSON in UTF-8, 415 otherwise), and who sees readiness details."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from conftest import Databases, make_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from app.lib.security import CONTENT_SECURITY_POLICY
+from app.web.security import CONTENT_SECURITY_POLICY
 
 PROBLEM_JSON = "application/problem+json"
 COMPARE = "/v1/price-comparisons"

@@ -1,4 +1,4 @@
-"""The worker pool (app/lib/offload.py): heavy computations off the event loop, a bounded queue, 503 beyond."""
+"""The worker pool (app/web/offload.py): heavy computations off the event loop, a bounded queue, 503 beyond."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 import pytest
 from litestar.exceptions import ServiceUnavailableException
 
-from app.lib.offload import WorkerPool
 from app.settings import Settings
+from app.web.offload import WorkerPool
 
 
 def test_the_pool_runs_off_the_loop_and_refuses_beyond_its_queue() -> None:

@@ -15,8 +15,8 @@ import click
 
 from app.kb import audit
 from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key
-from app.lib.logs import configure_logging
 from app.settings import Settings
+from app.web.logs import configure_logging
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -91,7 +91,7 @@ def check_plans(prices: Iterable[tuple[str, PriceSeed]]) -> None:
     and the plans its option sells. A row of an option no plugin provides, or of a plugin that declares
     no plans, passes: ``seeds check`` is about the files, and the service ignores such rows."""
     # imported here: loading the plugins is the slow part, and only the commands that check need them
-    from app.plugin_manager import create_option_host
+    from app.host.manager import create_option_host
 
     specs = {key: loaded.spec for key, loaded in create_option_host().options.items()}
     problems = []

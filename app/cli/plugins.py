@@ -9,7 +9,7 @@ import click
 def plugins() -> int:
     """List the loaded option plugins."""
     # imported here: loading the plugins is the slow part, and only this command needs them
-    from app.plugin_manager import create_option_host
+    from app.host.manager import create_option_host
 
     for option in create_option_host().options.values():
         click.echo(f"{option.spec.key:24} {option.plugin_name} {option.plugin_version}  {option.spec.name}")

@@ -3,7 +3,7 @@
 ``import`` turns a SkyPilot catalog or a hand-kept CSV price sheet into a seed file to review and
 commit (``app.kb.price_import`` does the conversion); it never touches the database — ``seeds load``
 does, once the file is in the seed directory. ``stale`` lists the offers whose newest row is older
-than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.core.offers.stale``).
+than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.sdk.offers.stale``).
 docs/price-books.md describes both.
 """
 
@@ -20,13 +20,13 @@ from pathlib import Path
 import click
 
 from app.cli.common import Group, check_plans, pass_settings
-from app.core.knowledge import Knowledge
-from app.core.offers import last_read, offer_identity, stale
-from app.core.vocab import OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
 from app.kb import price_import, snapshot
 from app.kb.db import transaction
 from app.kb.price_import import PriceImportError
 from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
+from app.sdk.knowledge import Knowledge
+from app.sdk.offers import last_read, offer_identity, stale
+from app.sdk.vocab import OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])

@@ -169,7 +169,7 @@ def alembic_config(settings: Settings) -> Config:
     """Alembic's configuration for the database ``settings`` name."""
     cfg = Config(str(PROJECT_ROOT / "alembic.ini"))
     cfg.set_main_option("sqlalchemy.url", settings.async_database_url.replace("%", "%%"))
-    cfg.attributes["configure_logger"] = False  # keep app.lib.logs's configuration, not alembic.ini's
+    cfg.attributes["configure_logger"] = False  # keep app.web.logs's configuration, not alembic.ini's
     return cfg
 
 

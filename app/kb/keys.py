@@ -5,7 +5,7 @@ created. The database holds its hash and its first 8 characters (to tell keys ap
 
 A key may expire (``expires_at``; refused with 401 "expired" after it). ``rotate`` makes a new key with
 the same name and scopes and lets the old one expire after a grace period. ``last_used_at`` is written
-by ``mark_used`` in batches (at most once a minute per key and process, see ``app.lib.auth.KeyUsage``).
+by ``mark_used`` in batches (at most once a minute per key and process, see ``app.web.auth.KeyUsage``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 from app.kb import audit
 from app.kb import service_records as sr
+from app.sdk.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 
 KEY_PREFIX = "ca_"
 __all__ = [

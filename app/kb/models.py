@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from app.core.vocab import (
+from app.sdk.vocab import (
     ASSUMPTION_UNITS,
     AVAILABILITY_EFFECTS,
     BILLINGS,

@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.core.vocab import AuditAction, Scope
 from app.kb.models import Base
+from app.sdk.vocab import AuditAction, Scope
 
 
 class Recommendation(Base):

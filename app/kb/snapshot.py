@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.knowledge import (
+from app.kb import models as m
+from app.sdk.knowledge import (
     Assumption,
     AvailabilityRule,
     Condition,
@@ -25,8 +26,7 @@ from app.core.knowledge import (
     Rule,
     Server,
 )
-from app.core.ranges import Range
-from app.kb import models as m
+from app.sdk.ranges import Range
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

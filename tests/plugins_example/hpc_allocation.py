@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.core import (
+from app.sdk import (
     ZERO,
     Assessment,
     Candidate,

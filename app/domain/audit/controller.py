@@ -12,8 +12,8 @@ from app.domain.audit.schemas import AuditList
 from app.domain.audit.service import audit_events
 from app.kb import audit
 from app.kb.repositories import AuditEventRepository
-from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
-from app.lib.problems import COMMON_PROBLEMS
+from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
+from app.web.problems import COMMON_PROBLEMS
 
 
 class AuditController(Controller):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.domain.capacity import schemas as s
 from app.domain.insights.charts import COLOURS, SVG, WIDTH, Svg, money, nice_ticks
-from app.lib.i18n import Lang, translate
+from app.i18n import Lang, translate
 
 __all__ = ["SVG", "capacity_svg"]
 

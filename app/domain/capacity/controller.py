@@ -13,12 +13,12 @@ from app.domain.capacity import charts, sheets
 from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
 from app.domain.capacity.service import CapacityService
 from app.domain.shared import costs
-from app.lib.bodies import CAPACITY_BODY_BYTES
-from app.lib.i18n import language
-from app.lib.negotiation import CSV, JSON, negotiate
-from app.lib.offload import WorkerPool
-from app.lib.problems import BODY_PROBLEMS
-from app.lib.spreadsheets import XLSX, attachment
+from app.i18n import language
+from app.web.bodies import CAPACITY_BODY_BYTES
+from app.web.negotiation import CSV, JSON, negotiate
+from app.web.offload import WorkerPool
+from app.web.problems import BODY_PROBLEMS
+from app.web.spreadsheets import XLSX, attachment
 
 
 class CapacityController(Controller):

@@ -19,7 +19,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.demand import DemandFields, GrowthCreate, PhaseCreate, PhaseRead, SegmentRead
 from app.domain.shared.schemas import MAX_GPUS, ProfileCreate, RangeRead
-from app.lib.schemas import RequestModel
+from app.web.schemas import RequestModel
 
 MAX_AGE_YEARS = 20.0
 

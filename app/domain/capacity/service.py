@@ -1,17 +1,17 @@
 """Capacity plans: a profile with its demand over the horizon in; every single option's portfolio and
-the cost-optimal mix out (``app.core.capacity``), words in the request's language."""
+the cost-optimal mix out (``app.engine.capacity``), words in the request's language."""
 
 from __future__ import annotations
 
-from app.core import capacity as cap
-from app.core.errors import NothingAssessable, UnknownReference
-from app.core.model import METHODOLOGY_VERSION
 from app.domain.capacity import schemas as s
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared import demand
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
-from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
+from app.engine import capacity as cap
+from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
+from app.sdk.errors import NothingAssessable, UnknownReference
+from app.sdk.model import METHODOLOGY_VERSION
 
 DAYS_PER_YEAR = 365.25
 

@@ -1,4 +1,4 @@
-"""A capacity plan for spreadsheets, through ``app.lib.spreadsheets`` (BOM, CRLF, formula
+"""A capacity plan for spreadsheets, through ``app.web.spreadsheets`` (BOM, CRLF, formula
 neutralisation): CSV with a row per portfolio, segment and phase; XLSX with sheets ``portfolios``
 (one row each, with the costs), ``segments`` (a row per segment and phase) and ``request``. Field
 names and keys are English in every language; the portfolios' and options' names are the answer's,
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.domain.capacity.schemas import CapacityPlanRead
-from app.lib.i18n import Lang
-from app.lib.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
+from app.i18n import Lang
+from app.web.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
 
 COST_FIELDS = ("total_cost", "npv_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour")
 PHASE_COLUMNS = (

@@ -13,13 +13,13 @@ from litestar.params import Parameter
 
 from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
+from app.i18n import language
 from app.kb.repositories import KnowledgeVersionRepository
-from app.lib.caching import conditional_get_middleware
-from app.lib.i18n import language
-from app.lib.negotiation import CSV, JSON, negotiate, rows_csv
-from app.lib.pagination import DEFAULT_LIMIT, Limit, Offset, window
-from app.lib.problems import COMMON_PROBLEMS
-from app.lib.spreadsheets import XLSX, attachment, offers_workbook
+from app.web.caching import conditional_get_middleware
+from app.web.negotiation import CSV, JSON, negotiate, rows_csv
+from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
+from app.web.problems import COMMON_PROBLEMS
+from app.web.spreadsheets import XLSX, attachment, offers_workbook
 
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
 

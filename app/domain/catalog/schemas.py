@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from app.core.vocab import (
+from app.sdk.vocab import (
     AssumptionUnit,
     AvailabilityEffect,
     Billing,

@@ -2,7 +2,7 @@
 
 Rows are built by name from the snapshot's objects. One declaration per entity: the table
 (``app.kb.models``); the seed records, the snapshot objects and these rows carry its columns by name,
-their enumerated fields typed with the vocabularies of ``app.core.vocab``, and
+their enumerated fields typed with the vocabularies of ``app.sdk.vocab``, and
 ``tests/test_declarations.py`` fails when a shape drifts (its exceptions listed there, with reasons)."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from typing import Any, TypeVar
 
 from advanced_alchemy.filters import LimitOffset
 
-from app.core.errors import KnowledgeUnavailable
-from app.core.knowledge import Knowledge, Price
-from app.core.offers import stale
-from app.core.vocab import OFFER_ITEMS
 from app.domain.catalog import schemas as s
 from app.domain.shared.engine import Engine
+from app.i18n import DEFAULT_LANG, Lang, name_of
 from app.kb.repositories import KnowledgeVersionRepository
-from app.lib.i18n import DEFAULT_LANG, Lang, name_of
-from app.lib.pagination import page
+from app.sdk.errors import KnowledgeUnavailable
+from app.sdk.knowledge import Knowledge, Price
+from app.sdk.offers import stale
+from app.sdk.vocab import OFFER_ITEMS
+from app.web.pagination import page
 
 
 def fields_of(row: Any) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.text import msg
 from app.domain.decisions import schemas as s
 from app.domain.decisions import storing
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
@@ -19,17 +18,18 @@ from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import check_idempotency_key
 from app.domain.shared import costs
 from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
+from app.i18n import Lang, language, pin_language
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
-from app.lib.auth import principal_of
-from app.lib.bodies import SINGLE_BODY_BYTES
-from app.lib.caching import answer_etag, caching_headers, not_modified
-from app.lib.i18n import Lang, language, pin_language
-from app.lib.negotiation import CSV, JSON, negotiate
-from app.lib.offload import WorkerPool
-from app.lib.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
-from app.lib.spreadsheets import XLSX, attachment
+from app.sdk.text import msg
+from app.web.auth import principal_of
+from app.web.bodies import SINGLE_BODY_BYTES
+from app.web.caching import answer_etag, caching_headers, not_modified
+from app.web.negotiation import CSV, JSON, negotiate
+from app.web.offload import WorkerPool
+from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
+from app.web.spreadsheets import XLSX, attachment
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 #: ``?store=false`` is deprecated since 2026-12-03 (RFC 9745's ``@`` date); its successor is POST /v1/evaluations

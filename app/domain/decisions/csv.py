@@ -1,13 +1,13 @@
 """Price comparisons and evaluations for spreadsheets: CSV (one row per option and one per breakdown
-line) and XLSX workbooks (a sheet per section), through ``app.lib.spreadsheets``."""
+line) and XLSX workbooks (a sheet per section), through ``app.web.spreadsheets``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.domain.decisions.schemas import ComparisonRead, EvaluationsRead
-from app.lib.i18n import Lang
-from app.lib.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
+from app.i18n import Lang
+from app.web.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
 
 RANGE_FIELDS = ("annual_cost", "total_cost", "upfront_cost", "cost_per_useful_gpu_hour")
 ENDS = ("low", "expected", "high")

@@ -9,7 +9,6 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from pydantic import Field
 
-from app.core.vocab import Language
 from app.domain.shared.demand import PhaseRead, SegmentRead
 from app.domain.shared.schemas import (
     ConfidenceRead,
@@ -20,7 +19,8 @@ from app.domain.shared.schemas import (
     ProfileCreate,
     RangeRead,
 )
-from app.lib.schemas import RequestModel
+from app.sdk.vocab import Language
+from app.web.schemas import RequestModel
 
 MAX_BATCH_PROFILES = 10_000
 #: ``detail: "full"`` answers each profile's whole evaluation (about 11 KB and 15 ms a profile): at most this many
@@ -124,7 +124,7 @@ class AppliedRuleRead(msgspec.Struct):
 
 
 class ReasonCode(msgspec.Struct):
-    """A reason as a message code with parameters (``app/lib/locales``): parameters are strings in the
+    """A reason as a message code with parameters (``app/i18n/locales``): parameters are strings in the
     answer's language, or nested ``{code, params}``; the code ``text.verbatim`` is a sentence shown as it is."""
 
     code: str

@@ -17,12 +17,6 @@ from typing import Any
 from cachetools import LRUCache
 from msgspec import UNSET
 
-from app.core import batch, decision
-from app.core import insights as ins
-from app.core.errors import TooMuchWork
-from app.core.knowledge import Knowledge
-from app.core.model import METHODOLOGY_VERSION
-from app.core.types import Alternative, Profile
 from app.domain.decisions import schemas as s
 from app.domain.shared import demand
 from app.domain.shared.convert import (
@@ -38,8 +32,14 @@ from app.domain.shared.demand import ComparisonCreate
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import DimensionScores, ProfileCreate
 from app.domain.shared.statements import break_even_sentence
-from app.lib import metrics
-from app.lib.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
+from app.engine import batch, decision
+from app.engine import insights as ins
+from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
+from app.sdk.errors import TooMuchWork
+from app.sdk.knowledge import Knowledge
+from app.sdk.model import METHODOLOGY_VERSION
+from app.sdk.types import Alternative, Profile
+from app.web import metrics
 
 MEMO_SIZE = 256
 #: batches up to this size are evaluated one profile at a time (memoised), larger ones vectorised
@@ -220,7 +220,7 @@ class DecisionService:
 
     def evaluate_many(self, req: s.EvaluationCreate, lang: Lang = DEFAULT_LANG) -> s.EvaluationsRead:
         """Rank the options for every profile; not stored. Large batches are vectorised
-        (``app.core.batch``); a few profiles go one at a time through the memoised path, where
+        (``app.engine.batch``); a few profiles go one at a time through the memoised path, where
         NumPy's per-call overhead would cost more than it saves. Both give the same rankings."""
         if req.detail == "full" and len(req.profiles) > s.MAX_FULL_PROFILES:
             raise TooMuchWork(

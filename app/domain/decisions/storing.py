@@ -21,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.decisions import schemas as s
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.schemas import ProfileCreate
+from app.i18n import DEFAULT_LANG, Lang
 from app.kb import recommendations as rec_store
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
-from app.lib.i18n import DEFAULT_LANG, Lang
-from app.lib.problems import ProblemException
+from app.web.problems import ProblemException
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """``GET /explorer``: a hand-written page (HTML, JS, CSS in ``static/``) that asks for an API key,
 keeps it in the browser's session storage and calls the API with it as ``X-API-Key``. The page and
-its files are open (``app.lib.public``); everything it shows comes from the API.
+its files are open (``app.web.public``); everything it shows comes from the API.
 
 The page's words are the ``[explorer]`` codes of the message catalogs, both languages inlined into
 the page with the vocabularies of the profile's fields, so the page needs no request to start.
@@ -19,10 +19,10 @@ from litestar.di import NamedDependency
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
-from app.core.vocab import Currency, DataSecurity, OpsTeam
 from app.domain.catalog.service import CatalogService
 from app.domain.shared.schemas import MAX_GPUS, MAX_HORIZON_YEARS, MAX_START_DAYS, MAX_TEAM_SIZE, MIN_UTILIZATION
-from app.lib.i18n import DEFAULT_LANG, LANGUAGES, catalog
+from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
+from app.sdk.vocab import Currency, DataSecurity, OpsTeam
 
 STATIC = Path(__file__).parent / "static"
 ASSETS_PATH = "/explorer/assets"

@@ -6,10 +6,10 @@ import asyncio
 import os
 from typing import Any
 
-from app.core.knowledge import Knowledge
 from app.kb.repositories import KnowledgeVersionRepository, migration_revision
 from app.kb.store import KnowledgeStore
-from app.lib.dependencies import Dependencies
+from app.sdk.knowledge import Knowledge
+from app.web.dependencies import Dependencies
 
 #: a database slower than this is not ready
 READY_TIMEOUT_SECONDS = 3.0
@@ -29,7 +29,7 @@ async def readiness(
     (``known``) names: a newer release migrated the database first and this one serves on beside it
     during a rolling upgrade (``"ahead": true``). A known revision short of the head fails it.
 
-    ``dependencies`` (``app.lib.dependencies``) adds each dependency's state — ``up``, or ``down`` with
+    ``dependencies`` (``app.web.dependencies``) adds each dependency's state — ``up``, or ``down`` with
     the reason and the fallback in use. A Redis that is down does not make the service unready: the
     limits fall back to per-worker counts (taking every replica out of rotation would be worse).
     """

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from app.domain.insights import schemas as si
-from app.lib.i18n import CONTENT_LANGUAGE, Lang, catalog, name_of, translate
+from app.i18n import CONTENT_LANGUAGE, Lang, catalog, name_of, translate
 
 __all__ = [
     "COLOURS",

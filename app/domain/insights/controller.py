@@ -20,17 +20,17 @@ from app.domain.insights.schemas import (
 from app.domain.insights.service import InsightService
 from app.domain.shared import costs
 from app.domain.shared.schemas import ProfileCreate
-from app.lib.bodies import SINGLE_BODY_BYTES
-from app.lib.i18n import Lang, language
-from app.lib.negotiation import JSON, negotiate
-from app.lib.offload import WorkerPool
-from app.lib.problems import BODY_PROBLEMS
+from app.i18n import Lang, language
+from app.web.bodies import SINGLE_BODY_BYTES
+from app.web.negotiation import JSON, negotiate
+from app.web.offload import WorkerPool
+from app.web.problems import BODY_PROBLEMS
 
 
 def _chart_headers(request: Request[Any, Any, Any]) -> tuple[str, charts.Lang, dict[str, str]]:
     """The media type (JSON or SVG, else 406) and language of a chartable answer, and its headers."""
     media = negotiate(request, [JSON, charts.SVG])
-    # Content-Language is sent with every answer (app.lib.i18n.send_content_language)
+    # Content-Language is sent with every answer (app.i18n.send_content_language)
     return media, language(request.scope), {"Vary": "Accept, Accept-Language"}
 
 

@@ -12,10 +12,10 @@ from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
 from app.domain.shared import costs
 from app.domain.shared.engine import Engine
-from app.lib.bodies import SINGLE_BODY_BYTES
-from app.lib.i18n import language
-from app.lib.offload import WorkerPool
-from app.lib.problems import BODY_PROBLEMS
+from app.i18n import language
+from app.web.bodies import SINGLE_BODY_BYTES
+from app.web.offload import WorkerPool
+from app.web.problems import BODY_PROBLEMS
 
 
 class PlanningController(Controller):

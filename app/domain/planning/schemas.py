@@ -8,9 +8,9 @@ import msgspec
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from app.core.vocab import PLAN_NAME_PATTERN, OpsTeam
 from app.domain.shared.schemas import MAX_GPUS, RangeRead
-from app.lib.schemas import AsOf, RequestModel
+from app.sdk.vocab import PLAN_NAME_PATTERN, OpsTeam
+from app.web.schemas import AsOf, RequestModel
 
 #: physical bounds: below them a plan is not a training run (a model of 5e-324 parameters answered
 #: "0 GPU-hours", an MFU of 1e-300 numbers of 300 digits); out of bounds is a 400 naming the field
@@ -28,7 +28,7 @@ CURRENCY = r"^[A-Z]{3}$"
 class TrainingPlanCreate(RequestModel):
     """A training run: the model's size and either its token budget or its FLOP budget."""
 
-    # _tokens_or_flops, for the OpenAPI document (app.lib.openapi copies it): exactly one of the two is a number.
+    # _tokens_or_flops, for the OpenAPI document (app.openapi.document copies it): exactly one of the two is a number.
     # anyOf, not oneOf: the branches exclude each other already, and a linter cannot tell that an optional
     # property of type null does (Redocly's no-illogical-composition-keywords)
     model_config = ConfigDict(

@@ -3,15 +3,15 @@ takes on the calendar and what it costs (docs/training-plans.md)."""
 
 from __future__ import annotations
 
-from app.core import planner
-from app.core.errors import MissingKnowledge, NothingAssessable, UnknownReference
-from app.core.model import METHODOLOGY_VERSION
-from app.core.ranges import Range
-from app.core.text import money_range, num, pct
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, TrainingPlanRead
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
-from app.lib.i18n import DEFAULT_LANG, Lang, name_of
+from app.engine import planner
+from app.i18n import DEFAULT_LANG, Lang, name_of
+from app.sdk.errors import MissingKnowledge, NothingAssessable, UnknownReference
+from app.sdk.model import METHODOLOGY_VERSION
+from app.sdk.ranges import Range
+from app.sdk.text import money_range, num, pct
 
 
 def _words(r: Range, unit: str) -> str:

@@ -5,11 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.insights import Uncertainty
-from app.core.knowledge import Knowledge
-from app.core.model import METHODOLOGY_VERSION
-from app.core.ranges import Range
-from app.core.types import Cost, LineItem, OfferInfo, Profile
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -20,7 +15,12 @@ from app.domain.shared.schemas import (
     RangeRead,
     SourceRead,
 )
-from app.lib.i18n import DEFAULT_LANG, Lang, render
+from app.engine.insights import Uncertainty
+from app.i18n import DEFAULT_LANG, Lang, render
+from app.sdk.knowledge import Knowledge
+from app.sdk.model import METHODOLOGY_VERSION
+from app.sdk.ranges import Range
+from app.sdk.types import Cost, LineItem, OfferInfo, Profile
 
 DISTRIBUTION = "triangular(low, mode=expected, high) per knowledge-base range, independent draws"
 

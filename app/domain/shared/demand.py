@@ -18,15 +18,15 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandle
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from pydantic_core.core_schema import ErrorType
 
-from app.core import capacity as cap
-from app.core import decision
-from app.core.errors import DomainError, NothingAssessable
-from app.core.knowledge import Knowledge
-from app.core.types import Profile
 from app.domain.shared.convert import offer_read, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
-from app.lib.schemas import RequestModel
+from app.engine import capacity as cap
+from app.engine import decision
+from app.sdk.errors import DomainError, NothingAssessable
+from app.sdk.knowledge import Knowledge
+from app.sdk.types import Profile
+from app.web.schemas import RequestModel
 
 MAX_GROWTH_PER_YEAR = 10.0
 _ERROR_TYPES = frozenset(get_args(ErrorType))
@@ -74,7 +74,7 @@ class DemandFields(ProfileFields):
     """A profile whose demand is a plain `gpus` and `utilization` (one phase over the horizon), or
     `demand`: phases, or the growth shorthand."""
 
-    # _plain_or_demand, for the OpenAPI document (app.lib.openapi copies it): without `demand`, `gpus` and
+    # _plain_or_demand, for the OpenAPI document (app.openapi.document copies it): without `demand`, `gpus` and
     # `utilization` are required. Said with `not` rather than a model-level anyOf, which generators split
     # into a type per branch
     model_config = ConfigDict(
@@ -232,7 +232,7 @@ class Assessed:
 def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
     """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
     "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
-    option is priced as its single portfolio on the demand (``app.core.capacity.singles``, as
+    option is priced as its single portfolio on the demand (``app.engine.capacity.singles``, as
     capacity plans price it); a demand of one phase is the plain profile of that phase."""
     if not isinstance(req, DemandFields) or req.demand is None:
         if isinstance(req, DemandFields):

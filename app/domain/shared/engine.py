@@ -11,8 +11,11 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
-from app.core import decision
-from app.core.errors import (
+from app.domain.shared.schemas import ProfileCreate, ProfileFields
+from app.engine import decision
+from app.engine.insights import Crossing, Variant, crossing
+from app.host.options import LoadedOption, OptionHost
+from app.sdk.errors import (
     ISOLATED,
     InconsistentProfile,
     KnowledgeUnavailable,
@@ -20,17 +23,14 @@ from app.core.errors import (
     OptionFailed,
     UnknownReference,
 )
-from app.core.host import LoadedOption, OptionHost
-from app.core.insights import Crossing, Variant, crossing
-from app.core.kernel import Quote
-from app.core.knowledge import ANY, Knowledge
-from app.core.text import msg
-from app.core.types import Assessment, Profile
-from app.domain.shared.schemas import ProfileCreate, ProfileFields
-from app.lib import metrics
+from app.sdk.kernel import Quote
+from app.sdk.knowledge import ANY, Knowledge
+from app.sdk.text import msg
+from app.sdk.types import Assessment, Profile
+from app.web import metrics
 
 log = logging.getLogger(__name__)
-#: the core profile's fields (``app.core.types.Profile``), each a request field of the same name
+#: the core profile's fields (``app.sdk.types.Profile``), each a request field of the same name
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
 #: those the engine derives from the request rather than copies (a default date, sorted sets)
 DERIVED = frozenset({"as_of", "providers", "regions"})

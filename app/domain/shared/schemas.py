@@ -10,8 +10,8 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.core.vocab import DIMENSIONS, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
-from app.lib.schemas import AsOf, RequestModel
+from app.sdk.vocab import DIMENSIONS, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
+from app.web.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
 MAX_HORIZON_YEARS = 10

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.core.insights import Crossing, Payback
-from app.core.text import Msg, msg
+from app.engine.insights import Crossing, Payback
+from app.sdk.text import Msg, msg
 
 
 def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:

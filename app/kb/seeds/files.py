@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.core.vocab import GLOBAL
 from app.kb.seeds.records import (
     NATURAL_KEYS,
     SECTIONS,
@@ -25,6 +24,7 @@ from app.kb.seeds.records import (
     ServerSeed,
     natural_key,
 )
+from app.sdk.vocab import GLOBAL
 
 #: a price row tied to no region
 ANY_REGION = "*"

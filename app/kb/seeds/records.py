@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from app.core import rules as rule_engine
-from app.core.vocab import (
+from app.engine import rules as rule_engine
+from app.sdk.vocab import (
     GLOBAL,
     PIVOT,
     PLAN_PATTERN,

@@ -1,0 +1,1 @@
+"""The engine: the decision over the options' assessments, scoring, rules, batches, insights, plans."""

@@ -1,0 +1,136 @@
+"""The sentences of a capacity plan, as message codes (``capacity.*`` in app/i18n/locales): why a base
+is the size it is, why a portfolio cannot serve the demand, what the solver could not prove."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from app.engine.capacity.demand import Phase
+from app.engine.capacity.tables import BUY, COMMIT, OWNED, USE, Item, Pricer
+from app.engine.insights.common import Model, Variant
+from app.sdk.errors import ISOLATED
+from app.sdk.knowledge import Knowledge
+from app.sdk.text import Msg, msg, num, pct
+from app.sdk.types import Profile
+
+if TYPE_CHECKING:
+    from app.engine.capacity.portfolio import Portfolio
+
+
+def _ref(option: str) -> Msg:
+    return msg(f"option.{option}.ref", option)
+
+
+def not_assessed(code: str, error: str) -> Msg:
+    return msg("reason.not_assessed", f"Could not be assessed: {error}", error=error)
+
+
+def no_portfolio() -> Msg:
+    return msg("capacity.no_portfolio", "No mix of the options serves the demand in every phase.")
+
+
+def no_better_mix(single: str) -> Msg:
+    option = single.split(":", 1)[1]
+    return msg(
+        "capacity.no_better_mix",
+        f"No mix of options costs less than {option} alone: the mix is that plan.",
+        option=_ref(option),
+    )
+
+
+def not_optimal(seconds: float) -> Msg:
+    shown = f"{seconds:g}"
+    return msg(
+        "capacity.not_optimal",
+        f"The optimiser stopped at its {shown}-second limit: this is the best mix it found, not proved optimal.",
+        seconds=shown,
+    )
+
+
+def cannot_serve(
+    model: Model, knowledge: Knowledge, base: Profile, option: str, demand: Sequence[Phase]
+) -> tuple[Msg, ...]:
+    """Why ``option`` alone cannot serve the demand: the hard constraints its offers break at the
+    demand's peak, else the plan's own constraints (capex budget, largest job)."""
+    peak = max(demand, key=lambda p: p.gpus)
+    profile = dataclasses.replace(base, gpus=peak.gpus, utilization=peak.utilization)
+    found: list[Msg] = []
+    try:
+        a = model.assess(option, profile, knowledge)
+        found = [msg("reason.not_feasible", f"Not feasible: {v.reason}", reason=v.reason) for v in a.violations]
+    except ISOLATED:
+        pass
+    if found:
+        return tuple(found)
+    if base.capex_budget is not None:
+        return (
+            msg(
+                "capacity.capex_budget",
+                "Not feasible: no plan of this option serves the demand within the capex budget.",
+            ),
+        )
+    return (
+        msg(
+            "capacity.cannot_serve",
+            "Not feasible: no plan of this option serves every phase's demand and its largest job.",
+        ),
+    )
+
+
+def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequence[Phase], unit: int) -> list[Msg]:
+    """For each owned or reserved tranche: the utilization below which one more GPU of it stops
+    paying against the cheapest option billed as used over the same phases, and the utilization the
+    demand above the base would give that GPU."""
+    bases = [s for s in p.segments if s.acquired in (BUY, COMMIT) and s.request is not None]
+    if not bases or not any(s.request is None and s.acquired != OWNED for s in p.segments):
+        return []
+    capacity = [sum(s.gpus_by_phase[k] for s in p.segments if s.acquired != USE) for k in range(len(demand))]
+    per_gpu: dict[int, tuple[float, str]] = {}
+    for i in items:
+        if i.acquired == USE and i.gpus == demand[i.first].gpus and i.price.feasible:
+            found = per_gpu.get(i.first)
+            cost = i.price.objective / i.gpus
+            if found is None or cost < found[0]:
+                per_gpu[i.first] = (cost, i.variant.option)
+    out: list[Msg] = []
+    for s in bases:
+        used = [k for k, g in enumerate(s.gpus_by_phase) if g]
+        span = range(used[0], used[-1] + 1)
+        request = s.request
+        if request is None or not all(k in per_gpu for k in span):
+            continue
+        v = Variant(s.option, None if s.acquired == BUY else s.plan)
+        try:
+            now, bigger = pricer.price(v, [request, dataclasses.replace(request, gpus=request.gpus + unit)])
+        except ISOLATED:
+            continue
+        if not bigger.feasible:
+            continue
+        marginal = (bigger.objective - now.objective) / unit
+        rented = sum(per_gpu[k][0] for k in span)
+        years = sum(demand[k].years for k in span)
+        average = sum(demand[k].utilization * demand[k].years for k in span) / years
+        threshold = average * marginal / rented if rented > 0 else 0.0
+        above = sum(demand[k].utilization * demand[k].years for k in span if demand[k].gpus > capacity[k]) / years
+        burst = max((per_gpu[k][1] for k in span), key=lambda o: sum(1 for k in span if per_gpu[k][1] == o))
+        how = msg("capacity.how.buy", "owned") if s.acquired == BUY else msg("capacity.how.commit", "reserved")
+        gpus, month = num(request.gpus), str(s.start_month)
+        text = (
+            f"{gpus} GPUs {how} from month {month}: one more pays only at {pct(threshold)} utilization or more "
+            f"against {burst}; the demand above this base would keep it at {pct(above)}."
+        )
+        out.append(
+            msg(
+                "capacity.base_size",
+                text,
+                gpus=gpus,
+                how=how,
+                month=month,
+                threshold=pct(threshold),
+                burst=_ref(burst),
+                above=pct(above),
+            )
+        )
+    return out

@@ -1,0 +1,27 @@
+"""Where plugins are found and checked: the entry-point group, then ``check_pending``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pluggy
+
+from app.host import hookspecs
+from app.host.options import LoadedOption, OptionHost, PluginError
+
+__all__ = ["LoadedOption", "OptionHost", "PluginError", "create_option_host"]
+
+
+def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bool = True) -> OptionHost:
+    """Load the plugins of the entry-point group (built-ins included) and validate their hooks.
+
+    ``check_pending`` makes a misspelled hook name fail here, at start-up.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    if entry_points:
+        pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
+    for plugin in extra_plugins:
+        pm.register(plugin)
+    pm.check_pending()
+    return OptionHost(pm)

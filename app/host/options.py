@@ -1,0 +1,147 @@
+"""The loaded option plugins, each option bound to the one plugin that provides it; their kernels,
+compiled once per knowledge snapshot × currency × ``as_of`` period and cached on the snapshot; and
+the one typed call of each hook (pluggy returns ``Any``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from app.sdk.kernel import Kernel, Quote
+from app.sdk.knowledge import Knowledge
+from app.sdk.model import with_effective_cost
+from app.sdk.types import Assessment, OptionSpec, Profile
+
+#: the roles an option may declare in its spec, at most one option each
+ROLES = ("owns_hardware", "bridges_lead_time")
+
+
+class PluginError(RuntimeError):
+    """A plugin broke the contract at start-up (duplicate option key, malformed answer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedOption:
+    spec: OptionSpec
+    plugin_name: str
+    plugin_version: str
+    caller: Any  # pluggy's subset hook caller of compute_advisor_assess for this plugin alone
+    compiler: Any = None  # … of compute_advisor_compile
+
+
+class OptionHost:
+    """The loaded options, each bound to the one plugin that provides it."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        dist_versions = {pm.get_name(p): d.version for p, d in pm.list_plugin_distinfo()}
+        options: dict[str, LoadedOption] = {}
+        for impl in pm.hook.compute_advisor_options.get_hookimpls():
+            specs = impl.function()
+            if not isinstance(specs, list) or not all(isinstance(s, OptionSpec) for s in specs):
+                raise PluginError(f"plugin {impl.plugin_name}: compute_advisor_options must return list[OptionSpec]")
+            others = [p for p in pm.get_plugins() if p is not impl.plugin]
+            caller = pm.subset_hook_caller("compute_advisor_assess", remove_plugins=others)
+            compiler = pm.subset_hook_caller("compute_advisor_compile", remove_plugins=others)
+            for spec in specs:
+                if spec.key in options:
+                    raise PluginError(
+                        f"option '{spec.key}' is provided by both {options[spec.key].plugin_name} "
+                        f"and {impl.plugin_name}"
+                    )
+                version = dist_versions.get(impl.plugin_name, spec.version)
+                options[spec.key] = LoadedOption(spec, impl.plugin_name, version, caller, compiler)
+        self.options: dict[str, LoadedOption] = dict(sorted(options.items()))
+        self.roles: dict[str, str] = {}
+        for role in ROLES:
+            holders = [k for k, o in self.options.items() if getattr(o.spec, role)]
+            if len(holders) > 1:
+                raise PluginError(f"role '{role}' is declared by more than one option: {', '.join(holders)}")
+            if holders:
+                self.roles[role] = holders[0]
+
+    # ---- kernels ------------------------------------------------------------------------------------
+
+    def kernel(self, option: str, knowledge: Knowledge, currency: str, as_of: dt.date) -> Kernel:
+        """The option's kernel for ``knowledge``, ``currency`` and the period of ``as_of``: compiled on
+        first use and kept on the snapshot (``Knowledge.derived``), so requests never compile again."""
+        key = ("kernel", option, currency, knowledge.period(as_of))
+        found: Kernel | None = knowledge.derived.get(key)
+        if found is None:
+            found = self._compile(option, knowledge, currency, as_of)
+            knowledge.derived[key] = found
+        return found
+
+    def _compile(self, option: str, knowledge: Knowledge, currency: str, as_of: dt.date) -> Kernel:
+        loaded = self.options[option]
+        results = loaded.compiler(option=option, knowledge=knowledge, currency=currency, as_of=as_of, roles=self.role)
+        found = [r for r in results if r is not None]
+        if not found:  # an SDK v2 plugin: asked once per profile
+            return AssessKernel(loaded, knowledge, currency, as_of, self.role)
+        if len(found) != 1 or not isinstance(found[0], Kernel):
+            raise PluginError(f"plugin for '{option}' compiled {len(found)} kernels instead of one")
+        return found[0]
+
+    def role(self, role: str, knowledge: Knowledge, currency: str, as_of: dt.date) -> Kernel | None:
+        """The kernel of the option that declares ``role`` (``ROLES``), if one is loaded."""
+        option = self.roles.get(role)
+        return None if option is None else self.kernel(option, knowledge, currency, as_of)
+
+    def owner(self) -> str | None:
+        """The option that buys its hardware (its declared role), if one is loaded."""
+        return self.roles.get("owns_hardware")
+
+    # ---- the calls ----------------------------------------------------------------------------------
+
+    def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
+        """The option's assessment of ``profile``. Exceptions propagate: the caller isolates them per option."""
+        kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
+        return with_effective_cost(kernel.assess(profile))
+
+    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote for ``profile`` (numbers only) and the offers quoted."""
+        return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile)
+
+
+class AssessKernel(Kernel):
+    """An SDK v2 plugin (``compute_advisor_assess`` only) as a kernel: asked once per profile, and
+    per profile of a batch where it refuses arrays."""
+
+    def __init__(self, loaded: LoadedOption, knowledge: Knowledge, currency: str, as_of: dt.date, roles: Any) -> None:
+        super().__init__(loaded.spec, knowledge, currency, as_of, roles)
+        self._caller = loaded.caller
+
+    def assess(self, profile: Profile) -> Assessment:
+        results = self._caller(option=self.option, profile=profile, knowledge=self.knowledge)
+        found = [r for r in results if r is not None]
+        if len(found) != 1 or not isinstance(found[0], Assessment):
+            raise PluginError(f"plugin for '{self.option}' returned {len(found)} assessments instead of one")
+        return with_effective_cost(found[0])
+
+    def choose(self, profile: Profile) -> tuple[Quote, int]:
+        return quote_of(self.assess(profile)), 1
+
+
+def quote_of(a: Assessment) -> Quote:
+    """An assessment's numbers as a quote (for an SDK v2 plugin's answers in batches and draws)."""
+    violations = tuple(("verbatim", v.violated) for v in a.violations)
+    return Quote(
+        None,
+        dataclasses.replace(a.cost, breakdown=()),
+        a.efficiency,
+        a.stability,
+        a.usability,
+        tuple(
+            (li.key, li.annual, li.upfront, li.total if li.total is not None else li.annual) for li in a.cost.breakdown
+        ),
+        (),
+        violations,
+        a,
+    )
+
+
+__all__ = ["ROLES", "AssessKernel", "LoadedOption", "OptionHost", "PluginError", "quote_of"]

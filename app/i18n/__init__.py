@@ -1,0 +1,157 @@
+"""Languages of the answers: ``Accept-Language`` negotiation and the message catalogs.
+
+Every text a person reads in an answer — reasons, notes, chart labels, problem titles, spreadsheet
+headers, the explorer page — is a message code with parameters, rendered from one catalog per
+language (``app/i18n/locales/<lang>.toml``, flat dotted keys, ``str.format`` placeholders).
+``tests/test_i18n.py`` checks that every code exists in every language with the same placeholders.
+"""
+
+from __future__ import annotations
+
+import string
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any, get_args
+
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from litestar.types import Message, Scope
+
+from app.sdk.text import Msg
+from app.sdk.vocab import Language
+
+Lang = Language
+#: the languages answers come in, the default first
+LANGUAGES: tuple[Lang, ...] = get_args(Lang)
+DEFAULT_LANG: Lang = "en"
+#: the ``Content-Language`` tag of each language
+CONTENT_LANGUAGE: dict[Lang, str] = {"en": "en", "zh": "zh-CN"}
+LOCALES = Path(__file__).parent / "locales"
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, f"{name}."))
+        else:
+            out[name] = str(value)
+    return out
+
+
+@cache
+def catalog(lang: Lang) -> dict[str, str]:
+    """The messages of ``lang``: code → template."""
+    with (LOCALES / f"{lang}.toml").open("rb") as f:
+        return _flatten(tomllib.load(f))
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """The ``{name}`` fields a template uses."""
+    return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field)
+
+
+def translate(code: str, lang: Lang = DEFAULT_LANG, /, **params: Any) -> str:
+    """The message ``code`` in ``lang`` with ``params`` filled in (English where ``lang`` lacks it)."""
+    template = catalog(lang).get(code) or catalog(DEFAULT_LANG)[code]
+    return template.format(**params) if params else template
+
+
+def negotiate_language(accept_language: str | None) -> Lang:
+    """The best of :data:`LANGUAGES` for an ``Accept-Language`` header (RFC 9110 §12.5.4); English by default.
+
+    ``zh``, ``zh-CN``, ``zh-Hans``… choose Chinese; quality values order the ranges; ``*`` and
+    unknown languages fall back to English.
+    """
+    if not accept_language:
+        return DEFAULT_LANG
+    ranked: list[tuple[float, int, str]] = []
+    for position, part in enumerate(accept_language.split(",")):
+        tag, _, rest = part.strip().partition(";")
+        q = 1.0
+        for param in rest.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if tag and q > 0:
+            ranked.append((-q, position, tag.strip().lower()))
+    for _, _, tag in sorted(ranked):
+        primary = tag.split("-", 1)[0]
+        if primary in LANGUAGES:
+            return primary
+    return DEFAULT_LANG
+
+
+# ---- rendering the core's messages in the request's language --------------------------------------
+
+#: a plain sentence (a third-party plugin's note): shown as it is, in every language
+VERBATIM = "text.verbatim"
+
+
+def render(text: str, lang: Lang) -> str:
+    """``text`` in ``lang``: a :class:`~app.sdk.text.Msg` from its catalog template (nested messages
+    rendered too), its own English text where ``lang`` is English or the catalog lacks its code
+    (a rule an admin added, a third-party plugin's sentence); a plain string as it is."""
+    if not isinstance(text, Msg) or lang == DEFAULT_LANG:
+        return str(text)
+    template = catalog(lang).get(text.code)
+    if template is None:
+        return str(text)
+    if text.code.startswith("join."):
+        return template.join(render(item, lang) for item in text.params["items"])
+    return template.format(**{k: _param(v, lang) for k, v in text.params.items()})
+
+
+def _param(value: Any, lang: Lang) -> str:
+    return render(value, lang) if isinstance(value, str) else str(value)
+
+
+def code_of(text: str, lang: Lang) -> dict[str, Any]:
+    """``{"code", "params"}`` of a sentence, for clients that render it themselves: parameters are
+    strings in ``lang`` or nested ``{"code", "params"}``; a plain string is the code ``text.verbatim``."""
+    if not isinstance(text, Msg):
+        return {"code": VERBATIM, "params": {"text": str(text)}}
+    if text.code.startswith("join."):
+        return {"code": text.code, "params": {"items": [code_of(i, lang) for i in text.params["items"]]}}
+    return {
+        "code": text.code,
+        "params": {k: code_of(v, lang) if isinstance(v, Msg) else str(v) for k, v in text.params.items()},
+    }
+
+
+def name_of(code: str, lang: Lang, default: str) -> str:
+    """The catalog's ``code`` in ``lang``, else ``default`` (an option or rule the catalogs do not know)."""
+    if lang == DEFAULT_LANG:
+        return default
+    return catalog(lang).get(code) or default
+
+
+# ---- the request's language --------------------------------------------------------------------------
+
+
+def language(scope: Scope) -> Lang:
+    """The request's language (``Accept-Language``, negotiated once and kept in the scope's state)."""
+    state = scope.setdefault("state", {})
+    lang = state.get("language")
+    if lang in LANGUAGES:
+        return lang  # type: ignore[no-any-return]
+    header = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"accept-language"), None)
+    lang = state["language"] = negotiate_language(header)
+    return lang
+
+
+def pin_language(scope: Scope, lang: Lang) -> None:
+    """Answer in ``lang`` whatever was asked: a stored recommendation keeps the language it was answered in."""
+    scope.setdefault("state", {})["language"] = lang
+
+
+async def send_content_language(message: Message, scope: Scope) -> None:
+    """App-level ``before_send`` hook: every answer says its language in ``Content-Language``."""
+    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
+        MutableScopeHeaders.from_message(message)["content-language"] = CONTENT_LANGUAGE[language(scope)]

@@ -1,0 +1,218 @@
+"""The bill of materials of an owned GPU cluster (a pricing block of the SDK, docs/methodology.md "Own
+cluster"): which components an offer of servers comes with and how much of each it buys.
+
+The source article's server comes with its quoted lump for "machine room and network". A named GPU's
+server gets the complete bill: the network fabric and storage per GPU, installation (racks, PDUs,
+optics, cabling) as a share of the hardware, the machine room — colocation rent per kW in the tier of
+the cluster's IT load, or an own facility built per kW — power at the region's price × PUE, a
+hardware support contract as a share of the hardware a year, software licences, and the ops teams at
+their loaded cost. Every line is compiled once per offer (``app.sdk.cluster``) with the sources it
+cites, in the order the methodology reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.sdk import cluster
+from app.sdk.cluster import Bill, CapitalItem, Component, Quantity, Reads, RunningItem
+from app.sdk.kernel import Kernel
+from app.sdk.knowledge import Knowledge
+from app.sdk.offers import Offer, level
+from app.sdk.ranges import Range
+from app.sdk.text import Msg, msg
+from app.sdk.types import HOURS_PER_YEAR
+
+#: the facility of an offer: the source article's lump, colocation rent, or an own machine room
+QUOTED, COLOCATION, OWN_FACILITY = "quoted facility", "colocation", "own facility"
+_AGE = re.compile(r"^age_(\d+(?:\.\d+)?)y$")
+
+
+def bill(kernel: Kernel, offer: Offer) -> Bill:
+    """The bill of ``offer``: its servers, and — for the source article's server — its quoted machine
+    room and network, else the complete bill of a named GPU's cluster, each line's price and sources
+    compiled."""
+    row = offer.row
+    server = kernel.knowledge.servers[row.subject]
+    reads = Reads(kernel)
+
+    def capital_item(
+        key: str, label: Msg | None, basis: str, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
+    ) -> CapitalItem:
+        life, decline = reads(f"life_years_{key}"), reads(f"residual_decline_{key}")
+        resale = resale_points(kernel.knowledge, kernel.as_of, offer) if key == "server_hardware" else ()
+        return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), resale, offer_refs)
+
+    capital = [
+        capital_item(
+            "server_hardware",
+            None,  # written when answered: it names the number of servers
+            "servers × price",
+            offer.price,
+            cluster.servers,
+            offer.refs,
+        )
+    ]
+    running: list[RunningItem] = []
+    fabric: str | None = None
+    if offer.variant == QUOTED:
+        lump = reads.component(row, "facility_and_network", "per_server")
+        assert lump is not None
+        fabric = lump.rows[0].interconnect
+        capital.append(
+            capital_item(
+                "facility_and_network",
+                msg("line.facility_and_network", "Machine room and network"),
+                "servers × price",
+                lump,
+                cluster.servers,
+            )
+        )
+    else:  # a named GPU's server: the complete bill
+        network = reads.component(row, "network_fabric", "per_gpu")
+        if network is not None:
+            fabric = network.rows[0].interconnect
+            label = msg("line.network_fabric", "Network fabric")
+            capital.append(capital_item("network_fabric", label, "GPUs × price per GPU", network, cluster.gpus))
+        storage = reads.component(row, "storage", "per_tb")
+        if storage is not None:
+            tb = reads("storage_tb_per_gpu")
+            capital.append(
+                capital_item(
+                    "storage",
+                    msg("line.storage", "Shared storage"),
+                    "GPUs × storage_tb_per_gpu × price per TB",
+                    storage,
+                    lambda size: tb * size.gpus,
+                )
+            )
+        installation = reads.component(row, "installation", "fraction")
+        if installation is not None:
+            hardware = offer.price
+            capital.append(
+                capital_item(
+                    "installation",
+                    msg("line.installation", "Installation: racks, PDUs, optics and cabling"),
+                    "share of the server hardware × servers × price",
+                    installation,
+                    lambda size: hardware * size.servers,
+                )
+            )
+        if offer.variant == OWN_FACILITY:
+            build = reads.component(row, "facility_build", "per_kw")
+            assert build is not None
+            capital.append(
+                capital_item(
+                    "facility_build",
+                    msg("line.facility_build", "Own machine room"),
+                    "IT kW × build cost per kW",
+                    build,
+                    cluster.it_kw,
+                )
+            )
+        else:
+            colo = reads.component(row, "colocation", "per_kw_month")
+            assert colo is not None
+            running.append(
+                RunningItem(
+                    "colocation",
+                    msg("line.colocation", "Colocation"),
+                    "IT kW × rent per kW-month × 12",
+                    colo,
+                    cluster.kw_months,
+                )
+            )
+    reads("nodes_per_ops_team")
+    team_fte = reads("ops_team_fte")
+    ops = reads.component(row, "ops_team", "per_team_year")
+    if ops is not None:
+        running.append(
+            RunningItem(
+                "ops_team",
+                msg("line.ops_team", "Operations team"),
+                "ops teams × team cost per year",
+                ops,
+                cluster.teams,
+            )
+        )
+    elif (staff := reads.component(row, "ops_staff", "per_fte_year")) is not None:
+        running.append(
+            RunningItem(
+                "ops_team",
+                msg("line.ops_team", "Operations team"),
+                "ops teams × ops_team_fte × cost per FTE-year",
+                staff,
+                lambda size: size.teams * team_fte,
+            )
+        )
+    power = reads.component(row, "power", "per_kwh")
+    if power is not None and server.power_kw is not None:
+        kw_share = reads("pue") * reads("power_draw_share")
+        running.append(
+            RunningItem(
+                "power",
+                msg("line.power", "Power (IT load × PUE)"),
+                "IT kW × draw share × 8760 × PUE × price per kWh",
+                power,
+                lambda size: kw_share * (size.it_kw * HOURS_PER_YEAR),
+                reads.take(),
+            )
+        )
+    support = reads.component(row, "hardware_support", "fraction")
+    if support is not None and offer.variant != QUOTED:
+        hardware = offer.price
+        running.append(
+            RunningItem(
+                "hardware_support",
+                msg("line.hardware_support", "Hardware support contract"),
+                "share of the server hardware a year × servers × price",
+                support,
+                lambda size: hardware * size.servers,
+            )
+        )
+    licence = reads.component(row, "software_licence", "per_gpu_year")
+    if licence is not None and offer.variant != QUOTED:
+        share = reads("licensed_gpu_share")
+        running.append(
+            RunningItem(
+                "software_licence",
+                msg("line.software_licence", "Software licences"),
+                "GPUs × licensed share × price per GPU-year",
+                licence,
+                lambda size: share * size.gpus,
+                reads.take(),
+            )
+        )
+    return Bill(server.power_kw, tuple(capital), tuple(running), tuple(reads.pending), fabric)
+
+
+def facilities(knowledge: Knowledge, as_of: Any, row: Any, *, option: str) -> list[str]:
+    """The machine rooms a server offer can be priced with: the source's lump, else colocation and an
+    own facility, where the knowledge base prices them for the offer's region."""
+
+    def has(item: str) -> bool:
+        found = knowledge.component(
+            option, item, as_of=as_of, provider=row.provider, region=row.region, subject=row.subject
+        )
+        return bool(found)
+
+    if has("facility_and_network"):
+        return [QUOTED]
+    return [v for v, item in ((COLOCATION, "colocation"), (OWN_FACILITY, "facility_build")) if has(item)]
+
+
+def resale_points(
+    knowledge: Knowledge, as_of: Any, offer: Offer
+) -> tuple[tuple[float, tuple[float, float, float]], ...]:
+    """Market resale shares of the offer's GPU model by age (``resale_value`` rows ``age_<N>y``)."""
+    if offer.row.gpu_model == "*":
+        return ()
+    points = []
+    for r in knowledge.rows(offer.option, "resale_value", as_of):
+        match = _AGE.match(r.subject)
+        if r.gpu_model == offer.row.gpu_model and match:
+            # market points are read as they stand (a Monte Carlo run draws the assumptions, not the curve)
+            low, expected, high = (level(v) for v in r.value)
+            points.append((float(match.group(1)), (low, expected, high)))
+    return tuple(sorted(points))

@@ -1,0 +1,253 @@
+"""The bill of materials of an owned cluster: a pricing block of the SDK (docs/plugins.md).
+
+A bill is compiled once per offer (``Bill``): each component's price rows in the kernel's currency —
+every volume tier — and the sources each line will cite, in the order the methodology reads the
+knowledge base (``Reads``). Priced for one profile (``Bill.lines``), it gives the capital and running
+lines that ``app.sdk.capital.own`` turns into cash, present value and the accounting view; answered
+(``Bill.labels``), the words and sources of each line. An option that owns hardware (the built-in own
+cluster, a hybrid's owned base, a third party's colocation offer) composes its bill from these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.sdk.capital import Bridge, CapitalLine, RunningLine, residual_curves
+from app.sdk.kernel import Kernel
+from app.sdk.knowledge import Price, SourceRef
+from app.sdk.ranges import Range
+from app.sdk.text import Msg, msg
+
+MONTHS_PER_YEAR = 12
+
+
+class Reads:
+    """The order in which a bill reads the knowledge base, as its lines cite it: an assumption or a
+    component's exchange rate joins the pending sources; a line takes them (``Inputs.take_refs``)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.pending: list[SourceRef] = []
+
+    def __call__(self, key: str) -> Range:
+        self.pending.append(self.kernel.ref(key))
+        return self.kernel.value(key)
+
+    def take(self) -> tuple[SourceRef, ...]:
+        taken, self.pending = tuple(dict.fromkeys(self.pending)), []
+        return taken
+
+    def component(self, row: Price, item: str, *units: str) -> Component | None:
+        """The component ``item`` that goes with the offer ``row``, priced in ``units``: the nearest
+        region's rows (``Knowledge.component``), every volume tier, converted; the pending sources
+        taken with it. None where the knowledge base has none."""
+        k = self.kernel
+        rows = [
+            r
+            for r in k.knowledge.component(
+                k.option,
+                item,
+                as_of=k.as_of,
+                provider=row.provider,
+                region=row.region,
+                subject=row.subject,
+                gpu_model=row.gpu_model,
+                units=units,
+            )
+        ]
+        if not rows:
+            return None
+        if any(r.min_kw is not None for r in rows):
+            ordered = sorted(rows, key=lambda r: r.min_kw or 0.0)
+            tiered: str | None = "kw"
+        elif any(r.min_gpus for r in rows):
+            ordered, tiered = sorted(rows, key=lambda r: r.min_gpus or 0), "gpus"
+        else:
+            ordered, tiered = rows[:1], None
+        values = []
+        for r in ordered:
+            if r.unit == "fraction":  # a share of another line's price: no currency to convert
+                values.append(r.value)
+                continue
+            conversion = k.knowledge.conversion(r.currency, k.currency, k.as_of)
+            self.pending.extend(conversion.refs)
+            values.append(r.value * conversion.factor)
+        return Component(tuple(ordered), tuple(values), tiered, self.take())
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """A component's price rows (volume tiers by ``min_gpus``, lowest first), in the kernel's currency,
+    and the sources its line cites after the tier's own row."""
+
+    rows: tuple[Price, ...]
+    values: tuple[Range, ...]
+    #: how the rows are tiers: by the cluster's GPUs (``min_gpus``), its IT kW (``min_kw``), or not at all
+    tiered: str | None
+    #: the pending sources taken with it (the rates that converted it, and what was read before)
+    after: tuple[SourceRef, ...]
+
+    def pick(self, size: Size) -> tuple[Range, Price]:
+        """The price for a cluster of ``size`` (the tier its GPUs or IT kW fall in; per profile over a
+        batch) and its row."""
+        if self.tiered is None:
+            return self.values[0], self.rows[0]
+        by_kw = self.tiered == "kw"
+        amount = size.it_kw if by_kw else size.gpus
+        bounds = [(r.min_kw or 0.0) if by_kw else (r.min_gpus or 0) for r in self.rows]
+        if isinstance(amount, np.ndarray):  # each profile of a batch in its own tier
+            conditions = [amount >= b for b in reversed(bounds)]
+            # below the lowest tier's minimum: the lowest tier, as for one profile (never a price of 0)
+            ends = (
+                np.select(conditions, [v[i] for v in reversed(self.values)], default=self.values[0][i])
+                for i in range(3)
+            )
+            return Range.elementwise(*ends), self.rows[0]
+        # below the lowest tier's minimum: the lowest tier (the knowledge base prices no smaller one)
+        index = max((i for i, b in enumerate(bounds) if b <= amount), default=0)
+        return self.values[index], self.rows[index]
+
+    def sources(self, size: Size) -> tuple[SourceRef, ...]:
+        return (self.pick(size)[1].ref, *self.after)
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """What a bill is multiplied by for one profile (numbers, or arrays over a batch)."""
+
+    servers: Any
+    gpus: Any
+    it_kw: Any
+    teams: Range
+
+
+#: how much of a component a cluster buys: its price times this
+Quantity = Callable[[Size], Any]
+
+
+def servers(size: Size) -> Any:
+    return size.servers
+
+
+def gpus(size: Size) -> Any:
+    return size.gpus
+
+
+def it_kw(size: Size) -> Any:
+    return size.it_kw
+
+
+def kw_months(size: Size) -> Any:
+    """IT kW × 12: colocation is rented per kW-month."""
+    return size.it_kw * MONTHS_PER_YEAR
+
+
+def teams(size: Size) -> Range:
+    return size.teams
+
+
+@dataclass(frozen=True, slots=True)
+class CapitalItem:
+    """An asset class the cluster buys: its price (a component, or the offer's own price), the quantity,
+    its life and residual decline (assumptions), market resale points, and the sources it cites."""
+
+    key: str
+    #: None: written when answered (the servers line names how many servers)
+    label: Msg | None
+    basis: str
+    price: Component | Range
+    quantity: Quantity
+    life: Range
+    decline: Range
+    #: the sources the line takes after its price's (its life and decline assumptions)
+    life_refs: tuple[SourceRef, ...]
+    resale: tuple[tuple[float, tuple[float, float, float]], ...] = ()
+    #: the offer's sources, where the price is the offer's own
+    offer_refs: tuple[SourceRef, ...] = ()
+    #: its residual curves per end (``capital.residual_curves``), made once
+    curves: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "curves", residual_curves(self.decline, self.resale))
+
+
+@dataclass(frozen=True, slots=True)
+class RunningItem:
+    """A cost paid every year the cluster serves: a component times a quantity."""
+
+    key: str
+    label: Msg
+    basis: str
+    price: Component
+    quantity: Quantity
+    #: sources taken after the component's own (an assumption the quantity reads: PUE, licensed share)
+    more: tuple[SourceRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Bill:
+    """An owned-cluster offer compiled: its power per server and every line of its bill."""
+
+    power_kw: float | None
+    capital: tuple[CapitalItem, ...]
+    running: tuple[RunningItem, ...]
+    #: sources read by the bill that no line took: they join the efficiency's (as the model reads them)
+    pending: tuple[SourceRef, ...]
+    #: how the cluster's servers are joined (the network fabric's interconnect), None where unknown
+    interconnect: str | None = None
+
+    def lines(self, size: Size) -> tuple[list[CapitalLine], list[RunningLine]]:
+        """The bill priced for one profile: ``app.sdk.capital.own``'s capital and running lines (their
+        words are written when answered)."""
+        capital = [
+            CapitalLine(
+                item.key,
+                "",
+                item.basis,
+                (),
+                _price(item.price, size) * item.quantity(size),
+                item.life,
+                item.decline,
+                item.resale,
+                item.curves,
+            )
+            for item in self.capital
+        ]
+        running = [
+            RunningLine(item.key, "", item.basis, (), item.price.pick(size)[0] * item.quantity(size))
+            for item in self.running
+        ]
+        return capital, running
+
+    def labels(
+        self, size: Size, server_name: str, bridge: Bridge | None
+    ) -> dict[str, tuple[Msg, str, tuple[SourceRef, ...]]]:
+        """Each line's label, basis and sources as ``app.sdk.capital.own`` writes its lines."""
+        found: dict[str, tuple[Msg, str, tuple[SourceRef, ...]]] = {}
+        for item in self.capital:
+            label = item.label or msg(
+                "line.server_hardware",
+                f"{size.servers} × {server_name}",
+                servers=str(size.servers),
+                server=server_name,
+            )
+            before = item.offer_refs if isinstance(item.price, Range) else item.price.sources(size)
+            basis = f"{item.basis}; written off over depreciation_years; cash: purchases and replacements less resale"
+            found[item.key] = (label, basis, (*before, *item.life_refs))
+        for run in self.running:
+            found[run.key] = (run.label, run.basis, (*run.price.sources(size), *run.more))
+        if bridge is not None:
+            found["bridge"] = (
+                msg("line.bridge", "Rented until installed"),
+                "useful GPU-hours ÷ held_utilization × cheapest on-demand price × lead time",
+                bridge.sources,
+            )
+        return found
+
+
+def _price(price: Component | Range, size: Size) -> Range:
+    return price if isinstance(price, Range) else price.pick(size)[0]

@@ -1,0 +1,200 @@
+"""The methodology's formulas the options share (docs/methodology.md explains each): cost per useful
+GPU-hour, the productive share of the horizon, failures at scale, the team's focus, and the one money
+scale. Kernels (``app.sdk.pricing``) and SDK v2 helpers (``app.sdk.inputs``) feed them alike.
+
+Every input comes from the knowledge snapshot; the only constants are the units of time (8,760
+hours in the article's "24小时不间断运行" year, 365 days).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from app.sdk import reliability
+from app.sdk.capital import where
+from app.sdk.knowledge import ANY
+from app.sdk.ranges import Range
+from app.sdk.types import (
+    HOURS_PER_YEAR,
+    Assessment,
+    Cost,
+    LineItem,
+    Profile,
+    Stability,
+    Usability,
+)
+
+METHODOLOGY_VERSION = "3.0"
+DAYS_PER_YEAR = 365
+MINUTES_PER_HOUR = 60
+ZERO = Range.point(0)
+#: the general option of knowledge rows that belong to no single option (weights, engineer time)
+GENERAL = ANY
+#: below this goodput a job makes no real progress: the effective cost's denominator stops here
+MIN_GOODPUT = 1e-3
+
+
+def cost(
+    profile: Profile,
+    *,
+    annual: Range,
+    total: Range,
+    paid: Range,
+    committed: bool,
+    breakdown: Iterable[LineItem],
+    upfront: Range = ZERO,
+    npv: Range | None = None,
+    equivalent_annual: Range | None = None,
+    operating_years: Any = None,
+) -> Cost:
+    """An option's cost. ``operating_years`` is the part of the horizon the compute is used (the
+    whole horizon unless the team waits for it): useful GPU-hours over the horizon are a year's times
+    that, and ``per_useful_gpu_hour = total ÷ useful GPU-hours over the horizon``."""
+    useful = profile.useful_gpu_hours_per_year
+    years = profile.horizon_years if operating_years is None else operating_years
+    useful_total = useful * years
+    return Cost(
+        annual=annual,
+        total=total,
+        upfront=upfront,
+        per_useful_gpu_hour=total / useful_total,
+        useful_gpu_hours=useful,
+        paid_gpu_hours=paid,
+        committed=committed,
+        breakdown=tuple(breakdown),
+        npv=npv,
+        equivalent_annual=equivalent_annual,
+        useful_gpu_hours_total=useful_total,
+    )
+
+
+def setup_share(setup_minutes: Range, run_hours: Range) -> Range:
+    """Share of a run spent setting up: ``setup_hours ÷ (setup_hours + training_run_hours)`` — set-up
+    repeats every run (its complement goes into ``productive_share``)."""
+    setup_hours = setup_minutes * (1 / MINUTES_PER_HOUR)
+    return Range(
+        setup_hours.low / (setup_hours.low + run_hours.high),
+        setup_hours.expected / (setup_hours.expected + run_hours.expected),
+        setup_hours.high / (setup_hours.high + run_hours.low),
+    )
+
+
+def productive_share(lead: Range, execution: Range, setup: Range, horizon_years: Any, *, waits: Any = True) -> Range:
+    """``productive = execution_efficiency × (1 − wait) × (1 − setup)``, where
+    ``wait = lead_time_days ÷ horizon days`` (capped at 1; 0 when the team bridges the wait on other
+    compute — per profile over a batch) and ``setup`` is ``setup_share``."""
+    horizon_days = horizon_years * DAYS_PER_YEAR
+    wait = where(waits, (lead / horizon_days).cap(1), ZERO)
+    productive: Range = execution * wait.complement() * setup.complement()
+    return productive
+
+
+def stability_of(gpus: Any, useful: Any, rate: Range, detection: Range, restart: Range, write: Range) -> Stability:
+    """What failures cost a job on ``gpus`` GPUs (``app.sdk.reliability``), ``useful`` GPU-hours a year.
+
+    Interruptions grow with the GPUs (``rate`` per GPU-year); each costs detection + restart + half the
+    Young–Daly checkpoint interval, which follows from the job's MTBF and the checkpoint ``write``
+    time (hours); automation (the option's and the ops team's) shortens detection and restart. The low
+    end of every figure is the best case. ``sources`` are left to the caller."""
+    # best case (low end): fewest failures, fastest recovery, quickest checkpoints; worst at the high end
+    low = _job(gpus, rate.low, detection.low, restart.low, write.low)
+    expected = _job(gpus, rate.expected, detection.expected, restart.expected, write.expected)
+    high = _job(gpus, rate.high, detection.high, restart.high, write.high)
+    goodput = Range(high[2], expected[2], low[2])
+    interval = Range(low[0], expected[0], high[0])
+    per_interruption = detection + restart + interval * 0.5
+    interruptions = rate * (useful / HOURS_PER_YEAR)
+    lost = Range(*(useful * (1.0 / _floor(g) - 1.0) for g in (goodput.high, goodput.expected, goodput.low)))
+    return Stability(interruptions, per_interruption, lost, goodput, (), interval)
+
+
+def _job(gpus: Any, rate: Any, detection: Any, restart: Any, write: Any) -> tuple[Any, Any, Any]:
+    """(checkpoint interval, MTBF, goodput) at one end of every input."""
+    mtbf = reliability.mtbf_hours(rate, gpus)
+    return (
+        reliability.checkpoint_interval_hours(mtbf, write),
+        mtbf,
+        reliability.goodput(mtbf, write, detection, restart),
+    )
+
+
+def _floor(g: Any) -> Any:
+    floored: Any = np.maximum(g, MIN_GOODPUT) if isinstance(g, np.ndarray) else max(g, MIN_GOODPUT)
+    return floored
+
+
+def usability_of(infra_fte: Range, coverage: Range, team_size: Any, setup_steps: str) -> Usability:
+    """Share of the team's time left for models.
+
+    The option needs ``infra_fte`` of infrastructure work; the team's own ops staff absorb
+    ``coverage`` (``ops_coverage_<ops_team>``) of it; the rest falls on the algorithm engineers:
+    ``focus = max(0, 1 − infra_fte × (1 − coverage) ÷ team_size)``. ``sources`` are left to the caller.
+    """
+    unmet = infra_fte * coverage.complement()
+    focus = (unmet / team_size).cap(1).complement().floor_at(0)
+    return Usability(infra_fte, unmet, setup_steps, focus, ())
+
+
+def software_work_of(base: Range, per_server: Range, servers: Any, share: Any = 1.0) -> Range:
+    """Environments, scheduling, checkpoints, monitoring: ``(infra_fte_base + infra_fte_per_server ×
+    servers) × share``, where ``share`` is the part of the year the machines are in use for options
+    paid by use (the profile's utilization) and 1 for an own cluster, which runs all year."""
+    work: Range = (base + per_server * servers) * share
+    return work
+
+
+def effective_cost(total: Range, extras: Iterable[Range], execution: Range, goodput: Range, useful_total: Any) -> Range:
+    """The one money scale: ``(total + extras) ÷ (useful GPU-hours over the horizon ×
+    execution_efficiency × goodput)``, goodput floored at ``MIN_GOODPUT``."""
+    added = sum(extras, ZERO)
+    work = execution * goodput.floor_at(MIN_GOODPUT) * useful_total
+    effective: Range = (total + added) / work
+    return effective
+
+
+def waiting_cost(waiting_days: Range, delay_cost_per_day: Any) -> Range | None:
+    """``lead_time_days × delay_cost_per_day`` (None where the profile prices no delay; an absent
+    value of a batch's profile is NaN and costs nothing)."""
+    delay = delay_cost_per_day
+    if delay is None or (isinstance(delay, np.ndarray) and np.all(np.isnan(delay))):
+        return None
+    per_day = np.nan_to_num(delay) if isinstance(delay, np.ndarray) else delay
+    waiting: Range = waiting_days * per_day  # type: ignore[assignment]
+    return waiting
+
+
+STALLED = "at this scale failures come faster than the job recovers: no progress"
+
+
+def stalled(goodput: Range) -> Any:
+    """Where a job's failures come faster than it recovers: it makes no progress (infeasible)."""
+    return goodput.expected <= MIN_GOODPUT
+
+
+def with_effective_cost(a: Assessment) -> Assessment:
+    """An assessment from a plugin that prices no effective cost (written before methodology v2) gets
+    the part it can: ``per useful GPU-hour ÷ (execution_efficiency × goodput)``, so that every option is
+    scored on the same money scale."""
+    if a.cost.per_effective_gpu_hour is not None:
+        return a
+    work = a.efficiency.execution_efficiency * a.stability.goodput.floor_at(MIN_GOODPUT)
+    return dataclasses.replace(
+        a, cost=dataclasses.replace(a.cost, per_effective_gpu_hour=a.cost.per_useful_gpu_hour / work)
+    )
+
+
+#: SDK v2 helpers, which live in ``app.sdk.inputs``: a v2 plugin that reaches them through ``model``
+#: (``model.Inputs``, ``model.efficiency``…) keeps working
+_V2_HELPERS = frozenset({"Inputs", "efficiency", "stability", "usability", "software_work", "assessment", "stalls"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _V2_HELPERS:
+        from app.sdk import inputs
+
+        return getattr(inputs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,119 @@
+"""The SDK's pricing blocks: formulas several options need, written once (docs/plugins.md, "Pricing
+blocks"; docs/methodology.md names each).
+
+- ``held_hours``: GPU-hours paid for on capacity held while it is used (rented instances on demand,
+  a platform billed for a pool, an own cluster's bridge until it is installed);
+- ``whole_terms``: the years paid for when capacity is committed in whole terms (reservations,
+  subscriptions, capacity blocks);
+- ``quote_cost``: a quote's ``Cost`` (cost per useful GPU-hour over the hours the compute is used);
+- ``discounted``: offers priced as a discount off a pay-as-used offer (reservations, savings plans,
+  committed use, a queued start);
+- ``own`` (``app.sdk.capital``): capital flows of owning — bought, replaced, resold;
+- ``app.sdk.cluster``: an owned cluster's bill of materials.
+
+``gt`` and ``holds`` state a hard constraint per profile (a bool, or an array over a batch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+import numpy as np
+
+from app.sdk import model
+from app.sdk.capital import annuity, own
+from app.sdk.knowledge import ANY, Knowledge
+from app.sdk.model import ZERO
+from app.sdk.offers import Offer, price_row
+from app.sdk.ranges import Range, ceil_number
+from app.sdk.types import Cost, Profile
+
+__all__ = ["Line", "annuity", "discounted", "gt", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
+
+#: a line of a quote: (key, annual, upfront, total)
+Line = tuple[str, Range, Range, Range]
+
+
+def held_hours(useful: Any, held_utilization: Range, ceiling: Any) -> Range:
+    """GPU-hours paid for capacity held while it is used: ``min(GPUs × 8760, useful GPU-hours ÷ the
+    utilization achieved on held capacity)`` — ``ceiling`` is every hour of the GPUs held."""
+    paid: Range = (useful / held_utilization).cap(ceiling)
+    return paid
+
+
+def whole_terms(horizon_years: Any, term_years: float) -> Any:
+    """Years paid for a commitment sold in whole terms covering the horizon (a 2-year horizon on a
+    3-year reservation pays three years)."""
+    return ceil_number(horizon_years / term_years - 1e-9) * term_years
+
+
+def gt(a: Any, b: Any) -> Any:
+    """``a > b``: a bool, or element-wise over a batch or Monte Carlo draws."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.asarray(a) > np.asarray(b)
+    return bool(a > b)
+
+
+def holds(where: Any) -> bool:
+    """Whether a constraint holds anywhere (a bool, or any element of an array)."""
+    return bool(where.any()) if isinstance(where, np.ndarray) else bool(where)
+
+
+def quote_cost(
+    profile: Profile,
+    *,
+    annual: Range,
+    total: Range,
+    paid: Range,
+    committed: bool,
+    upfront: Range = ZERO,
+    npv: Range | None = None,
+    equivalent_annual: Range | None = None,
+    operating_years: Any = None,
+) -> Cost:
+    """``app.sdk.model.cost`` without a breakdown (a quote's lines are numbers; labels come later)."""
+    return model.cost(
+        profile,
+        annual=annual,
+        total=total,
+        paid=paid,
+        committed=committed,
+        breakdown=(),
+        upfront=upfront,
+        npv=npv,
+        equivalent_annual=equivalent_annual,
+        operating_years=operating_years,
+    )
+
+
+def discounted(
+    knowledge: Knowledge, found: list[Offer], *, option: str, base_plan: str, currency: str, as_of: dt.date
+) -> list[Offer]:
+    """The offers the price books price only as a discount off a pay-as-used offer (a reservation, a
+    savings plan, a committed-use or a queued start): for each offer of ``base_plan`` in ``found``, each
+    of its provider's ``reservation_discount`` rows that applies to it — its subject or any, its GPU model
+    or any, a region it lies in — and names a plan the provider does not quote for it itself. The price
+    is the base's times ``1 − discount``; a discount row's lead time (a queue) becomes the offer's."""
+    quoted = {(o.row.provider, o.row.subject, o.row.region, o.plan) for o in found}
+    rows = knowledge.rows(option, "reservation_discount", as_of)
+    derived: list[Offer] = []
+    for base in [o for o in found if o.plan == base_plan]:
+        r = base.row
+        for d in rows:
+            if not (
+                d.provider == r.provider
+                and d.subject in (r.subject, ANY)
+                and d.gpu_model in (r.gpu_model, ANY)
+                and knowledge.within(r.region, d.region)
+            ):
+                continue
+            if (r.provider, r.subject, r.region, d.plan) in quoted:
+                continue  # the provider quotes that plan itself
+            offer = price_row(
+                knowledge, r, currency, as_of, plan=d.plan, factor=d.value.complement(), extra_refs=(d.ref,)
+            )
+            if offer is not None:
+                derived.append(dataclasses.replace(offer, lead_time_days=d.lead_time_days))
+    return derived

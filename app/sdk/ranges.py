@@ -1,0 +1,168 @@
+"""Ranges: every figure the service computes is ``{low, expected, high}``, never a false point."""
+
+from __future__ import annotations
+
+import math
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+Number = int | float
+
+
+class Range(tuple[float, float, float]):
+    """A non-negative quantity known only within bounds, with a central estimate.
+
+    Arithmetic keeps the bounds honest for the non-negative quantities this service deals in:
+    sums and products combine like ends (low with low), a quotient divides the low end by the
+    other's high end. ``expected`` is computed from the other ranges' ``expected`` values: the
+    central estimate, not a mean over a distribution.
+
+    A tuple for speed (the model builds thousands per request): ``Range.of`` checks the order of
+    figures that come from data; the operations below keep it by construction.
+
+    The ends may also be NumPy arrays of Monte Carlo draws (all three the same array): every
+    operation below then computes all draws at once (``app.engine.insights.uncertainty``).
+    """
+
+    __slots__ = ()
+    #: NumPy must leave ``array op Range`` to Range's reflected operators, not broadcast the tuple
+    __array_ufunc__ = None
+
+    def __new__(cls, low: float, expected: float, high: float) -> Range:
+        return tuple.__new__(cls, (low, expected, high))
+
+    low: float = property(itemgetter(0))  # type: ignore[assignment]
+    expected: float = property(itemgetter(1))  # type: ignore[assignment]
+    high: float = property(itemgetter(2))  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Range(low={self.low!r}, expected={self.expected!r}, high={self.high!r})"
+
+    @classmethod
+    def elementwise(cls, low: Any, expected: Any, high: Any) -> Range:
+        """A range whose ends are NumPy arrays — one element per profile of a batch, or per Monte Carlo
+        draw (the array contract of ``app.host.hookspecs``)."""
+        return cls(low, expected, high)
+
+    @classmethod
+    def point(cls, value: Number) -> Range:
+        v = value if isinstance(value, np.ndarray) else float(value)
+        return cls(v, v, v)
+
+    @classmethod
+    def of(cls, low: Number, high: Number, expected: Number | None = None) -> Range:
+        lo, hi = float(low), float(high)
+        ex = (lo + hi) / 2 if expected is None else float(expected)
+        if not (lo <= ex <= hi):
+            raise ValueError(f"range out of order: {lo} <= {ex} <= {hi}")
+        return cls(lo, ex, hi)
+
+    @property
+    def is_point(self) -> bool:
+        return self.low == self.high
+
+    # The operators unpack ends directly instead of going through ``_as_range`` and the properties: the
+    # same float operations in the same order, without a Range per scalar operand. Where all three ends
+    # of both operands are one object (a point, or one array of Monte Carlo draws), the three results are
+    # one too: it is computed once ("one pass where ends coincide").
+
+    def __add__(self, other: Range | Number) -> Range:  # type: ignore[override]
+        a, b, c = _ends(other)
+        lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo + a
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (lo + a, ex + b, hi + c))
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Range | Number) -> Range:  # type: ignore[override]
+        a, b, c = _ends(other)
+        lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo * a
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (lo * a, ex * b, hi * c))
+
+    __rmul__ = __mul__  # type: ignore[assignment]
+
+    def __truediv__(self, other: Range | Number) -> Range:
+        a, b, c = _ends(other)
+        if np.any(a <= 0) if isinstance(a, np.ndarray) else a <= 0:
+            raise ZeroDivisionError("division by a range that reaches zero")
+        lo, ex, hi = self
+        if lo is ex is hi and a is b is c:
+            v = lo / a
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (lo / c, ex / b, hi / a))
+
+    def __rtruediv__(self, other: Number) -> Range:
+        return _as_range(other) / self
+
+    def complement(self) -> Range:
+        """``1 - self`` for a fraction: the ends swap."""
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = 1 - lo
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (1 - hi, 1 - ex, 1 - lo))
+
+    def cap(self, ceiling: Number) -> Range:
+        c = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _min(lo, c)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_min(lo, c), _min(ex, c), _min(hi, c)))
+
+    def floor_at(self, floor: Number) -> Range:
+        f = floor if isinstance(floor, np.ndarray) else float(floor)
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _max(lo, f)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_max(lo, f), _max(ex, f), _max(hi, f)))
+
+    def ceil(self) -> Range:
+        lo, ex, hi = self
+        if lo is ex is hi:
+            v = _ceil(lo)
+            return tuple.__new__(Range, (v, v, v))
+        return tuple.__new__(Range, (_ceil(lo), _ceil(ex), _ceil(hi)))
+
+
+def _min(a: Any, b: Any) -> Any:
+    return np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)
+
+
+def _max(a: Any, b: Any) -> Any:
+    return np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
+
+
+def _ceil(a: Any) -> Any:
+    return np.ceil(a) if isinstance(a, np.ndarray) else math.ceil(a)
+
+
+def ceil_number(value: Any) -> Any:
+    """``math.ceil`` for a number, element-wise for an array of profiles (batch evaluation)."""
+    return _ceil(value)
+
+
+def _ends(value: Range | Number) -> tuple[Any, Any, Any]:
+    """The three ends of a Range, or a number's (as ``Range.point`` makes them) three times."""
+    if isinstance(value, Range):
+        return value
+    v = value if isinstance(value, np.ndarray) else float(value)
+    return v, v, v
+
+
+def holds_anywhere(value: Any) -> bool:
+    """``bool(np.any(value))``: for a plain bool without NumPy's dispatch, for an array of a batch's
+    profiles or of Monte Carlo draws whether any element holds."""
+    return bool(value.any()) if isinstance(value, np.ndarray) else bool(value)
+
+
+def _as_range(value: Range | Number) -> Range:
+    return value if isinstance(value, Range) else Range.point(value)

@@ -1,0 +1,85 @@
+"""Numbers in the words a team lead reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from app.sdk.ranges import Range
+
+
+def _scalar(value: Any) -> float:
+    """Monte Carlo runs pass arrays of draws through the plugins: their sentences use the mean."""
+    return float(np.mean(value)) if isinstance(value, np.ndarray) else float(value)
+
+
+def _scalar_range(r: Range) -> Range:
+    return r if not isinstance(r.low, np.ndarray) else Range.point(_scalar(r.expected))
+
+
+def num(value: float, digits: int = 0) -> str:
+    return f"{_scalar(value):,.{digits}f}"
+
+
+def money(value: float, currency: str) -> str:
+    return f"{_scalar(value):,.0f} {currency}"
+
+
+def money_range(r: Range, currency: str) -> str:
+    r = _scalar_range(r)
+    if r.is_point or round(r.low, -3) == round(r.high, -3):
+        return money(r.expected, currency)
+    low, high, expected = f"{r.low:,.0f}", f"{r.high:,.0f}", f"{r.expected:,.0f}"
+    return msg(
+        "unit.money_range",
+        f"{low}–{high} {currency} (expected {expected})",
+        low=low,
+        high=high,
+        expected=expected,
+        currency=currency,
+    )
+
+
+def pct(fraction: float) -> str:
+    return f"{_scalar(fraction) * 100:.0f}%"
+
+
+def span(r: Range, unit: str, digits: int = 0) -> str:
+    r = _scalar_range(r)
+    if r.is_point:
+        return f"{r.expected:,.{digits}f} {unit}"
+    return f"{r.low:,.{digits}f}–{r.high:,.{digits}f} {unit}"
+
+
+class Msg(str):
+    """A sentence that is also a message code with parameters.
+
+    It *is* its English text (a ``str``: everything that joins, compares or stores sentences keeps
+    working, byte for byte), and carries ``code`` and ``params`` so the edge can render it in the
+    request's language from the message catalogs (``app/i18n/__init__.py``). Parameters are strings
+    already formatted the way the English text shows them, or nested messages.
+    """
+
+    code: str
+    params: dict[str, Any]
+
+    def __new__(cls, code: str, text: str, params: dict[str, Any]) -> Msg:
+        self = super().__new__(cls, text)
+        self.code = code
+        self.params = params
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Msg, (self.code, str(self), self.params))
+
+
+def msg(code: str, text: str, **params: Any) -> Msg:
+    """The sentence ``text`` (English) as the message ``code`` with ``params``."""
+    return Msg(code, text, params)
+
+
+def joined(separator: str, items: list[str] | tuple[str, ...]) -> Msg:
+    """Items joined by ``", "`` (code ``join.comma``) or ``"; "`` (``join.semicolon``); each item translated."""
+    code = {", ": "join.comma", "; ": "join.semicolon"}[separator]
+    return Msg(code, separator.join(items), {"items": tuple(items)})

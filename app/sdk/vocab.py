@@ -1,0 +1,122 @@
+"""The service's closed vocabularies, each declared once as a ``Literal``.
+
+Everything else derives from these: the tuples below (``typing.get_args``), the database's CHECK
+constraints (``app.kb.models``), the field types of the seed records (``app.kb.seeds``), of the
+snapshot (``app.sdk.knowledge``) and of the API's requests and answers, and so the OpenAPI
+document's enums. Adding a value here is the one edit that makes it valid everywhere (with a
+migration for the CHECK constraint); ``tests/test_declarations.py`` fails where a shape spells a
+vocabulary another way.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Dimension = Literal["cost", "efficiency", "stability", "usability"]
+OpsTeam = Literal["none", "basic", "professional"]
+DataSecurity = Literal["standard", "high", "extreme"]
+#: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is)
+Interconnect = Literal["infiniband", "roce", "efa", "ethernet"]
+#: how a managed platform bills its GPUs: only job time (plus start-up), the whole allocated cluster, or the
+#: hours a shared pool's utilization decides (the source article's platform)
+Billing = Literal["job_seconds", "held_cluster", "pooled"]
+#: what a region of the hierarchy is: a provider's region lies in a country, a subdivision (ISO 3166-2) in
+#: a country, a country (ISO 3166-1 alpha-2) on a continent, a continent in ``global``
+RegionKind = Literal["provider_region", "subdivision", "country", "continent", "global"]
+#: what an availability rule (an export control) does to a GPU model in a jurisdiction
+AvailabilityEffect = Literal["unavailable", "licence_required"]
+#: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
+Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
+Currency = Literal["CNY", "USD", "EUR"]
+#: the languages answers come in (``Accept-Language``; ``app.i18n``), English first
+Language = Literal["en", "zh"]
+#: the currency every exchange rate is quoted in, and every conversion goes through
+Pivot = Literal["CNY"]
+ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
+SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
+PriceUnit = Literal[
+    "per_server",
+    "per_server_year",
+    "per_team_year",
+    "per_server_hour",
+    "per_gpu_hour",
+    "per_kwh",
+    "fraction",
+    "per_gpu",
+    "per_tb",
+    "per_kw",
+    "per_kw_month",
+    "per_fte_year",
+    "per_gpu_year",
+    "per_gpu_day",
+]
+AssumptionUnit = Literal[
+    "fraction",
+    "ratio",
+    "years",
+    "days",
+    "hours",
+    "minutes",
+    "count",
+    "servers",
+    "fte",
+    "kw",
+    "per_gpu_year",
+    "tb_per_gpu",
+]
+RuleEffect = Literal["bonus", "penalty", "infeasible"]
+RuleMatch = Literal["all", "any"]
+RuleOperator = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in"]
+
+DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
+OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
+DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
+#: a price row's plan: free-form (declared by the plugins that sell it, ``OptionSpec.price_plans``),
+#: lower_snake_case, or ``*`` for none
+PLAN_PATTERN = r"^(\*|[a-z][a-z0-9_]{0,23})$"
+#: a plan a request names (``rental_plan``): one a loaded option declares (``OptionSpec.rental_plans``)
+PLAN_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,23}$"
+INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
+BILLINGS: tuple[Billing, ...] = get_args(Billing)
+REGION_KINDS: tuple[RegionKind, ...] = get_args(RegionKind)
+AVAILABILITY_EFFECTS: tuple[AvailabilityEffect, ...] = get_args(AvailabilityEffect)
+#: the root of the region hierarchy: every chain of parents ends here, and a row there matches every filter
+GLOBAL = "global"
+RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
+PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
+CURRENCIES: tuple[Currency, ...] = get_args(Currency)
+LANGUAGES: tuple[Language, ...] = get_args(Language)
+PIVOT: Pivot = get_args(Pivot)[0]
+SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
+PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)
+ASSUMPTION_UNITS: tuple[AssumptionUnit, ...] = get_args(AssumptionUnit)
+RULE_EFFECTS: tuple[RuleEffect, ...] = get_args(RuleEffect)
+RULE_MATCHES: tuple[RuleMatch, ...] = get_args(RuleMatch)
+RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
+
+#: price items that are offers by themselves (the rest are priced with one: network, power, a fee…)
+OFFER_ITEMS = ("instance_hour", "gpu_hour", "server_hardware", "reservation_discount")
+
+Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "metrics:read", "admin"]
+#: every API key scope, and what it allows (README, "Authentication")
+SCOPES: dict[Scope, str] = {
+    "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
+    "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
+    "recommendations:write": "POST recommendations and GET back the ones this key created",
+    "metrics:read": "GET /metrics (Prometheus)",
+    "admin": "everything: every scope, every key's recommendations, the audit trail",
+}
+ADMIN: Scope = "admin"
+#: what the audit trail records (``app.kb.audit``)
+AuditAction = Literal[
+    "seeds.load",
+    "migration.data",
+    "key.create",
+    "key.revoke",
+    "key.rotate",
+    "database.restore",
+    "recommendations.prune",
+]
+AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
+#: longest X-API-Key value looked at (a real key has 46 characters)
+API_KEY_MAX_LENGTH = 128

@@ -1,0 +1,336 @@
+"""API keys at the edge: one authentication middleware reads ``X-API-Key``, one guard checks scopes.
+
+Every route handler except health and docs declares the scope it needs in ``opt={"scope": ...}``;
+``require_scope`` checks it against the key's scopes (``admin`` holds them all), inside the
+authentication middleware: a Litestar guard would copy the route handler and run in a thread on
+every request.
+A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), an expired one 401 of type
+``…:key-expired`` saying when it expired (checked against the clock at every request, cached or not),
+a key without the scope 403. ``KeyUsage`` records when each key was last used, written in the
+background at most once a minute per key and process — never a write per request.
+
+The middleware looks each key up in the database, so a revocation reaches every worker and replica;
+a verified key is trusted in-process for ``API_KEY_CACHE_SECONDS`` (default 1 s) to keep requests
+fast, so revocation takes effect within that time. When the database cannot be reached, a key
+verified within the last ``DEGRADED_GRACE_SECONDS`` (10 minutes) keeps working: reads and
+computations go on answering from the in-memory knowledge snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Litestar
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException, ServiceUnavailableException
+from litestar.handlers.base import BaseRouteHandler
+from litestar.handlers.http_handlers import HTTPRouteHandler
+from litestar.middleware import AbstractAuthenticationMiddleware, AuthenticationResult
+from litestar.openapi.spec import (
+    Components,
+    OpenAPI,
+    OpenAPIHeader,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Reference,
+    Schema,
+    SecurityScheme,
+)
+from litestar.routes import HTTPRoute
+from litestar.types import ASGIApp
+
+from app.sdk.text import msg
+from app.sdk.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
+from app.web.problems import PROBLEM_JSON, ProblemException
+from app.web.rate_limits import key_digest, normalised_key
+
+log = logging.getLogger(__name__)
+
+API_KEY_HEADER = "X-API-Key"
+SECURITY_SCHEME_NAME = "ApiKey"
+#: how long a verified key keeps working while the database cannot be reached
+DEGRADED_GRACE_SECONDS = 600.0
+#: a key lookup slower than this counts as "database unreachable"
+LOOKUP_TIMEOUT_SECONDS = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The API key a request was made with (``request.user``)."""
+
+    id: int
+    name: str
+    key_prefix: str
+    scopes: frozenset[str]
+    #: after this instant the key is refused; None: it never expires
+    expires_at: dt.datetime | None = None
+
+    def expired(self, now: dt.datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN in self.scopes
+
+    def allows(self, scope: str) -> bool:
+        return self.is_admin or scope in self.scopes
+
+    @property
+    def actor(self) -> str:
+        """How the audit trail names this key."""
+        return f"key:{self.id}"
+
+
+Lookup = Callable[[str], Awaitable[Principal | None]]
+
+
+class KeyVerifier:
+    """Verifies keys against the database, with a short in-process cache and a degraded mode."""
+
+    def __init__(
+        self,
+        lookup: Lookup,
+        cache_seconds: float,
+        grace_seconds: float = DEGRADED_GRACE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._lookup = lookup
+        self.cache_seconds = cache_seconds
+        self.grace_seconds = grace_seconds
+        self._clock = clock
+        #: sha256 of the key -> (principal, when the database last confirmed it)
+        self._verified: dict[str, tuple[Principal, float]] = {}
+
+    def recently_verified(self, key: str) -> bool:
+        """The database confirmed this key within the grace period (rate limits charge it, not the address)."""
+        cached = self._verified.get(key_digest(key))
+        return cached is not None and self._clock() - cached[1] < self.grace_seconds
+
+    async def verify(self, key: str) -> Principal | None:
+        digest = key_digest(key)
+        now = self._clock()
+        cached = self._verified.get(digest)
+        if cached is not None and now - cached[1] < self.cache_seconds:
+            return cached[0]
+        try:
+            principal = await asyncio.wait_for(self._lookup(key), LOOKUP_TIMEOUT_SECONDS)
+        except Exception as exc:  # the database is unreachable: degraded mode
+            if cached is not None and now - cached[1] < self.grace_seconds:
+                log.warning("API key lookup failed (%s); key %s trusted from cache", type(exc).__name__, cached[0].id)
+                return cached[0]
+            log.warning("API key lookup failed: %s: %s", type(exc).__name__, exc)
+            raise ServiceUnavailableException(
+                "the API key cannot be verified: the database is unreachable", headers={"Retry-After": "5"}
+            ) from exc
+        if principal is None:
+            self._verified.pop(digest, None)
+            return None
+        self._verified[digest] = (principal, now)
+        return principal
+
+    async def identify(self, header: str) -> Principal | None:
+        """The principal of an ``X-API-Key`` value on an open path (health), or None — no key, an unknown,
+        revoked or expired one, or one that cannot be verified now: never an error of its own."""
+        key = normalised_key(header)
+        if not key or len(key) > API_KEY_MAX_LENGTH:
+            return None
+        try:
+            principal = await self.verify(key)
+        except ServiceUnavailableException:
+            return None
+        if principal is None or principal.expired(dt.datetime.now(dt.UTC)):
+            return None
+        return principal
+
+
+#: at most one ``last_used_at`` write per key and process in this many seconds
+LAST_USED_INTERVAL_SECONDS = 60.0
+
+
+class KeyUsage:
+    """Remembers that keys were used and writes ``last_used_at`` in the background: a key's first use in
+    each ``interval`` (per process) is queued, and one task writes what is queued, so a request never
+    waits for it and the database sees at most one write per key and process a minute. Best effort: a
+    failed write is logged and dropped (the next minute's use writes again)."""
+
+    def __init__(
+        self,
+        write: Callable[[dict[int, dt.datetime]], Awaitable[None]],
+        interval: float = LAST_USED_INTERVAL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._write = write
+        self.interval = interval
+        self._clock = clock
+        self._noted: dict[int, float] = {}
+        self._due: dict[int, dt.datetime] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def touch(self, key_id: int) -> None:
+        now = self._clock()
+        last = self._noted.get(key_id)
+        if last is not None and now - last < self.interval:
+            return
+        self._noted[key_id] = now
+        self._due[key_id] = dt.datetime.now(dt.UTC)
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._flush(), name="key-last-used")
+
+    async def _flush(self) -> None:
+        while self._due:
+            due, self._due = self._due, {}
+            try:
+                await self._write(due)
+            except Exception as exc:
+                log.warning("last use of API keys not recorded: %s: %s", type(exc).__name__, exc)
+
+    async def drain(self) -> None:
+        """Wait for the writes under way (tests, shutdown)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+
+class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
+    """Reads ``X-API-Key``; sets ``request.user`` to the key's Principal or answers 401."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        verifier: KeyVerifier,
+        exclude: list[str] | None = None,
+        usage: KeyUsage | None = None,
+    ) -> None:
+        super().__init__(app, exclude=exclude)
+        self.verifier = verifier
+        self.usage = usage
+
+    async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
+        key = normalised_key(connection.headers.get(API_KEY_HEADER, ""))
+        if not key:
+            raise NotAuthorizedException(
+                detail=msg(
+                    "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+                )
+            )
+        principal = await self.verifier.verify(key) if len(key) <= API_KEY_MAX_LENGTH else None
+        if principal is None:
+            raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
+        if principal.expired(dt.datetime.now(dt.UTC)):
+            assert principal.expires_at is not None
+            raise ProblemException(
+                401,
+                "key-expired",
+                "The API key has expired",
+                f"the API key {principal.key_prefix}… expired at {principal.expires_at:%Y-%m-%d %H:%M:%S} UTC; "
+                "ask for a new one (`compute-advisor keys rotate` or `keys create`)",
+                headers={"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'},
+            )
+        if self.usage is not None:
+            self.usage.touch(principal.id)
+        connection.scope["user"] = principal
+        require_scope(connection, connection.route_handler)
+        return AuthenticationResult(user=principal, auth=principal.id)
+
+
+def route_scope(handler: BaseRouteHandler) -> str | None:
+    scope = handler.opt.get("scope")
+    return scope if isinstance(scope, str) else None
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    user = connection.scope.get("user")
+    if not isinstance(user, Principal):
+        raise NotAuthorizedException(
+            detail=msg(
+                "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
+            )
+        )
+    return user
+
+
+def require_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """The key must hold the handler's ``opt["scope"]`` (or ``admin``).
+
+    Routes the middleware leaves open (health, docs) carry no scope and never get here; a route
+    reached with a key but declaring no scope is refused (fail closed).
+    """
+    required = route_scope(handler)
+    user = connection.scope.get("user")
+    if required is None:
+        if user is None:
+            return
+        raise PermissionDeniedException("this route declares no scope")
+    principal = principal_of(connection)
+    if not principal.allows(required):
+        raise PermissionDeniedException(
+            detail=msg("problem.detail.missing_scope", f"the API key lacks the scope '{required}'", scope=required)
+        )
+
+
+def protected_handlers(app: Litestar) -> list[tuple[HTTPRoute, HTTPRouteHandler]]:
+    """Every (route, handler) of the app that declares a scope."""
+    found = []
+    for route in app.routes:
+        if isinstance(route, HTTPRoute):
+            for handler in route.route_handlers:
+                if route_scope(handler) is not None:
+                    found.append((route, handler))
+    return found
+
+
+def document_security(app: Litestar, openapi: OpenAPI) -> None:
+    """Declare the ``X-API-Key`` scheme; on each protected operation require it and document 401/403."""
+    if openapi.components is None:
+        openapi.components = Components()
+    openapi.components.security_schemes = {
+        **(openapi.components.security_schemes or {}),
+        SECURITY_SCHEME_NAME: SecurityScheme(
+            type="apiKey",
+            name=API_KEY_HEADER,
+            security_scheme_in="header",
+            description="An API key (`compute-advisor keys create`). Scopes: "
+            + "; ".join(f"`{k}`: {v}" for k, v in SCOPES.items())
+            + ".",
+        ),
+    }
+    unauthorized = _problem_response(
+        "No API key, or an unknown, revoked or (`…:key-expired`) expired one.",
+        {
+            "WWW-Authenticate": OpenAPIHeader(
+                schema=Schema(type=OpenAPIType.STRING), description=f'`ApiKey header="{API_KEY_HEADER}"`'
+            )
+        },
+    )
+    forbidden = _problem_response("The API key lacks the scope this operation needs.")
+    for route, handler in protected_handlers(app):
+        item = (openapi.paths or {}).get(route.path_format)
+        if item is None:
+            continue
+        for method in handler.http_methods:
+            op = getattr(item, method.lower(), None)
+            if not isinstance(op, Operation):
+                continue
+            op.security = [{SECURITY_SCHEME_NAME: []}]
+            scope = route_scope(handler)
+            op.description = ((op.description or "").rstrip() + f"\n\nRequires the API key scope `{scope}`.").strip()
+            responses = op.responses if op.responses is not None else {}
+            for status, spec in ((401, unauthorized), (403, forbidden)):
+                if str(status) not in responses:
+                    responses[str(status)] = spec
+            op.responses = responses
+
+
+def _problem_response(description: str, headers: dict[str, OpenAPIHeader] | None = None) -> OpenAPIResponse:
+    return OpenAPIResponse(
+        description=description,
+        content={PROBLEM_JSON: OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Problem"))},
+        headers=headers,  # type: ignore[arg-type]
+    )

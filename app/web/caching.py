@@ -1,0 +1,142 @@
+"""Conditional requests: ETags derived from the knowledge version and the normalised request,
+``If-None-Match`` answered with 304, and ``Cache-Control`` saying how long an answer may be reused.
+
+Litestar sets an ``ETag`` header when told to but never compares ``If-None-Match``; this module
+does both. An answer depends only on the knowledge version, the loaded plugins and the request
+itself — never on who asks — so an ETag is the same for every key; authentication and scopes run
+before this code, and the answers are marked ``private`` (no shared cache stores them) and vary on
+``X-API-Key``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.i18n import language
+
+#: how long a client may reuse an answer before it revalidates: the knowledge version can change
+#: at any seed load, and every worker serves a new one within a few seconds
+MAX_AGE_SECONDS = 5
+CACHE_CONTROL = f"private, max-age={MAX_AGE_SECONDS}, must-revalidate"
+VARY = "Accept, Accept-Language, X-API-Key"
+#: every other answer: stored recommendations, the audit trail, evaluations, problems — what depends on the
+#: caller (or is not worth revalidating) is kept by no cache, shared or not
+NO_STORE = "private, no-store"
+
+
+def make_etag(*parts: str) -> str:
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
+    return f'"{digest}"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 weak comparison against every entity tag listed (or ``*``)."""
+    if not if_none_match:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    bare = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == bare for tag in if_none_match.split(","))
+
+
+def caching_headers(etag: str) -> dict[str, str]:
+    return {"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY}
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), "")
+
+
+def _normalised_query(query_string: bytes) -> str:
+    return urlencode(sorted(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)))
+
+
+def answer_etag(scope: Scope, *parts: str) -> str | None:
+    """The one way an ETag is made: the knowledge version served, the loaded plugins, and the parts
+    that identify the answer (path, normalised query or body, media type). ``None`` while no
+    knowledge is loaded (nothing to validate against: the handler answers 503)."""
+    state = scope["app"].state
+    knowledge = state.engine.loaded()
+    if knowledge is None:
+        return None
+    return make_etag(knowledge.version, state.plugins_fingerprint, language(scope), *parts)
+
+
+def not_modified(scope: Scope, etag: str | None) -> bool:
+    """The client's ``If-None-Match`` names ``etag``: a 304 will do."""
+    return etag is not None and matches(_header(scope, b"if-none-match"), etag)
+
+
+def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
+    """For the catalog's GETs: add ``ETag``/``Cache-Control``/``Vary`` to a 200, and turn that 200 into a
+    304 when the client's ``If-None-Match`` names the ETag.
+
+    The handler always runs first: a 304 is only ever the replacement of a 200, so ``If-None-Match: *``
+    on a GPU that does not exist still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the
+    condition applies to the representation the request would select). Catalog answers are cheap
+    in-memory reads; what a 304 saves is the transfer."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP or scope["method"] not in ("GET", "HEAD"):
+            await app(scope, receive, send)
+            return
+        etag = answer_etag(
+            scope, scope["path"], _normalised_query(scope.get("query_string", b"")), _header(scope, b"accept")
+        )
+        if etag is None:
+            await app(scope, receive, send)
+            return
+        headers = caching_headers(etag)
+        replaced = False
+
+        async def send_with_etag(message: Message) -> None:
+            nonlocal replaced
+            if replaced:  # the 200's body, not sent after a 304
+                if message["type"] == "http.response.body" and not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                if not_modified(scope, etag):
+                    replaced = True
+                    start: Any = {
+                        "type": "http.response.start",
+                        "status": 304,
+                        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+                    }
+                    await send(start)
+                    return
+                mutable = MutableScopeHeaders.from_message(message)
+                for k, v in headers.items():
+                    mutable[k] = v
+            await send(message)
+
+        await app(scope, receive, send_with_etag)
+
+    return middleware
+
+
+async def send_cache_control(message: Message, scope: Scope) -> None:
+    """App-level ``before_send`` hook: an answer that says nothing of caching gets ``private, no-store``.
+
+    Only the catalog's GETs and price comparisons say something (``CACHE_CONTROL``, revalidated by
+    ETag); the API documentation is left to the defaults."""
+    if (
+        message["type"] == "http.response.start"
+        and scope["type"] == ScopeType.HTTP
+        and not scope["path"].startswith("/docs")
+    ):
+        headers = MutableScopeHeaders.from_message(message)
+        if "cache-control" not in headers:
+            headers["Cache-Control"] = NO_STORE
+
+
+def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:
+    """Which option plugins (key, plugin, version) are loaded: part of every ETag."""
+    return make_etag(*(":".join(o) for o in sorted(options)))

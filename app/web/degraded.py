@@ -1,0 +1,171 @@
+"""Degraded mode: while the database does not answer, serve from the last knowledge snapshot, say so.
+
+- Answers computed from the snapshot (comparisons, rankings, catalog reads, ``?store=false``
+  recommendations…) carry ``X-Knowledge-Source: cached; version=<kv…>; since=<last successful read>``.
+- What needs the database (storing or fetching a recommendation, the knowledge version's row)
+  answers ``503`` problem details of type ``…:database-unavailable`` with ``Retry-After``: a database
+  error raised in a handler is never a ``500``.
+- The knowledge store's next successful poll ends it; nothing to restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import asyncpg.exceptions  # type: ignore[import-untyped]
+from advanced_alchemy.exceptions import AdvancedAlchemyError
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from sqlalchemy import exc as sa_exc
+
+from app.web.problems import TYPE_BASE, Problem, handle_unexpected, problem_response
+from app.web.request_id import request_id
+
+if TYPE_CHECKING:
+    from litestar import Request, Response
+    from litestar.types import BeforeMessageSendHookHandler, Message, Scope
+
+    from app.kb.store import KnowledgeStore
+
+log = logging.getLogger(__name__)
+KNOWLEDGE_SOURCE_HEADER = "X-Knowledge-Source"
+#: errors that mean "the database does not answer" (connection refused, dropped, timed out, file gone)
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.TimeoutError,  # the pool gave no connection in time
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.InterfaceError,
+    OSError,  # ConnectionRefusedError, TimeoutError, ...
+)
+#: driver errors, found as the cause of a generic ``DBAPIError``, that mean a connection broke under a
+#: statement (the server restarted or closed it, a restore replaced the tables its cached statements
+#: named): the next attempt, on a new connection, works
+BROKEN_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.OperatorInterventionError,  # 57P0x: admin shutdown, crash shutdown, cannot connect now
+    asyncpg.exceptions.InternalClientError,  # "cannot switch to state …": the protocol died mid-operation
+    asyncpg.exceptions.InvalidCachedStatementError,
+)
+
+
+#: driver errors that mean a statement ran out of its time (``DATABASE_STATEMENT_TIMEOUT_MS``) or of its
+#: wait for a lock (``DATABASE_LOCK_TIMEOUT_MS``): the database answers, but is busy — 503, not degraded mode
+TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.LockNotAvailableError,  # 55P03
+    asyncpg.exceptions.QueryCanceledError,  # 57014 (statement_timeout)
+)
+
+
+def database_timed_out(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, is a statement or lock timeout."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if isinstance(exc, TIMEOUT_ERRORS):
+            return True
+        exc = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc.__cause__
+    return False
+
+
+def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    log.warning("database timeout: %s: %s", type(exc).__name__, exc)
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "database-timeout",
+            title="The database did not answer in time",
+            status=503,
+            detail="A statement waited too long for a lock or ran too long and was cancelled; nothing was "
+            "changed. Retry later.",
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": "1"},
+    )
+
+
+def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:
+    return getattr(request.app.state, "knowledge_store", None)
+
+
+def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    if database_timed_out(exc):
+        return handle_database_timeout(request, exc)
+    store = _store(request)
+    wait = 1
+    if store is not None:
+        store.mark_unreachable(exc)
+        wait = max(1, math.ceil(store.refresh_seconds))
+    cached = store.version if store is not None else None
+    detail = "The database does not answer; this operation needs it. Retry later."
+    if cached:
+        detail += (
+            f" Price comparisons, evaluations and recommendations with ?store=false are still answered from "
+            f"knowledge version {cached}."
+        )
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "database-unavailable",
+            title="The database is unavailable",
+            status=503,
+            detail=detail,
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": str(wait)},
+    )
+
+
+def database_went_away(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, means the database or the connection went away."""
+    while exc is not None:
+        if isinstance(exc, DATABASE_ERRORS + BROKEN_CONNECTION_ERRORS) or (
+            isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
+        ):
+            return True
+        # SQLAlchemy's error wraps the driver adapter's (``orig``), which is raised from the driver's own
+        exc = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc.__cause__
+    return False
+
+
+def handle_driver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Any other ``DBAPIError``: degraded mode (503) when it means the connection broke, else a 500."""
+    if database_timed_out(exc):
+        return handle_database_timeout(request, exc)
+    return handle_database_error(request, exc) if database_went_away(exc) else handle_unexpected(request, exc)
+
+
+def handle_repository_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """advanced-alchemy's repositories wrap every driver error: a wrapped "database does not
+    answer" is degraded mode (503), anything else an internal error (500)."""
+    cause = exc.__cause__
+    if cause is not None and database_timed_out(cause):
+        return handle_database_timeout(request, cause)
+    if cause is not None and database_went_away(cause):
+        return handle_database_error(request, cause)
+    return handle_unexpected(request, exc)
+
+
+DATABASE_EXCEPTION_HANDLERS: dict[Any, Any] = {
+    **dict.fromkeys(DATABASE_ERRORS, handle_database_error),
+    sa_exc.DBAPIError: handle_driver_error,
+    AdvancedAlchemyError: handle_repository_error,
+}
+
+
+def knowledge_source_hook(store: KnowledgeStore) -> BeforeMessageSendHookHandler:
+    """App-level ``before_send``: mark successful API answers while the snapshot is all there is."""
+
+    async def send_knowledge_source(message: Message, scope: Scope) -> None:
+        if (
+            message["type"] == "http.response.start"
+            and scope["type"] == ScopeType.HTTP
+            and message["status"] < 400
+            and scope["path"].startswith("/v1/")
+            and (value := store.source_header()) is not None
+        ):
+            MutableScopeHeaders.from_message(message)[KNOWLEDGE_SOURCE_HEADER] = value
+
+    return send_knowledge_source

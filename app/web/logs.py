@@ -1,0 +1,188 @@
+"""Logging for the service and the CLI: one configuration, for people (``console``) or collectors (``json``).
+
+The standard library's ``logging`` with two formatters of our own, not structlog: every module here,
+uvicorn, SQLAlchemy, Alembic and Litestar already log through ``logging.getLogger``, so one handler on
+the root logger formats all of their lines alike, with no bridge between two logging systems and no
+new dependency. ``configure_logging`` is called by ``app.asgi.create_app`` and by the CLI when a
+command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and ``LOG_LEVEL``.
+
+- Every line logged while a request is served carries its request id (a context variable set by
+  ``RequestLogMiddleware``, read by ``RequestContextFilter``), whichever logger wrote it.
+- Each request ends with one line of its own (logger ``app.request``): method, route template and
+  path, status, duration, the API key's *name* (never the key), the knowledge version being served,
+  the client address and, when tracing is on, the trace id. It replaces uvicorn's access log, which
+  is switched off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+import msgspec
+from litestar.enums import ScopeType
+
+from app.web.request_id import CURRENT_REQUEST_ID, request_id
+
+if TYPE_CHECKING:
+    from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
+
+    from app.settings import Settings
+
+HANDLER_NAME = "compute-advisor"
+REQUEST_LOGGER = "app.request"
+#: a request line's fields that its console message already shows
+_IN_CONSOLE_MESSAGE = frozenset({"method", "path", "status", "duration_ms"})
+
+log = logging.getLogger(REQUEST_LOGGER)
+_JSON = msgspec.json.Encoder(enc_hook=str)  # anything it cannot encode as itself, as its str()
+
+
+def _time(created: float) -> str:
+    return dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    found = getattr(record, "fields", None)
+    return found if isinstance(found, dict) else {}
+
+
+class RequestContextFilter(logging.Filter):
+    """Put the current request's id on every record logged while it is served."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = CURRENT_REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ``time`` (RFC 3339, UTC), ``level``, ``logger``, ``message``,
+    ``request_id`` (within a request), the record's ``fields`` and ``exception`` (a traceback)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": _time(record.created),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if (rid := getattr(record, "request_id", None)) is not None:
+            doc["request_id"] = rid
+        doc.update(_fields(record))
+        if record.exc_info:
+            doc["exception"] = self.formatException(record.exc_info)
+        elif record.stack_info:
+            doc["stack"] = self.formatStack(record.stack_info)
+        return _JSON.encode(doc).decode()
+
+
+class ConsoleFormatter(logging.Formatter):
+    """``time LEVEL logger [request id] message key=value …`` and the traceback, if any, below."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        rid = getattr(record, "request_id", None)
+        extra = " ".join(
+            f"{k}={v}" for k, v in _fields(record).items() if k not in _IN_CONSOLE_MESSAGE and v is not None
+        )
+        line = (
+            f"{_time(record.created)} {record.levelname:<7} {record.name}"
+            f"{f' [{rid}]' if rid else ''} {record.getMessage()}{f'  {extra}' if extra else ''}"
+        )
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """Writes to whatever ``sys.stderr`` is at the time (test runners swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: TextIO) -> None:
+        pass
+
+
+def configure_logging(settings: Settings, *, default_level: str = "INFO") -> None:
+    """Install the one handler on the root logger (replacing an earlier one of ours, leaving others),
+    in ``settings.log_format``, at ``settings.log_level`` (else ``default_level``); route uvicorn's
+    loggers through it and switch its access log off."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == HANDLER_NAME:
+            root.removeHandler(handler)
+    handler = _StderrHandler()
+    handler.set_name(HANDLER_NAME)
+    handler.setFormatter(JsonFormatter() if settings.log_format == "json" else ConsoleFormatter())
+    handler.addFilter(RequestContextFilter())
+    root.addHandler(handler)
+    root.setLevel(settings.log_level or default_level)
+    for name in ("uvicorn", "uvicorn.error"):
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True
+    logging.getLogger("uvicorn.access").disabled = True  # the request line below replaces it
+
+
+class RequestLogMiddleware:
+    """Wraps the whole application (404s and 405s of the router included): fixes the request id for
+    every log line of the request, then logs the request's own line when it ends."""
+
+    def __init__(self, app: ASGIApp, knowledge_version: Callable[[], str | None]) -> None:
+        self.app = app
+        self.knowledge_version = knowledge_version
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        token = CURRENT_REQUEST_ID.set(request_id(scope))
+        started = time.perf_counter()
+        status: int | None = None
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            self._log(scope, status, time.perf_counter() - started)
+            CURRENT_REQUEST_ID.reset(token)
+
+    def _log(self, scope: HTTPScope, status: int | None, seconds: float) -> None:
+        level = logging.ERROR if status is None or status >= 500 else logging.INFO
+        if not log.isEnabledFor(level):
+            return
+        user = scope.get("user")
+        state = scope.get("state") or {}
+        client = scope.get("client")
+        fields = {
+            "method": scope["method"],
+            "route": scope.get("path_template") or None,
+            "path": scope["path"],
+            "status": status,
+            "duration_ms": round(seconds * 1000, 3),
+            "key": getattr(user, "name", None),  # the API key's name (app.web.auth.Principal), never the key
+            "knowledge_version": self.knowledge_version(),
+            "client": client[0] if client else None,
+        }
+        if trace_id := state.get("trace_id"):
+            fields["trace_id"] = trace_id
+        message = (
+            f"{scope['method']} {scope['path']} {status if status is not None else '-'} {fields['duration_ms']} ms"
+        )
+        # a record made here: the logger would otherwise search the stack for its caller on every request
+        log.handle(log.makeRecord(log.name, level, __file__, 0, message, (), None, extra={"fields": fields}))

@@ -1,0 +1,293 @@
+"""Rate limits that count cost: each API key has a budget of cost units per window, and a request
+costs the work it asks for (``app.domain.shared.costs``: one unit is about one profile's evaluation).
+
+Two charges, so that a flood never reaches the key lookup and a made-up key never gets a budget:
+
+1. **Before authentication** (``RateLimitMiddleware``): a request whose ``X-API-Key`` is not a key this
+   worker has verified recently — no key, an empty, malformed, unknown or revoked one — costs one unit
+   of its **client address**'s budget. Over it: ``429``, and the key is not looked up.
+2. **After authentication** (``RateLimiter.charge_request``, the app's ``before_request``): the
+   request's cost is charged to its **key**, identified by a hash of the normalised header (the string
+   authentication verified, surrounding spaces removed; never the key itself).
+
+The client address is the connection's peer, or — only when that peer is one of
+``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
+trusted proxy.
+
+Counters (``app.web.counters``) live in Redis when ``REDIS_URL`` is set (one budget across workers and
+replicas; an atomic ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
+counts alone; expired counters are swept once per window). Redis has deadlines of a few milliseconds
+and a circuit (``SharedCounters``): a Redis that does not answer, or refuses, is replaced by this
+process's counters — limits per worker rather than none — until it answers again; its state is logged,
+exported (``compute_advisor_dependency_up{name="redis"}``) and shown in ``/health/ready``. Health and
+documentation are never limited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import ipaddress
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
+
+from app.settings import TrustedProxies
+from app.web import metrics
+from app.web.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
+from app.web.dependencies import Circuit, Dependencies
+from app.web.public import PUBLIC_PATHS
+
+if TYPE_CHECKING:
+    from litestar import Request
+    from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+    from app.settings import Settings
+
+API_KEY_HEADER = b"x-api-key"
+#: a route handler with ``opt={SKIP_OPT: True}`` is never counted
+SKIP_OPT = "skip_rate_limit"
+#: a route handler's ``opt[COST_OPT]``: ``cost(body) -> units`` of a request (default: 1 unit)
+COST_OPT = "cost"
+#: a refused body (400 while reading, 413) costs one unit per this many bytes
+REFUSED_BYTES_PER_UNIT = 16_384
+WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_STATE = "rate_limit"  # scope["state"] key: the last charge, for the response's headers
+_PUBLIC = [re.compile(p) for p in PUBLIC_PATHS]
+
+Cost = Callable[[Any], int]
+
+
+def normalised_key(value: str) -> str:
+    """The API key as authentication reads the header: surrounding spaces removed."""
+    return value.strip()
+
+
+def key_digest(key: str) -> str:
+    """The one hash of a (normalised) key: authentication's cache and the rate limits' counters."""
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_seconds: int
+    window_seconds: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Policy": f"{self.limit}; w={self.window_seconds}",
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_seconds),
+        }
+
+
+def _trusted(address: str, proxies: TrustedProxies) -> bool:
+    if proxies is None:
+        return True
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in net for net in proxies)
+
+
+def client_address(scope: Scope, proxies: TrustedProxies) -> str:
+    """The peer's address; behind trusted proxies, the right-most ``X-Forwarded-For`` hop that is not one
+    (written in its normal form, so ``::1`` and ``0::1`` are one client). A hop that is not an address
+    ends the search at the proxy that forwarded it: the client is that proxy (nobody rotates through
+    made-up values)."""
+    client = scope.get("client")
+    peer = str(client[0]) if client else "unknown"
+    if not _trusted(peer, proxies):
+        return peer
+    forwarded = ",".join(v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for")
+    hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    nearest = peer
+    for hop in reversed(hops):
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            return nearest
+        if not _trusted(address, proxies):
+            return address
+        nearest = address
+    return nearest
+
+
+class RateLimiter:
+    """The budget (``RATE_LIMIT``: units per window), the counters, and the two charges."""
+
+    def __init__(
+        self,
+        budget: int,
+        window_seconds: int,
+        counters: Counters,
+        known_key: Callable[[str], bool],
+        proxies: TrustedProxies,
+    ) -> None:
+        self.budget = budget
+        self.window_seconds = window_seconds
+        self.counters = counters
+        self._known_key = known_key
+        self.proxies = proxies
+
+    async def charge(self, identity: str, units: int) -> Charge:
+        """Add ``units`` to ``identity``'s window; refused (and refunded) when that goes over the budget."""
+        used, reset = await self.counters.add(identity, units, self.window_seconds)
+        allowed = used <= self.budget
+        if not allowed:
+            with contextlib.suppress(Exception):  # the add just worked; a failed refund only over-counts
+                await self.counters.refund(identity, units)
+            used -= units
+        return Charge(allowed, self.budget, max(0, self.budget - used), reset, self.window_seconds)
+
+    def _refuse(self, charge: Charge) -> TooManyRequestsException:
+        metrics.rate_limited()
+        return TooManyRequestsException(headers=charge.headers())
+
+    # ---- 1. before authentication: whatever is not a known key counts against the address ----------
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        async def rate_limit(scope: Scope, receive: Receive, send: Send) -> None:
+            handler = scope.get("route_handler")
+            if (
+                scope["type"] != ScopeType.HTTP
+                or any(p.search(scope["path"]) for p in _PUBLIC)
+                or (handler is not None and handler.opt.get(SKIP_OPT))
+            ):
+                await app(scope, receive, send)
+                return
+            raw = next((v for k, v in scope["headers"] if k == API_KEY_HEADER), b"")
+            key = normalised_key(raw.decode("latin-1"))
+            if not (key and self._known_key(key)):
+                charge = await self.charge("addr:" + client_address(scope, self.proxies), 1)
+                if not charge.allowed:
+                    raise self._refuse(charge)
+                scope.setdefault("state", {})[_STATE] = charge
+            await app(scope, receive, send)
+
+        return rate_limit
+
+    # ---- 2. after authentication: the request's cost against its key --------------------------------
+
+    async def charge_request(self, request: Request[Any, Any, Any]) -> None:
+        """Charge the authenticated key the request's cost (``opt["cost"]`` of its handler, from the body)."""
+        handler = request.route_handler
+        if handler.opt.get(SKIP_OPT) or request.scope.get("user") is None:
+            return
+        refused: ClientException | None = None
+        try:
+            body = await _body_or_none(request)
+        except ClientException as exc:  # a hostile or oversized body (app.web.bodies): charged by its size
+            body, refused = None, exc
+        units = (
+            min(self.budget, refused_cost(_refused_size(request)))  # refused: its 400 or 413, never a 422
+            if refused is not None
+            else request_cost(handler.opt.get(COST_OPT), request.method, body)
+        )
+        if units > self.budget:
+            raise HTTPException(
+                status_code=422,
+                detail=f"this request costs {units} units, more than the whole budget of {self.budget} per "
+                f"{self.window_seconds} s (RATE_LIMIT): split it into smaller ones",
+            )
+        key = normalised_key(request.headers.get("x-api-key", ""))
+        charge = await self.charge("key:" + key_digest(key)[:32], units)
+        if not charge.allowed:
+            raise self._refuse(charge)
+        request.scope.setdefault("state", {})[_STATE] = charge
+        if refused is not None:
+            raise refused
+
+    async def close(self) -> None:
+        await self.counters.close()
+
+
+async def _body_or_none(request: Request[Any, Any, Any]) -> Any:
+    if request.method not in ("POST", "PUT", "PATCH") or not await request.body():
+        return None
+    return await request.json()  # app.web.bodies: a hostile body is a 400 here already
+
+
+def _refused_size(request: Request[Any, Any, Any]) -> int:
+    """The bytes a refused body sent (when read) or announced (``Content-Length`` of a 413 never read)."""
+    body = request._connection_state.body
+    if isinstance(body, bytes):
+        return len(body)
+    return request.content_length or 0
+
+
+def refused_cost(size: int) -> int:
+    """Units a refused body costs: one per :data:`REFUSED_BYTES_PER_UNIT` bytes, at least one — a client
+    sending megabytes the service refuses spends its budget as fast as one sending valid work."""
+    return max(1, math.ceil(size / REFUSED_BYTES_PER_UNIT))
+
+
+def request_cost(cost: Cost | None, method: str, body: Any) -> int:
+    """Units a request costs: its handler's cost function applied to the (decoded, not yet validated)
+    body; 1 when the handler declares none. A body the schema will refuse costs what it asks for or 1."""
+    if cost is None:
+        return 1
+    try:
+        return max(1, int(cost(body)))
+    except Exception:  # a malformed body: validation will answer 400
+        return 1
+
+
+async def send_rate_limit_headers(message: Message, scope: Scope) -> None:
+    """App-level ``before_send``: the ``RateLimit-*`` headers of the last charge, on every limited answer."""
+    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
+        charge = scope.get("state", {}).get(_STATE)
+        if isinstance(charge, Charge):
+            headers = MutableScopeHeaders.from_message(message)
+            for k, v in charge.headers().items():
+                headers[k] = v
+
+
+def rate_limiter(
+    settings: Settings, known_key: Callable[[str], bool], dependencies: Dependencies | None = None
+) -> RateLimiter | None:
+    """The configured limiter, or ``None`` when ``RATE_LIMIT=off``; with ``REDIS_URL``, Redis's counters
+    behind a circuit whose state ``dependencies`` follows (as ``redis``)."""
+    if settings.rate_limit is None:
+        return None
+    unit, budget = settings.rate_limit
+    counters: Counters = MemoryCounters()
+    if settings.redis_url:
+        dependencies = dependencies if dependencies is not None else Dependencies()
+        dependencies.watch("redis", REDIS_FALLBACK)
+        redis = RedisCounters(
+            settings.redis_url,
+            settings.rate_limit_namespace,
+            connect_timeout=settings.redis_connect_timeout_ms / 1000,
+            timeout=settings.redis_timeout_ms / 1000,
+        )
+        circuit = Circuit(
+            "redis",
+            dependencies,
+            failures=settings.redis_circuit_failures,
+            open_seconds=settings.redis_circuit_open_seconds,
+        )
+        counters = SharedCounters(redis, circuit)
+    return RateLimiter(budget, WINDOW_SECONDS[unit], counters, known_key, settings.forwarded_allow_ips)
+
+
+def retry_after(headers: dict[str, str]) -> str | None:
+    """``Retry-After`` (whole seconds, at least 1) from the ``RateLimit-Reset`` of a 429."""
+    reset = next((v for k, v in headers.items() if k.lower() == "ratelimit-reset"), None)
+    if reset is None:
+        return None
+    try:
+        return str(max(1, int(reset)))
+    except ValueError:
+        return "1"
