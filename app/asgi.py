@@ -37,7 +37,6 @@ from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
 from app.domain.shared.engine import Engine
 from app.host.manager import OptionHost, create_option_host
-from app.i18n import send_content_language
 from app.kb import keys
 from app.kb.db import database_config, migration_head, migration_revisions
 from app.kb.notify import listener_dsn
@@ -51,17 +50,16 @@ from app.settings import Settings
 from app.web import metrics, tracing
 from app.web.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.web.bodies import StrictJsonRequest
-from app.web.caching import plugins_fingerprint, send_cache_control
-from app.web.degraded import DATABASE_EXCEPTION_HANDLERS, knowledge_source_hook
+from app.web.caching import plugins_fingerprint
+from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
-from app.web.logs import RequestLogMiddleware, configure_logging
+from app.web.edge import Edge
+from app.web.logs import configure_logging
 from app.web.negotiation import require_json_body
 from app.web.offload import WorkerPool
 from app.web.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.web.public import PUBLIC_PATHS
-from app.web.rate_limits import rate_limiter, send_rate_limit_headers
-from app.web.request_id import request_id_middleware, send_request_id
-from app.web.security import send_security_headers
+from app.web.rate_limits import rate_limiter
 
 #: response headers a browser page may read (CORS_ORIGINS)
 EXPOSED_HEADERS = [
@@ -218,7 +216,10 @@ def create_app(
             worker_pool.shutdown()
             await key_usage.drain()  # the last uses still queued
 
+    request_metrics = metrics.request_metrics()
+
     async def before_request(request: Request[Any, Any, Any]) -> None:
+        request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
         if limiter is not None:
             await limiter.charge_request(request)  # the request's cost, against its key
@@ -260,19 +261,9 @@ def create_app(
         },
         exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
         middleware=[
-            request_id_middleware,
             *([tracing.name_request_span] if provider is not None else []),
-            metrics.prometheus_config().middleware,  # outside rate limits and keys: their 429/401/403 count too
             *([limiter.middleware] if limiter else []),  # before auth: floods never reach the key lookup
             DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
-        ],
-        before_send=[
-            send_request_id,
-            send_content_language,
-            send_cache_control,
-            send_rate_limit_headers,
-            send_security_headers,
-            knowledge_source_hook(store),
         ],
         before_request=before_request,
         state=State(
@@ -307,6 +298,9 @@ def create_app(
     complete_openapi(app.openapi_schema)
     document_security(app, app.openapi_schema)
     document_for_generators(app.openapi_schema, PROBLEM_TYPES)
-    # outermost, around Litestar's router and exception handling: 404s and 405s get their line too
-    app.asgi_handler = RequestLogMiddleware(app.asgi_handler, lambda: store.version)
+    # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the
+    # 401/403/429 raised inside, get their headers, their metrics and their log line too
+    app.asgi_handler = Edge(
+        app.asgi_handler, knowledge_version=lambda: store.version, knowledge_source=store.source_header
+    )
     return app

@@ -15,9 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args
 
-from litestar.datastructures import MutableScopeHeaders
-from litestar.enums import ScopeType
-from litestar.types import Message, Scope
+from litestar.types import Scope
 
 from app.sdk.text import Msg
 from app.sdk.vocab import Language
@@ -149,9 +147,3 @@ def language(scope: Scope) -> Lang:
 def pin_language(scope: Scope, lang: Lang) -> None:
     """Answer in ``lang`` whatever was asked: a stored recommendation keeps the language it was answered in."""
     scope.setdefault("state", {})["language"] = lang
-
-
-async def send_content_language(message: Message, scope: Scope) -> None:
-    """App-level ``before_send`` hook: every answer says its language in ``Content-Language``."""
-    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
-        MutableScopeHeaders.from_message(message)["content-language"] = CONTENT_LANGUAGE[language(scope)]

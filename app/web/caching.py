@@ -122,21 +122,6 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
-async def send_cache_control(message: Message, scope: Scope) -> None:
-    """App-level ``before_send`` hook: an answer that says nothing of caching gets ``private, no-store``.
-
-    Only the catalog's GETs and price comparisons say something (``CACHE_CONTROL``, revalidated by
-    ETag); the API documentation is left to the defaults."""
-    if (
-        message["type"] == "http.response.start"
-        and scope["type"] == ScopeType.HTTP
-        and not scope["path"].startswith("/docs")
-    ):
-        headers = MutableScopeHeaders.from_message(message)
-        if "cache-control" not in headers:
-            headers["Cache-Control"] = NO_STORE
-
-
 def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:
     """Which option plugins (key, plugin, version) are loaded: part of every ETag."""
     return make_etag(*(":".join(o) for o in sorted(options)))

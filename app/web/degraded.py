@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg.exceptions  # type: ignore[import-untyped]
 from advanced_alchemy.exceptions import AdvancedAlchemyError
-from litestar.datastructures import MutableScopeHeaders
-from litestar.enums import ScopeType
 from sqlalchemy import exc as sa_exc
 
 from app.web.problems import TYPE_BASE, Problem, handle_unexpected, problem_response
@@ -25,7 +23,6 @@ from app.web.request_id import request_id
 
 if TYPE_CHECKING:
     from litestar import Request, Response
-    from litestar.types import BeforeMessageSendHookHandler, Message, Scope
 
     from app.kb.store import KnowledgeStore
 
@@ -153,19 +150,3 @@ DATABASE_EXCEPTION_HANDLERS: dict[Any, Any] = {
     sa_exc.DBAPIError: handle_driver_error,
     AdvancedAlchemyError: handle_repository_error,
 }
-
-
-def knowledge_source_hook(store: KnowledgeStore) -> BeforeMessageSendHookHandler:
-    """App-level ``before_send``: mark successful API answers while the snapshot is all there is."""
-
-    async def send_knowledge_source(message: Message, scope: Scope) -> None:
-        if (
-            message["type"] == "http.response.start"
-            and scope["type"] == ScopeType.HTTP
-            and message["status"] < 400
-            and scope["path"].startswith("/v1/")
-            and (value := store.source_header()) is not None
-        ):
-            MutableScopeHeaders.from_message(message)[KNOWLEDGE_SOURCE_HEADER] = value
-
-    return send_knowledge_source

@@ -7,7 +7,7 @@ new dependency. ``configure_logging`` is called by ``app.asgi.create_app`` and b
 command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and ``LOG_LEVEL``.
 
 - Every line logged while a request is served carries its request id (a context variable set by
-  ``RequestLogMiddleware``, read by ``RequestContextFilter``), whichever logger wrote it.
+  ``app.web.edge``, read by ``RequestContextFilter``), whichever logger wrote it.
 - Each request ends with one line of its own (logger ``app.request``): method, route template and
   path, status, duration, the API key's *name* (never the key), the knowledge version being served,
   the client address and, when tracing is on, the trace id. It replaces uvicorn's access log, which
@@ -19,17 +19,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import sys
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
-from litestar.enums import ScopeType
 
-from app.web.request_id import CURRENT_REQUEST_ID, request_id
+from app.web.request_id import CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
-    from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
+    from litestar.types import HTTPScope
 
     from app.settings import Settings
 
@@ -134,55 +131,26 @@ def configure_logging(settings: Settings, *, default_level: str = "INFO") -> Non
     logging.getLogger("uvicorn.access").disabled = True  # the request line below replaces it
 
 
-class RequestLogMiddleware:
-    """Wraps the whole application (404s and 405s of the router included): fixes the request id for
-    every log line of the request, then logs the request's own line when it ends."""
-
-    def __init__(self, app: ASGIApp, knowledge_version: Callable[[], str | None]) -> None:
-        self.app = app
-        self.knowledge_version = knowledge_version
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await self.app(scope, receive, send)
-            return
-        token = CURRENT_REQUEST_ID.set(request_id(scope))
-        started = time.perf_counter()
-        status: int | None = None
-
-        async def send_and_note(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_and_note)
-        finally:
-            self._log(scope, status, time.perf_counter() - started)
-            CURRENT_REQUEST_ID.reset(token)
-
-    def _log(self, scope: HTTPScope, status: int | None, seconds: float) -> None:
-        level = logging.ERROR if status is None or status >= 500 else logging.INFO
-        if not log.isEnabledFor(level):
-            return
-        user = scope.get("user")
-        state = scope.get("state") or {}
-        client = scope.get("client")
-        fields = {
-            "method": scope["method"],
-            "route": scope.get("path_template") or None,
-            "path": scope["path"],
-            "status": status,
-            "duration_ms": round(seconds * 1000, 3),
-            "key": getattr(user, "name", None),  # the API key's name (app.web.auth.Principal), never the key
-            "knowledge_version": self.knowledge_version(),
-            "client": client[0] if client else None,
-        }
-        if trace_id := state.get("trace_id"):
-            fields["trace_id"] = trace_id
-        message = (
-            f"{scope['method']} {scope['path']} {status if status is not None else '-'} {fields['duration_ms']} ms"
-        )
-        # a record made here: the logger would otherwise search the stack for its caller on every request
-        log.handle(log.makeRecord(log.name, level, __file__, 0, message, (), None, extra={"fields": fields}))
+def log_request(scope: HTTPScope, status: int | None, seconds: float, knowledge_version: str | None) -> None:
+    """The request's own line (logger ``app.request``), written by ``app.web.edge`` when it ends."""
+    level = logging.ERROR if status is None or status >= 500 else logging.INFO
+    if not log.isEnabledFor(level):
+        return
+    user = scope.get("user")
+    state = scope.get("state") or {}
+    client = scope.get("client")
+    fields = {
+        "method": scope["method"],
+        "route": scope.get("path_template") or None,
+        "path": scope["path"],
+        "status": status,
+        "duration_ms": round(seconds * 1000, 3),
+        "key": getattr(user, "name", None),  # the API key's name (app.web.auth.Principal), never the key
+        "knowledge_version": knowledge_version,
+        "client": client[0] if client else None,
+    }
+    if trace_id := state.get("trace_id"):
+        fields["trace_id"] = trace_id
+    message = f"{scope['method']} {scope['path']} {status if status is not None else '-'} {fields['duration_ms']} ms"
+    # a record made here: the logger would otherwise search the stack for its caller on every request
+    log.handle(log.makeRecord(log.name, level, __file__, 0, message, (), None, extra={"fields": fields}))

@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests (Litestar's Prometheus integration) and the service's own figures.
+"""Prometheus metrics: requests (kept by ``app.web.edge`` under the names of Litestar's Prometheus
+integration) and the service's own figures.
 
 ``GET /metrics`` answers the Prometheus text format to a key with the scope ``metrics:read`` (or
 ``admin``); ``METRICS_BIND`` adds a listener of its own that serves the same metrics without a key,
@@ -18,15 +19,13 @@ import logging
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from litestar import Response, get
-from litestar.exceptions import HTTPException
-from litestar.plugins.prometheus import PrometheusConfig, PrometheusController, PrometheusMiddleware
+from litestar.plugins.prometheus import PrometheusController
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-    from litestar.types import Message, Receive, Scope, Send
+    from litestar.types import HTTPScope
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +52,8 @@ METRICS_SCOPE = "metrics:read"
 #: request duration buckets, in seconds: catalog reads take about a millisecond, batches seconds
 #: the request metrics' labels, in Litestar's order
 LABELS = ("method", "path", "status_code", "app_name")
+APP_NAME = "compute-advisor"
+_IN_PROGRESS = "metrics_in_progress"  # scope["state"] key: the in-progress gauge child a request raised
 DURATION_BUCKETS: list[str | float] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
 # ---- the service's own metrics (created once per process; gauges say how workers combine) ----------
@@ -202,65 +203,69 @@ def rate_limited() -> None:
 # ---- requests: Litestar's integration ----------------------------------------------------------------
 
 
-class RequestMetricsMiddleware(PrometheusMiddleware):
-    """Litestar's Prometheus middleware (its metrics, names and labels), with two changes:
+class RequestMetrics:
+    """Requests by route template, method and status — the names, labels and buckets of Litestar's
+    Prometheus integration (``{PREFIX}_requests_total``, ``_request_duration_seconds``,
+    ``_requests_in_progress``, ``_requests_error_total``), kept by ``app.web.edge`` in its one pass.
 
-    - an answer raised as an exception by a middleware inside it (429 of the rate limit, 401/403 of
-      authentication) is counted with its own status and duration, not as a 200 that took no time
-      (Litestar's exception handler answers it further out);
-    - the labelled children of each metric are looked up once per label set, not on every request.
+    An answer raised as an exception inside the edge (429 of the rate limit, 401/403 of
+    authentication) is counted with its own status and duration; a request no route matched is not
+    counted (its raw path would be a label anyone could multiply). The labelled children of each
+    metric are looked up once per label set, not on every request.
     """
 
-    _children: ClassVar[dict[tuple[str, tuple[Any, ...]], Any]] = {}
+    def __init__(self) -> None:
+        self.count = Counter(f"{PREFIX}_requests_total", "Total requests", LABELS)
+        self.time = Histogram(
+            f"{PREFIX}_request_duration_seconds", "Request duration, in seconds", LABELS, buckets=DURATION_BUCKETS
+        )
+        self.in_progress = Gauge(
+            f"{PREFIX}_requests_in_progress",
+            "Total requests currently in progress",
+            LABELS,
+            multiprocess_mode="livesum",
+        )
+        self.errors = Counter(f"{PREFIX}_requests_error_total", "Total errors in requests", LABELS)
+        self._children: dict[tuple[int, tuple[Any, ...]], Any] = {}
 
-    def _child(self, factory: Callable[[dict[str, Any]], Any], values: tuple[Any, ...]) -> Any:
-        key = (factory.__name__, values)
+    def _child(self, metric: Any, values: tuple[Any, ...]) -> Any:
+        key = (id(metric), values)
         found = self._children.get(key)
         if found is None:
-            found = self._children[key] = factory(dict(zip(LABELS, values, strict=True))).labels(*values)
+            found = self._children[key] = metric.labels(*values)
         return found
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method = scope.get("method") or scope["type"]
-        path = scope.get("path_template") or scope["path"]  # the route template, as group_path=True says
-        app_name = self._config.app_name
-        started = time.perf_counter()
-        status = 200
-        finished: float | None = None
+    def started(self, scope: HTTPScope) -> None:
+        """The handler of a routed request is about to run: it is in progress until ``finished``."""
+        state = scope.setdefault("state", {})
+        if _IN_PROGRESS not in state:
+            gauge = self._child(self.in_progress, (scope["method"], scope["path_template"], 200, APP_NAME))
+            gauge.inc()
+            state[_IN_PROGRESS] = gauge
 
-        async def send_and_note(message: Message) -> None:
-            nonlocal status, finished
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body" and not message.get("more_body", False):
-                finished = time.perf_counter()
-            await send(message)
-
-        in_progress = self._child(self.requests_in_progress, (method, path, 200, app_name))
-        in_progress.inc()
-        try:
-            await self.app(scope, receive, send_and_note)
-        except Exception as exc:
-            status = exc.status_code if isinstance(exc, HTTPException) else 500
-            raise
-        finally:
-            in_progress.dec()
-            values = (method, path, status, app_name)
-            if status >= 500:
-                self._child(self.requests_error_count, values).inc()
-            self._child(self.request_count, values).inc()
-            self._child(self.request_time, values).observe((finished or time.perf_counter()) - started)
+    def finished(self, scope: HTTPScope, status: int | None, seconds: float) -> None:
+        state = scope.get("state") or {}
+        gauge = state.pop(_IN_PROGRESS, None)
+        if gauge is not None:
+            gauge.dec()
+        route = scope.get("path_template")
+        if route is None:
+            return
+        values = (scope["method"], route, 500 if status is None else status, APP_NAME)
+        if values[2] >= 500:
+            self._child(self.errors, values).inc()
+        self._child(self.count, values).inc()
+        self._child(self.time, values).observe(seconds)
 
 
-def prometheus_config() -> PrometheusConfig:
-    """Request count, duration histogram and in-flight requests by route template, method and status."""
-    return PrometheusConfig(
-        app_name="compute-advisor",
-        prefix=PREFIX,
-        group_path=True,  # the route template (/v1/gpus/{key}), never the raw path
-        buckets=DURATION_BUCKETS,
-        middleware_class=RequestMetricsMiddleware,
-    )
+_REQUEST_METRICS: list[RequestMetrics] = []
+
+
+def request_metrics() -> RequestMetrics:
+    """This process's request metrics (made once: a metric is registered once per process)."""
+    if not _REQUEST_METRICS:
+        _REQUEST_METRICS.append(RequestMetrics())
+    return _REQUEST_METRICS[0]
 
 
 def metrics_controller(multiproc_dir: Path | None, before_scrape: Callable[[], None]) -> type[PrometheusController]:

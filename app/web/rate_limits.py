@@ -34,7 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
@@ -46,7 +45,7 @@ from app.web.public import PUBLIC_PATHS
 
 if TYPE_CHECKING:
     from litestar import Request
-    from litestar.types import ASGIApp, Message, Receive, Scope, Send
+    from litestar.types import ASGIApp, Receive, Scope, Send
 
     from app.settings import Settings
 
@@ -89,6 +88,9 @@ class Charge:
             "RateLimit-Remaining": str(self.remaining),
             "RateLimit-Reset": str(self.reset_seconds),
         }
+
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        return [(k.lower().encode(), v.encode()) for k, v in self.headers().items()]
 
 
 def _trusted(address: str, proxies: TrustedProxies) -> bool:
@@ -244,14 +246,10 @@ def request_cost(cost: Cost | None, method: str, body: Any) -> int:
         return 1
 
 
-async def send_rate_limit_headers(message: Message, scope: Scope) -> None:
-    """App-level ``before_send``: the ``RateLimit-*`` headers of the last charge, on every limited answer."""
-    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
-        charge = scope.get("state", {}).get(_STATE)
-        if isinstance(charge, Charge):
-            headers = MutableScopeHeaders.from_message(message)
-            for k, v in charge.headers().items():
-                headers[k] = v
+def charge_of(scope: Scope) -> Charge | None:
+    """The request's last charge (its ``RateLimit-*`` headers go on the answer: ``app.web.edge``)."""
+    charge = scope.get("state", {}).get(_STATE)
+    return charge if isinstance(charge, Charge) else None
 
 
 def rate_limiter(

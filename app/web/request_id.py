@@ -6,9 +6,7 @@ from __future__ import annotations
 import uuid
 from contextvars import ContextVar
 
-from litestar.datastructures import MutableScopeHeaders
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Scope
 
 REQUEST_ID_HEADER = "x-request-id"
 #: the id of the request being served in this task, for log lines (``app.web.logs``)
@@ -26,20 +24,3 @@ def request_id(scope: Scope) -> str:
     rid = given if 0 < len(given) <= 128 and given.isascii() and given.isprintable() else uuid.uuid4().hex
     state["request_id"] = rid
     return rid
-
-
-def request_id_middleware(app: ASGIApp) -> ASGIApp:
-    """Fix the request id before the handler runs; ``send_request_id`` echoes it."""
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == ScopeType.HTTP:
-            request_id(scope)
-        await app(scope, receive, send)
-
-    return middleware
-
-
-async def send_request_id(message: Message, scope: Scope) -> None:
-    """App-level ``before_send`` hook: every response carries the id, 404s and 405s from the router included."""
-    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
-        MutableScopeHeaders.from_message(message)[REQUEST_ID_HEADER] = request_id(scope)

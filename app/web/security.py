@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import re
 
-from litestar.datastructures import MutableScopeHeaders
-from litestar.enums import ScopeType
-from litestar.types import Message, Scope
-
 #: the pages (and their files) that get the policy
 PAGE_PATHS = re.compile(r"^/(?:docs|explorer)(?:/|$)")
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -36,12 +32,11 @@ EVERY_ANSWER = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-refe
 PAGES = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, "X-Frame-Options": "DENY"}
 
 
-async def send_security_headers(message: Message, scope: Scope) -> None:
-    """App-level ``before_send``: the headers above, on every answer (404s and 405s included)."""
-    if message["type"] == "http.response.start" and scope["type"] == ScopeType.HTTP:
-        headers = MutableScopeHeaders.from_message(message)
-        for name, value in EVERY_ANSWER.items():
-            headers[name] = value
-        if PAGE_PATHS.match(scope["path"]):
-            for name, value in PAGES.items():
-                headers[name] = value
+_EVERY_ANSWER = [(k.lower().encode(), v.encode()) for k, v in EVERY_ANSWER.items()]
+_ON_PAGES = _EVERY_ANSWER + [(k.lower().encode(), v.encode()) for k, v in PAGES.items()]
+
+
+def security_headers(path: str) -> list[tuple[bytes, bytes]]:
+    """The headers above for an answer at ``path`` (404s and 405s included), as raw ASGI headers:
+    ``app.web.edge`` adds them to every answer."""
+    return _ON_PAGES if PAGE_PATHS.match(path) else _EVERY_ANSWER
