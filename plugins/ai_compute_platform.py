@@ -27,6 +27,7 @@ from app.core import (
     Range,
     SourceRef,
     ceil_number,
+    hookimpl,
     offers,
 )
 from app.core.kernel import Candidate, Quote, candidate
@@ -35,6 +36,7 @@ from app.core.offer_kernel import OfferKernel
 from app.core.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
 from app.core.text import money_range, msg, num, pct
 from app.core.vocab import BILLINGS
+from plugins import messages
 
 KEY = "ai_compute_platform"
 VERSION = "3.0.0"
@@ -295,3 +297,9 @@ class AiComputePlatform(OptionPlugin):
 plugin = AiComputePlatform()
 compute_advisor_options = plugin.compute_advisor_options
 compute_advisor_compile = plugin.compute_advisor_compile
+
+
+@hookimpl
+def compute_advisor_messages() -> dict[str, dict[str, Any]]:
+    """This option's words in every language: ``plugins/locales/ai_compute_platform.<lang>.toml``."""
+    return messages(KEY)
