@@ -27,6 +27,7 @@ from app.sdk import (
     Range,
     SourceRef,
     ceil_number,
+    hookimpl,
     offers,
 )
 from app.sdk.kernel import Candidate, Quote, candidate
@@ -35,6 +36,7 @@ from app.sdk.offer_kernel import OfferKernel
 from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
 from app.sdk.text import money_range, msg, num, pct
 from app.sdk.vocab import BILLINGS
+from plugins import messages
 
 KEY = "ai_compute_platform"
 VERSION = "3.0.0"
@@ -295,3 +297,9 @@ class AiComputePlatform(OptionPlugin):
 plugin = AiComputePlatform()
 compute_advisor_options = plugin.compute_advisor_options
 compute_advisor_compile = plugin.compute_advisor_compile
+
+
+@hookimpl
+def compute_advisor_messages() -> dict[str, dict[str, Any]]:
+    """This option's words in every language: ``plugins/locales/ai_compute_platform.<lang>.toml``."""
+    return messages(KEY)

@@ -25,6 +25,7 @@ from app.sdk import (
     Range,
     SourceRef,
     ceil_number,
+    hookimpl,
     offers,
 )
 from app.sdk.capital import Bridge
@@ -35,6 +36,7 @@ from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_t
 from app.sdk.pricing import gt as _gt
 from app.sdk.pricing import holds as _holds
 from app.sdk.text import money_range, msg, num, pct
+from plugins import messages
 
 KEY = "rented_gpu_instances"
 VERSION = "3.0.0"
@@ -233,3 +235,9 @@ class RentedGpuInstances(OptionPlugin):
 plugin = RentedGpuInstances()
 compute_advisor_options = plugin.compute_advisor_options
 compute_advisor_compile = plugin.compute_advisor_compile
+
+
+@hookimpl
+def compute_advisor_messages() -> dict[str, dict[str, Any]]:
+    """This option's words in every language: ``plugins/locales/rented_gpu_instances.<lang>.toml``."""
+    return messages(KEY)

@@ -36,6 +36,7 @@ from app.sdk import (
     Range,
     bom,
     ceil_number,
+    hookimpl,
     offers,
 )
 from app.sdk.capital import Bridge, where
@@ -45,6 +46,7 @@ from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.offer_kernel import OfferKernel
 from app.sdk.pricing import quote_cost
 from app.sdk.text import money, money_range, msg, num, span
+from plugins import messages
 
 KEY = "self_built_cluster"
 VERSION = "3.0.0"
@@ -256,3 +258,9 @@ class SelfBuiltCluster(OptionPlugin):
 plugin = SelfBuiltCluster()
 compute_advisor_options = plugin.compute_advisor_options
 compute_advisor_compile = plugin.compute_advisor_compile
+
+
+@hookimpl
+def compute_advisor_messages() -> dict[str, dict[str, Any]]:
+    """This option's words in every language: ``plugins/locales/self_built_cluster.<lang>.toml``."""
+    return messages(KEY)

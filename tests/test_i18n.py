@@ -1,20 +1,99 @@
-"""The message catalogs: every code in every language, with the same placeholders; language negotiation."""
+"""The message catalogs: every code in every language, with the same placeholders — the service's own
+and each plugin's; a plugin's words merged, never over the service's; language negotiation."""
 
 from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app import i18n
+from app.host.manager import create_option_host
+from app.host.options import PluginError
+from app.sdk import hookimpl
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILTINS = ("self_built_cluster", "rented_gpu_instances", "ai_compute_platform")
+
+
+def _complete(catalogs: dict[str, dict[str, str]], where: str) -> None:
+    english = catalogs["en"]
+    for lang in i18n.LANGUAGES:
+        messages = catalogs[lang]
+        assert set(messages) == set(english), f"{where} {lang}: codes differ from English"
+        for code, template in messages.items():
+            assert i18n.placeholders(template) == i18n.placeholders(english[code]), f"{where} {lang} {code}"
+            assert template.strip(), f"{where} {lang} {code} is empty"
 
 
 def test_every_code_in_every_language_with_the_same_placeholders() -> None:
-    english = i18n.catalog("en")
-    for lang in i18n.LANGUAGES:
-        messages = i18n.catalog(lang)
-        assert set(messages) == set(english), f"{lang}: codes differ from English"
-        for code, template in messages.items():
-            assert i18n.placeholders(template) == i18n.placeholders(english[code]), f"{lang} {code}"
-            assert template.strip(), f"{lang} {code} is empty"
+    host = create_option_host()
+    _complete({lang: i18n.catalog(lang) for lang in i18n.LANGUAGES}, "merged")
+    for plugin in BUILTINS:
+        assert set(host.messages[plugin]) == set(i18n.LANGUAGES), plugin
+        _complete(host.messages[plugin], plugin)
+
+
+def test_the_built_ins_words_are_their_own() -> None:
+    """The built-in options' sentences live in plugins/locales/, not among the service's words; each
+    option names itself there (``option.<key>.*``)."""
+    host = create_option_host()
+    service = tomllib.loads((ROOT / "app/i18n/locales/en.toml").read_text(encoding="utf-8"))
+    for plugin in BUILTINS:
+        words = host.messages[plugin]["en"]
+        assert {f"option.{plugin}.{f}" for f in ("ref", "name", "description")} <= set(words)
+        assert f"setup.{plugin}" in words
+        assert plugin not in service.get("option", {}) and plugin not in service.get("setup", {})
+        for code in words:
+            assert i18n.catalog("zh")[code] == host.messages[plugin]["zh"][code]
+
+
+class _Words:
+    """A test plugin that ships ``answer`` as its words."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+
+    @hookimpl
+    def compute_advisor_messages(self) -> dict[str, Any]:
+        return self.answer
+
+
+def test_a_plugins_words_join_every_language() -> None:
+    create_option_host(
+        [_Words({"en": {"words_test": {"hello": "Hello {who}"}}, "zh": {"words_test.hello": "你好 {who}"}})]
+    )
+    assert i18n.translate("words_test.hello", "zh", who="x") == "你好 x"
+    assert i18n.translate("words_test.hello", "en", who="x") == "Hello x"
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ({"en": {"reason": {"none": "nothing"}}}, "message 'reason.none' is one of the service's own"),
+        ({"en": {"option.rented_gpu_instances.name": "x"}}, "worded by both rented_gpu_instances and"),
+        ({"fr": {"x.y": "z"}}, "messages in fr"),
+        ({"en": {"x.y": "{a}"}, "zh": {"x.y": "{b}"}}, "message 'x.y' has other placeholders in zh"),
+        ({"zh": {"x.y": "z"}}, "message 'x.y' has no English template"),
+        (["en"], "must return {language: catalog}"),
+    ],
+)
+def test_a_plugin_may_not_override_or_garble_words(answer: Any, error: str) -> None:
+    before = {lang: dict(i18n.catalog(lang)) for lang in i18n.LANGUAGES}
+    with pytest.raises(PluginError) as caught:
+        create_option_host([_Words(answer)])
+    assert error in str(caught.value)
+    if "worded by both" not in error:
+        assert "test_i18n._Words" in str(caught.value)  # the plugin is named
+    assert {lang: i18n.catalog(lang) for lang in i18n.LANGUAGES} == before  # nothing merged
+
+
+def test_lookups_read_no_file() -> None:
+    """After plugins load, a catalog is a dict held in memory: the same object on every lookup."""
+    create_option_host()
+    assert i18n.catalog("zh") is i18n.catalog("zh")
 
 
 def test_translate_fills_parameters() -> None:

@@ -21,6 +21,7 @@ from conftest import SEEDS, load_seeds, make_client, migrate, require_backend
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
+from app import i18n
 from app.engine.batch import vector_profile
 from app.engine.insights import sample_knowledge
 from app.host.hookspecs import ENTRY_POINT_GROUP
@@ -28,7 +29,9 @@ from app.host.manager import create_option_host
 from app.sdk import Assessment, Kernel, OptionSpec, Profile, hookimpl
 
 EXAMPLE = Path(__file__).parent / "plugins_example"
-MODULE = EXAMPLE / "hpc_allocation.py"
+PACKAGE = EXAMPLE / "hpc_allocation"
+MODULE = PACKAGE / "__init__.py"
+CATALOGS = {lang: PACKAGE / "locales" / f"{lang}.toml" for lang in ("en", "zh")}
 SEED_FILE = EXAMPLE / "90-hpc-allocation.yaml"
 DOCS = Path(__file__).parent.parent / "docs" / "plugins.md"
 KEY = "hpc_allocation"
@@ -70,7 +73,7 @@ def example_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     """Install the example as the distribution ``hpc-allocation`` 0.1.0 with its entry point."""
     root = tmp_path / "site"
     root.mkdir()
-    shutil.copy(MODULE, root / MODULE.name)
+    shutil.copytree(PACKAGE, root / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
     dist = root / "hpc_allocation-0.1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: hpc-allocation\nVersion: 0.1.0\n", encoding="utf-8")
@@ -94,9 +97,11 @@ def _example() -> Any:
 
 
 def test_the_docs_show_the_tested_example() -> None:
-    """docs/plugins.md shows the example's module and seed file as they are here, whole."""
+    """docs/plugins.md shows the example's module, catalogs and seed file as they are here, whole."""
     docs = DOCS.read_text(encoding="utf-8")
     assert f"```python\n{MODULE.read_text(encoding='utf-8')}```" in docs
+    for catalog in CATALOGS.values():
+        assert f"```toml\n{catalog.read_text(encoding='utf-8')}```" in docs
     assert f"```yaml\n{SEED_FILE.read_text(encoding='utf-8')}```" in docs
     assert f'[project.entry-points."{ENTRY_POINT_GROUP}"]\n{KEY} = "hpc_allocation"' in docs
 
@@ -139,6 +144,38 @@ def test_the_example_is_infeasible_above_the_centres_gpus(example_client: Client
     entry = {e["option"]: e for e in r.json()["ranking"]}[KEY]
     assert entry["feasible"] is False
     assert any("at most 256 GPUs" in reason for reason in entry["reasons"])
+
+
+def test_the_example_speaks_chinese_and_english_from_its_own_catalogs(example_client: Client) -> None:
+    """The example's sentences are messages its package words in both languages (locales/<lang>.toml):
+    its note among the reasons, its breakdown line, its name, each in the language asked for."""
+    words = {}
+    for lang in ("en", "zh"):
+        headers = {"Accept-Language": lang}
+        r = example_client.post("/v1/recommendations", params={"store": "false"}, json=PROFILE, headers=headers)
+        assert r.status_code == 200, r.text
+        assert r.headers["content-language"] == {"en": "en", "zh": "zh-CN"}[lang]
+        entry = {e["option"]: e for e in r.json()["ranking"]}[KEY]
+        codes = [c["code"] for c in entry["reason_codes"]]
+        note = entry["reasons"][codes.index("hpc_allocation.note")]
+        body = {k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years", "as_of")}
+        item = {
+            i["option"]: i
+            for i in example_client.post("/v1/price-comparisons", json=body, headers=headers).json()["items"]
+        }
+        line = {li["key"]: li for li in item[KEY]["breakdown"]}["gpu_hours"]["label"]
+        options = example_client.get("/v1/options", headers=headers).json()["items"]
+        words[lang] = (note, line, {o["key"]: o["name"] for o in options}[KEY])
+    assert words["en"] == (
+        "HPC allocation: 280,320–420,480 CNY (expected 350,400) a year at regional_hpc_centre.",
+        "Allocated GPU-hours",
+        "HPC centre allocation",
+    )
+    assert words["zh"] == (
+        "超算中心机时：每年 280,320–420,480 CNY（预期 350,400），由 regional_hpc_centre 提供。",
+        "分配的GPU机时",
+        "超算中心机时分配",
+    )
 
 
 def test_the_example_takes_a_batch_as_arrays(example_client: Client, example_seeds: Path) -> None:
@@ -205,6 +242,20 @@ def test_hook_compute_advisor_options(example_package: None) -> None:
         version="0.1.0",
     )
     assert specs["self_built_cluster"].owns_hardware and specs["rented_gpu_instances"].plans
+
+
+def test_hook_compute_advisor_messages(example_package: None) -> None:
+    host = create_option_host()
+    answers = host.pm.hook.compute_advisor_messages()
+    assert len(answers) == len(BUILTINS) + 1  # every built-in ships its words, and so does the example
+    example = next(a for a in answers if "hpc_allocation" in a.get("en", {}))
+    assert set(example) == {"en", "zh"}
+    assert example["zh"]["hpc_allocation"]["line"]["gpu_hours"] == "分配的GPU机时"  # TOML's tables, as read
+    # the host keeps each plugin's catalogs flat, by the plugin's name; i18n merges them with the service's
+    assert host.messages[KEY]["en"]["hpc_allocation.note"] == "HPC allocation: {annual} a year at {provider}."
+    assert set(host.messages) == BUILTINS | {KEY}
+    assert i18n.catalog("zh")["option.hpc_allocation.name"] == "超算中心机时分配"
+    assert i18n.translate("hpc_allocation.setup", "zh") == "中心的批处理调度系统和软件模块"
 
 
 def test_hook_compute_advisor_compile(example_package: None, example_seeds: Path) -> None:

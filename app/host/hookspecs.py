@@ -31,6 +31,8 @@ retried); a Monte Carlo run reports the option's error.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from typing import Any
 
 from app.sdk.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
 from app.sdk.kernel import Kernel, Roles
@@ -44,6 +46,20 @@ __all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 def compute_advisor_options() -> list[OptionSpec]:  # type: ignore[empty-body]
     """Describe the options this plugin provides (usually one). Results of all plugins are
     concatenated; two plugins claiming the same key stop the service at start-up."""
+
+
+@hookspec
+def compute_advisor_messages() -> Mapping[str, Mapping[str, Any]]:  # type: ignore[empty-body]
+    """The words this plugin's sentences use, by language: ``{"en": catalog, "zh": catalog}``, each
+    catalog mapping the message codes the plugin passes to ``app.sdk.text.msg`` to ``str.format``
+    templates (nested tables flatten to dotted codes, as a TOML file's do). Called once, when the
+    plugins load; every plugin's answer is kept apart and merged into the service's catalogs.
+
+    A plugin may not word a code the service words itself, nor one another plugin words: either
+    stops the service at start-up (``PluginError`` naming the plugin and the code). A language the
+    service does not speak, or a template whose placeholders differ from its English one, does too.
+    A code a language lacks is shown in its English text (the message's own).
+    """
 
 
 @hookspec

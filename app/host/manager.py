@@ -1,4 +1,5 @@
-"""Where plugins are found and checked: the entry-point group, then ``check_pending``."""
+"""Where plugins are found and checked: the entry-point group, then ``check_pending``; their words
+join the message catalogs."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterable
 
 import pluggy
 
+from app import i18n
 from app.host import hookspecs
 from app.host.options import LoadedOption, OptionHost, PluginError
 
@@ -15,7 +17,9 @@ __all__ = ["LoadedOption", "OptionHost", "PluginError", "create_option_host"]
 def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bool = True) -> OptionHost:
     """Load the plugins of the entry-point group (built-ins included) and validate their hooks.
 
-    ``check_pending`` makes a misspelled hook name fail here, at start-up.
+    ``check_pending`` makes a misspelled hook name fail here, at start-up; so does a plugin's message
+    that clashes with the service's or another plugin's. The plugins' catalogs join the service's for
+    the whole process (``i18n.add_plugin_messages``): whatever renders an answer finds their words.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -24,4 +28,6 @@ def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bo
     for plugin in extra_plugins:
         pm.register(plugin)
     pm.check_pending()
-    return OptionHost(pm)
+    host = OptionHost(pm)
+    i18n.add_plugin_messages(host.messages)
+    return host

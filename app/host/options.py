@@ -1,27 +1,27 @@
 """The loaded option plugins, each option bound to the one plugin that provides it; their kernels,
-compiled once per knowledge snapshot × currency × ``as_of`` period and cached on the snapshot; and
-the one typed call of each hook (pluggy returns ``Any``)."""
+compiled once per knowledge snapshot × currency × ``as_of`` period and cached on the snapshot; the
+message catalogs they ship; and the one typed call of each hook (pluggy returns ``Any``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pluggy
 
+from app.sdk.errors import PluginError
 from app.sdk.kernel import Kernel, Quote
 from app.sdk.knowledge import Knowledge
 from app.sdk.model import with_effective_cost
+from app.sdk.text import flat_messages, placeholders
 from app.sdk.types import Assessment, OptionSpec, Profile
+from app.sdk.vocab import LANGUAGES, Language
 
 #: the roles an option may declare in its spec, at most one option each
 ROLES = ("owns_hardware", "bridges_lead_time")
-
-
-class PluginError(RuntimeError):
-    """A plugin broke the contract at start-up (duplicate option key, malformed answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,8 @@ class OptionHost:
                 raise PluginError(f"role '{role}' is declared by more than one option: {', '.join(holders)}")
             if holders:
                 self.roles[role] = holders[0]
+        #: each plugin's message catalogs (``compute_advisor_messages``): plugin → language → code → template
+        self.messages: dict[str, dict[Language, dict[str, str]]] = plugin_messages(pm)
 
     # ---- kernels ------------------------------------------------------------------------------------
 
@@ -126,6 +128,47 @@ class AssessKernel(Kernel):
         return quote_of(self.assess(profile)), 1
 
 
+# ---- the plugins' words ---------------------------------------------------------------------------
+
+
+def plugin_label(pm: pluggy.PluginManager, plugin: object) -> str:
+    """A plugin's name for people: its entry point's, else its module's or class's (pluggy names a
+    plugin registered without a name by its ``id``)."""
+    name = pm.get_name(plugin) or ""
+    if name != str(id(plugin)):
+        return name
+    return getattr(plugin, "__name__", None) or f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+
+
+def plugin_messages(pm: pluggy.PluginManager) -> dict[str, dict[Language, dict[str, str]]]:
+    """Every plugin's answer to ``compute_advisor_messages``, flattened and checked: known languages,
+    the English placeholders in every language, no code worded by two plugins."""
+    found: dict[str, dict[Language, dict[str, str]]] = {}
+    owner: dict[str, str] = {}
+    for impl in pm.hook.compute_advisor_messages.get_hookimpls():
+        name = plugin_label(pm, impl.plugin)
+        answer = impl.function()
+        if not isinstance(answer, Mapping) or not all(isinstance(c, Mapping) for c in answer.values()):
+            raise PluginError(f"plugin {name}: compute_advisor_messages must return {{language: catalog}}")
+        unknown = sorted(set(answer) - set(LANGUAGES))
+        if unknown:
+            spoken = ", ".join(LANGUAGES)
+            raise PluginError(f"plugin {name}: messages in {', '.join(unknown)}; the service speaks {spoken}")
+        catalogs = {lang: flat_messages(answer[lang]) for lang in LANGUAGES if lang in answer}
+        english = catalogs.get("en", {})
+        for lang, catalog in catalogs.items():
+            for code, template in catalog.items():
+                if code not in english:
+                    raise PluginError(f"plugin {name}: message '{code}' has no English template")
+                if placeholders(template) != placeholders(english[code]):
+                    raise PluginError(f"plugin {name}: message '{code}' has other placeholders in {lang} than in en")
+        for code in english:
+            if owner.setdefault(code, name) != name:
+                raise PluginError(f"message '{code}' is worded by both {owner[code]} and {name}")
+        found[name] = catalogs
+    return found
+
+
 def quote_of(a: Assessment) -> Quote:
     """An assessment's numbers as a quote (for an SDK v2 plugin's answers in batches and draws)."""
     violations = tuple(("verbatim", v.violated) for v in a.violations)
@@ -144,4 +187,15 @@ def quote_of(a: Assessment) -> Quote:
     )
 
 
-__all__ = ["ROLES", "AssessKernel", "LoadedOption", "OptionHost", "PluginError", "quote_of"]
+__all__ = [
+    "ROLES",
+    "AssessKernel",
+    "LoadedOption",
+    "OptionHost",
+    "PluginError",
+    "flat_messages",
+    "placeholders",
+    "plugin_label",
+    "plugin_messages",
+    "quote_of",
+]

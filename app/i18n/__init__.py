@@ -2,22 +2,24 @@
 
 Every text a person reads in an answer — reasons, notes, chart labels, problem titles, spreadsheet
 headers, the explorer page — is a message code with parameters, rendered from one catalog per
-language (``app/i18n/locales/<lang>.toml``, flat dotted keys, ``str.format`` placeholders).
-``tests/test_i18n.py`` checks that every code exists in every language with the same placeholders.
+language: the service's own words (``app/i18n/locales/<lang>.toml``, flat dotted keys, ``str.format``
+placeholders) merged with the words each loaded plugin ships (``compute_advisor_messages``; the
+built-ins' are ``plugins/locales/<option>.<lang>.toml``). ``tests/test_i18n.py`` checks that every code,
+the plugins' included, exists in every language with the same placeholders.
 """
 
 from __future__ import annotations
 
-import string
 import tomllib
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any, get_args
 
 from litestar.types import Scope
 
-from app.sdk.text import Msg
+from app.sdk.errors import PluginError
+from app.sdk.text import Msg, flat_messages
+from app.sdk.text import placeholders as placeholders  # re-exported: the catalogs' checks use it
 from app.sdk.vocab import Language
 
 Lang = Language
@@ -29,27 +31,54 @@ CONTENT_LANGUAGE: dict[Lang, str] = {"en": "en", "zh": "zh-CN"}
 LOCALES = Path(__file__).parent / "locales"
 
 
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in table.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flatten(value, f"{name}."))
-        else:
-            out[name] = str(value)
-    return out
+def _service_catalogs() -> dict[Lang, dict[str, str]]:
+    """The service's own words, one file per language."""
+    found: dict[Lang, dict[str, str]] = {}
+    for lang in LANGUAGES:
+        with (LOCALES / f"{lang}.toml").open("rb") as f:
+            found[lang] = flat_messages(tomllib.load(f))
+    return found
 
 
-@cache
+#: the service's words (read on first use), the loaded plugins' (plugin → language → code → template)
+#: and both merged: a lookup is one dict access, rebuilt only when plugins load
+_service: dict[Lang, dict[str, str]] = {}
+_plugins: dict[str, dict[Lang, dict[str, str]]] = {}
+_merged: dict[Lang, dict[str, str]] = {}
+
+
 def catalog(lang: Lang) -> dict[str, str]:
-    """The messages of ``lang``: code → template."""
-    with (LOCALES / f"{lang}.toml").open("rb") as f:
-        return _flatten(tomllib.load(f))
+    """The messages of ``lang``: code → template, the service's and every loaded plugin's."""
+    found = _merged.get(lang)
+    if found is None:
+        _merge(_plugins)
+        found = _merged[lang]
+    return found
 
 
-def placeholders(template: str) -> frozenset[str]:
-    """The ``{name}`` fields a template uses."""
-    return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field)
+def add_plugin_messages(messages: Mapping[str, Mapping[Lang, Mapping[str, str]]]) -> None:
+    """Merge plugins' catalogs (``OptionHost.messages``: plugin → language → code → template) into
+    every language's, when plugins load. A plugin loaded again replaces its own words. A plugin may
+    not word a code of the service's, nor one another loaded plugin words: :class:`PluginError`, and
+    nothing changes."""
+    _merge({**_plugins, **{name: {lang: dict(c) for lang, c in m.items()} for name, m in messages.items()}})
+
+
+def _merge(plugins: dict[str, dict[Lang, dict[str, str]]]) -> None:
+    global _service, _plugins, _merged
+    service = _service or _service_catalogs()
+    owner: dict[str, str] = {}
+    for name, catalogs in plugins.items():
+        for code in {code for c in catalogs.values() for code in c}:
+            if code in service[DEFAULT_LANG]:
+                raise PluginError(f"plugin {name}: message '{code}' is one of the service's own")
+            if owner.setdefault(code, name) != name:
+                raise PluginError(f"message '{code}' is worded by both {owner[code]} and {name}")
+    merged = {lang: dict(service[lang]) for lang in LANGUAGES}
+    for catalogs in plugins.values():
+        for lang, c in catalogs.items():
+            merged[lang].update(c)
+    _service, _plugins, _merged = service, plugins, merged
 
 
 def translate(code: str, lang: Lang = DEFAULT_LANG, /, **params: Any) -> str:

@@ -67,3 +67,7 @@ def failure(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, MissingKnowledge):
         return MISSING_KNOWLEDGE, str(exc)
     return OPTION_FAILED, "the option's computation failed; the service has logged it with the request id"
+
+
+class PluginError(RuntimeError):
+    """A plugin broke the contract at start-up (duplicate option key, malformed answer)."""

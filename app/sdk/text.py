@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -83,3 +85,20 @@ def joined(separator: str, items: list[str] | tuple[str, ...]) -> Msg:
     """Items joined by ``", "`` (code ``join.comma``) or ``"; "`` (``join.semicolon``); each item translated."""
     code = {", ": "join.comma", "; ": "join.semicolon"}[separator]
     return Msg(code, separator.join(items), {"items": tuple(items)})
+
+
+def flat_messages(table: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """A catalog's nested tables as flat dotted codes (``{"note": {"x": "…"}}`` → ``{"note.x": "…"}``)."""
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flat_messages(value, f"{name}."))
+        else:
+            out[name] = str(value)
+    return out
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """The ``{name}`` fields a template uses."""
+    return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
+import msgspec
 from advanced_alchemy.filters import LimitOffset
 
 from app.domain.audit.schemas import AuditEventRead, AuditList
@@ -15,23 +17,17 @@ def _utc(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
+def _event(row: Any) -> AuditEventRead:
+    """An audit row as answered: its columns by name (``msgspec.convert`` from its attributes), its
+    time in UTC."""
+    return msgspec.structs.replace(msgspec.convert(row, AuditEventRead, from_attributes=True), at=_utc(row.at))
+
+
 async def audit_events(events: AuditEventRepository, window: LimitOffset, action: str | None) -> AuditList:
     rows, total = await events.newest_first(window, action)
     return AuditList(
         total=total,
         limit=window.limit,
         offset=window.offset,
-        items=[
-            AuditEventRead(
-                id=r.id,
-                at=_utc(r.at),
-                actor=r.actor,
-                action=r.action,
-                subject=r.subject,
-                knowledge_version_before=r.knowledge_version_before,
-                knowledge_version_after=r.knowledge_version_after,
-                detail=r.detail,
-            )
-            for r in rows
-        ],
+        items=[_event(r) for r in rows],
     )

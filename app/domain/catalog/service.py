@@ -1,8 +1,9 @@
 """The catalog: the loaded options and the knowledge snapshot's rows, filtered and paged.
 
-Rows are built by name from the snapshot's objects. One declaration per entity: the table
-(``app.kb.models``); the seed records, the snapshot objects and these rows carry its columns by name,
-their enumerated fields typed with the vocabularies of ``app.sdk.vocab``, and
+Rows are converted by name from the snapshot's objects (``msgspec.convert(..., from_attributes=True)``,
+nested rows too); code spells out only what the snapshot holds differently (a range as its ends).
+One declaration per entity: the table (``app.kb.models``); the seed records, the snapshot objects and
+these rows carry its columns by name, their enumerated fields typed with the vocabularies of ``app.sdk.vocab``, and
 ``tests/test_declarations.py`` fails when a shape drifts (its exceptions listed there, with reasons)."""
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 
+import msgspec
 from advanced_alchemy.filters import LimitOffset
 
 from app.domain.catalog import schemas as s
@@ -25,23 +28,36 @@ from app.sdk.offers import stale
 from app.sdk.vocab import OFFER_ITEMS
 from app.web.pagination import page
 
-
-def fields_of(row: Any) -> dict[str, Any]:
-    """A snapshot row's fields by name (``dataclasses.asdict`` would deep-copy every value)."""
-    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+R = TypeVar("R", bound=msgspec.Struct)
 
 
-def flat(row: Any) -> dict[str, Any]:
-    """A snapshot row with its ranges spelled out as columns: ``value`` as ``low``, ``expected``,
-    ``high``; a price's ``lead_time_days`` as ``lead_time_days_low`` and ``_high``."""
-    values = fields_of(row)
-    value = values.pop("value")
-    out = {**values, "low": value.low, "expected": value.expected, "high": value.high}
+def read(row: Any, schema: type[R]) -> R:
+    """A snapshot row (or an ORM row) as its read schema: the fields of ``schema`` taken from the
+    row's attributes of the same names, nested rows too, and checked against the schema's types."""
+    return msgspec.convert(row, schema, from_attributes=True)
+
+
+@cache
+def _names(cls: Any) -> tuple[str, ...]:
+    """A dataclass's field names, once per class."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def flat(row: Any, schema: type[R]) -> R:
+    """A snapshot row with a range as ``schema``: its fields by name, the range spelled out as the
+    columns the schema has instead (``value`` as ``low``, ``expected``, ``high``; a price's
+    ``lead_time_days`` as ``lead_time_days_low`` and ``_high``, None without one)."""
+    cls: type = type(row)
+    values = {name: getattr(row, name) for name in _names(cls)}
+    value = values["value"]
+    values.update(low=value.low, expected=value.expected, high=value.high)
     if "lead_time_days" in values:
-        lead = out.pop("lead_time_days")
-        out["lead_time_days_low"] = None if lead is None else lead.low
-        out["lead_time_days_high"] = None if lead is None else lead.high
-    return out
+        lead = values["lead_time_days"]
+        values.update(
+            lead_time_days_low=None if lead is None else lead.low,
+            lead_time_days_high=None if lead is None else lead.high,
+        )
+    return msgspec.convert(values, schema)  # the row's other fields (value, id…) are not the schema's: ignored
 
 
 L = TypeVar("L", bound=s.Page)
@@ -113,16 +129,16 @@ class CatalogService:
 
     def gpus(self, window: LimitOffset) -> s.GpuList:
         kb = self._kb()
-        rows = [s.GpuRead(**fields_of(g)) for g in kb.gpus.values()]
+        rows = [read(g, s.GpuRead) for g in kb.gpus.values()]
         return _listing(s.GpuList, kb, rows, window)
 
     def gpu(self, key: str) -> s.GpuRead | None:
         found = self._kb().gpus.get(key)
-        return None if found is None else s.GpuRead(**fields_of(found))
+        return None if found is None else read(found, s.GpuRead)
 
     def servers(self, window: LimitOffset) -> s.ServerList:
         kb = self._kb()
-        rows = [s.ServerRead(**fields_of(x)) for x in kb.servers.values()]
+        rows = [read(x, s.ServerRead) for x in kb.servers.values()]
         return _listing(s.ServerList, kb, rows, window)
 
     def prices(
@@ -137,7 +153,7 @@ class CatalogService:
     ) -> s.PriceList:
         kb = self._kb()
         rows = [
-            s.PriceRead(**flat(p))
+            flat(p, s.PriceRead)
             for p in kb.prices
             if (option is None or p.option == option)
             and (provider is None or p.provider == provider)
@@ -154,11 +170,11 @@ class CatalogService:
         rows = [p for p in kb.prices if p.item in OFFER_ITEMS and query.matches(p)]
         if query.stale_days is not None:
             rows = stale(rows, query.stale_days, query.today)
-        return _listing(s.OfferList, kb, [s.PriceRead(**flat(p)) for p in rows], window)
+        return _listing(s.OfferList, kb, [flat(p, s.PriceRead) for p in rows], window)
 
     def providers(self, window: LimitOffset, *, kind: str | None) -> s.ProviderList:
         kb = self._kb()
-        rows = [s.ProviderRead(**fields_of(p)) for p in kb.providers.values() if kind is None or p.kind == kind]
+        rows = [read(p, s.ProviderRead) for p in kb.providers.values() if kind is None or p.kind == kind]
         return _listing(s.ProviderList, kb, rows, window)
 
     def regions(self, window: LimitOffset, *, kind: str | None, parent: str | None) -> s.RegionList:
@@ -170,7 +186,7 @@ class CatalogService:
             if (kind is None or r.kind == kind) and (parent is None or r.parent == parent)
         ]
         rows.sort(key=lambda r: (len(kb.region_chain(r.key)), r.key))
-        return _listing(s.RegionList, kb, [s.RegionRead(**fields_of(r)) for r in rows], window)
+        return _listing(s.RegionList, kb, [read(r, s.RegionRead) for r in rows], window)
 
     def is_region(self, key: str) -> bool:
         """Whether ``key`` is a region of the hierarchy."""
@@ -190,7 +206,7 @@ class CatalogService:
             and (as_of is None or a.valid_on(as_of))
         ]
         rows.sort(key=lambda a: (a.jurisdiction, a.gpu_model, a.valid_from))
-        return _listing(s.AvailabilityRuleList, kb, [s.AvailabilityRuleRead(**fields_of(a)) for a in rows], window)
+        return _listing(s.AvailabilityRuleList, kb, [read(a, s.AvailabilityRuleRead) for a in rows], window)
 
     def exchange_rates(
         self, window: LimitOffset, *, as_of: dt.date | None, base: str | None, quote: str | None
@@ -205,24 +221,16 @@ class CatalogService:
                     current[r.base] = r
             rates = list(current.values())
         rates.sort(key=lambda r: (r.base, r.valid_on), reverse=True)
-        return _listing(s.ExchangeRateList, kb, [s.ExchangeRateRead(**fields_of(r)) for r in rates], window)
+        return _listing(s.ExchangeRateList, kb, [read(r, s.ExchangeRateRead) for r in rates], window)
 
     def assumptions(self, window: LimitOffset, *, option: str | None) -> s.AssumptionList:
         kb = self._kb()
-        rows = [
-            s.AssumptionRead(**{k: v for k, v in flat(a).items() if k != "id"})
-            for a in kb.assumptions.values()
-            if option is None or a.option == option
-        ]
+        rows = [flat(a, s.AssumptionRead) for a in kb.assumptions.values() if option is None or a.option == option]
         return _listing(s.AssumptionList, kb, rows, window)
 
     def rules(self, window: LimitOffset, *, option: str | None) -> s.RuleList:
         kb = self._kb()
-        rows = [
-            s.RuleRead(**{**fields_of(r), "conditions": [s.ConditionRead(**fields_of(c)) for c in r.conditions]})
-            for r in kb.rules
-            if option is None or r.option == option
-        ]
+        rows = [read(r, s.RuleRead) for r in kb.rules if option is None or r.option == option]
         return _listing(s.RuleList, kb, rows, window)
 
     async def knowledge_version(self, versions: KnowledgeVersionRepository) -> s.KnowledgeVersionRead:

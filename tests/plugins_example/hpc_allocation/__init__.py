@@ -5,12 +5,15 @@ has only so many GPUs. Everything comes from the knowledge base: the price row a
 of option ``hpc_allocation`` (loaded with the seeds), and general assumptions such as
 ``gpu_failure_rate_per_gpu_year``. The SDK's ``OfferKernel`` does the rest as it does for the
 built-in options: the offer's hard constraints, efficiency, stability, usability, the work left to
-the team and the one money scale.
+the team and the one money scale. Its sentences are messages (``text.msg``) whose words, in English
+and Chinese, the package ships in ``locales/<lang>.toml``.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Sequence
+from importlib.resources import files
 from typing import Any
 
 from app.sdk import (
@@ -24,10 +27,12 @@ from app.sdk import (
     Profile,
     Quote,
     Range,
+    hookimpl,
     kernel,
     offers,
     pricing,
     text,
+    vocab,
 )
 
 KEY = "hpc_allocation"
@@ -36,7 +41,7 @@ GPUS_PER_NODE = 8
 
 
 class HpcKernel(OfferKernel):
-    setup_steps = "the centre's batch scheduler and software modules"
+    setup_steps = text.msg("hpc_allocation.setup", "the centre's batch scheduler and software modules")
 
     def compile_group(self, gpu_model: str | None) -> list[Candidate]:
         """The centre sells its allocation whatever GPU model a team names: its price row in the region."""
@@ -80,14 +85,17 @@ class HpcKernel(OfferKernel):
         key, annual, upfront, total = quote.lines[0]
         line = LineItem(
             key,
-            "Allocated GPU-hours",
+            text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
             annual,
             upfront,
             "useful GPU-hours × price per GPU-hour",
             c.offer.refs,
             total=total,
         )
-        note = f"HPC allocation: {text.money_range(annual, profile.currency)} a year at {c.offer.row.provider}."
+        shown, provider = text.money_range(annual, profile.currency), c.offer.row.provider
+        note = text.msg(
+            "hpc_allocation.note", f"HPC allocation: {shown} a year at {provider}.", annual=shown, provider=provider
+        )
         return self.assessment_of(
             profile,
             quote,
@@ -112,3 +120,10 @@ class HpcAllocation(OptionPlugin):
 plugin = HpcAllocation()
 compute_advisor_options = plugin.compute_advisor_options
 compute_advisor_compile = plugin.compute_advisor_compile
+
+
+@hookimpl
+def compute_advisor_messages() -> dict[str, dict[str, Any]]:
+    """The words of the sentences above, by language: the package's ``locales/<lang>.toml``."""
+    folder = files(__name__) / "locales"
+    return {lang: tomllib.loads((folder / f"{lang}.toml").read_text("utf-8")) for lang in vocab.LANGUAGES}
