@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import msgspec
 from advanced_alchemy.extensions.litestar import AsyncSessionConfig, EngineConfig, SQLAlchemyAsyncConfig
+from advanced_alchemy.utils.serialization import encode_json
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event
@@ -119,11 +121,19 @@ def sqlite_track_identity(engine: Engine, path: Path) -> None:
     event.listen(engine, "checkout", sqlite_still_there(path))
 
 
+def json_text(value: Any) -> str:
+    """A JSON column's text: a document already encoded (``msgspec.Raw``: a stored recommendation, the
+    bytes its 201 answer sends) as it is, anything else by advanced-alchemy's encoder."""
+    if isinstance(value, msgspec.Raw):
+        return bytes(value).decode()
+    return encode_json(value)
+
+
 def database_config(settings: Settings) -> SQLAlchemyAsyncConfig:
     """advanced-alchemy's configuration of the database ``settings`` name (engine built lazily)."""
     config = SQLAlchemyAsyncConfig(
         connection_string=connection_url(settings),
-        engine_config=EngineConfig(**settings.engine_options),
+        engine_config=EngineConfig(json_serializer=json_text, **settings.engine_options),
         session_config=AsyncSessionConfig(expire_on_commit=False),
         before_send_handler="autocommit",
         create_all=False,

@@ -141,7 +141,9 @@ class DecisionController(Controller):
         headers = {"Location": answer.location}
         if answer.replayed:
             headers["Idempotent-Replayed"] = "true"
-        return Response(answer.doc, status_code=answer.status, headers=headers)
+        # the stored document's bytes (or a replay's document): the answer the OpenAPI document describes
+        stored = Response(answer.doc, status_code=answer.status, headers=headers)
+        return cast("Response[s.RecommendationRead]", stored)
 
     @get(
         "/recommendations/{rec_id:str}",

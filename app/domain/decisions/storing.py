@@ -30,10 +30,11 @@ from app.web.problems import ProblemException
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class StoredAnswer:
-    """A stored recommendation's answer: the document, its status and ``Location``; ``replayed`` when
-    it is the answer of an earlier request with the same Idempotency-Key."""
+    """A stored recommendation's answer: the document (the JSON bytes stored, or a replay's stored
+    document), its status and ``Location``; ``replayed`` when it is the answer of an earlier request
+    with the same Idempotency-Key."""
 
-    doc: Any
+    doc: bytes | dict[str, Any]
     status: int
     location: str
     replayed: bool = False
@@ -86,6 +87,7 @@ async def recommend(
         created_at=now.replace(microsecond=0),
         **msgspec.structs.asdict(evaluation),
     )
+    body = msgspec.json.encode(doc)  # encoded once: the row's text and the 201 answer are these bytes
     claim = None
     if idempotency_key is not None:
         claim = {
@@ -104,7 +106,7 @@ async def recommend(
                 "knowledge_version": evaluation.knowledge_version,
                 "methodology_version": evaluation.methodology_version,
                 "request": request,
-                "response": msgspec.to_builtins(doc),
+                "response": msgspec.Raw(body),
                 "api_key_id": api_key_id,
             },
             idempotency=claim,
@@ -126,7 +128,7 @@ async def recommend(
                 409, "idempotency-key-conflict", "Idempotency-Key in use", "retry the request"
             ) from None
         return _replay(claimed, digest)
-    return StoredAnswer(doc, HTTP_201_CREATED, f"/v1/recommendations/{doc.id}")
+    return StoredAnswer(body, HTTP_201_CREATED, f"/v1/recommendations/{doc.id}")
 
 
 def check_idempotency_key(key: str) -> None:
