@@ -37,7 +37,7 @@ from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
 from app.domain.shared.engine import Engine
 from app.host.manager import OptionHost, create_option_host
-from app.kb import keys
+from app.kb import heap, keys
 from app.kb.db import database_config, migration_head, migration_revisions
 from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
@@ -159,13 +159,18 @@ def create_app(
         gauges.state(store.version, store.last_read_at, store.degraded)
         dependencies.mark("database", not store.degraded, "the knowledge poll cannot read the database")
 
+    def knowledge_loaded(_version: str, trigger: str) -> None:
+        gauges.loaded(trigger)
+        if settings.gc_freeze:
+            heap.settle()
+
     store = KnowledgeStore(
         db.create_session_maker(),
         settings.knowledge_refresh_seconds,
         listen_dsn=listener_dsn(settings.database_url),  # PostgreSQL: a new version is announced at once
         tracer=tracer,
         on_state=knowledge_state,
-        on_load=lambda _version, trigger: gauges.loaded(trigger),
+        on_load=knowledge_loaded,
     )
     key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
     key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))

@@ -112,6 +112,8 @@ class Settings:
     seeds_path: Path = DEFAULT_SEEDS_PATH
     #: seconds between two checks for a new knowledge version
     knowledge_refresh_seconds: float = 2.0
+    #: freeze the objects alive after each snapshot load out of the cyclic collector's walks (app.kb.heap)
+    gc_freeze: bool = True
     #: largest request body accepted, in bytes
     max_body_bytes: int = 4_194_304
     #: seconds a verified API key is trusted in-process before the database is asked again
@@ -212,6 +214,7 @@ class Settings:
             database_url=env.get("DATABASE_URL") or DEFAULT_DATABASE_URL,
             seeds_path=Path(env.get("SEEDS_PATH") or DEFAULT_SEEDS_PATH),
             knowledge_refresh_seconds=float(env.get("KNOWLEDGE_REFRESH_SECONDS") or 2.0),
+            gc_freeze=(env.get("GC_FREEZE") or "on").strip().lower() not in {"off", "0", "false", "no"},
             max_body_bytes=int(env.get("MAX_BODY_BYTES") or 4_194_304),
             api_key_cache_seconds=float(env.get("API_KEY_CACHE_SECONDS") or 1.0),
             debug=(env.get("DEBUG") or "").lower() in {"1", "true", "yes"},

@@ -353,8 +353,8 @@ def make_client(
 ) -> TestClient:  # type: ignore[type-arg]
     """A client of a fresh app on ``url`` that sends an ``admin`` key (``api_key="admin"``), the given key,
     or none (``api_key=None``)."""
-    # no rate limit unless a test asks for one (tests/test_rate_limits.py)
-    settings = settings or Settings(database_url=url, knowledge_refresh_seconds=0.2, rate_limit=None)
+    # no rate limit unless a test asks for one (tests/test_rate_limits.py); no heap freezing (tests/test_heap.py)
+    settings = settings or Settings(database_url=url, knowledge_refresh_seconds=0.2, rate_limit=None, gc_freeze=False)
     client = TestClient(create_app(settings, **kwargs))  # type: ignore[arg-type]
     if api_key is not None:
         client.headers["X-API-Key"] = admin_key(url) if api_key == "admin" else api_key
