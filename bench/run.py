@@ -787,6 +787,9 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
 
 def print_targets(modes: list[str], lines: list[tuple[str, Any]]) -> tuple[int, int]:
     """The targets, one line each, judged for each limits-on service; limits off shown, not judged."""
+    if not lines or not modes:
+        print("(no serving row measured: see ONLY and LIMITS)")
+        return 0, 0
     judged = [m for m in JUDGED_MODES if m in modes]
     shown = judged + [m for m in modes if m not in judged]
     print("| target | " + " | ".join(MODES[m] + ("" if m in judged else " (not judged)") for m in shown) + " |")
