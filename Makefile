@@ -68,8 +68,11 @@ openapi: venv
 	$(BIN)/python -m app.openapi_examples openapi/examples.json
 	$(BIN)/python -m app.openapi_export openapi/v1.json
 
-# throughput, latency and memory against a bare Litestar app on the same server, with the issue's targets
-# checked (a tool, not a test); DURATION=8 CONNECTIONS=32 SERVER=uvicorn|granian ONLY=row,row
+# the serving targets against a bare Litestar app on the same server, in one run: req/s, server CPU per
+# request, p50/p99 with rate limits on (memory and Redis counters) beside off, /health/live under heavy
+# requests, the 10,000-profile batch and its RSS, then bench/model.py; PASS/MISS per target (a tool, not a
+# test: exit 0 with MISS). DURATION=8 WARMUP=2 CONNECTIONS=32 SERVER=uvicorn|granian LIMITS=memory,redis,off
+# ONLY=row,row (bench/run.py's docstring names the rows)
 bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py
 

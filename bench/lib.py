@@ -372,6 +372,42 @@ def rss_mb(pid: int) -> dict[str, float]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of one process, every thread of it, in seconds (``utime`` and ``stime`` of
+    ``/proc/<pid>/stat``, in clock ticks: 10 ms resolution, so read it over a window of seconds)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces: field 3 on
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# ----------------------------------------------------------------------------------------------- Redis
+
+
+def redis_answers(url: str, timeout: float = 1.0) -> str | None:
+    """``None`` when the Redis at ``url`` answers ``PING``, else why not (for the report's skip line)."""
+    import redis  # the service's own client (REDIS_URL), so nothing more is installed for the bench
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        client.close()
+    return None
+
+
+def redis_keys(url: str, pattern: str) -> int:
+    """How many keys match ``pattern`` (``SCAN``): whether the service counted in Redis at all."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=5)
+    try:
+        return sum(1 for _ in client.scan_iter(match=pattern, count=1000))
+    finally:
+        client.close()
+
+
 # ----------------------------------------------------------------------------------------------- PostgreSQL
 
 PG_URL = os.environ.get("PG_URL", "postgresql://postgres@127.0.0.1:5432").rstrip("/")

@@ -4,7 +4,8 @@
 connections, each sending one request after another for a fixed duration. It is itself CPU-bound
 Python, so on a small machine it measures less than ``wrk`` would; ``bench/run.py`` says which
 generator it used. ``connection`` is the loop both ``run`` and ``bench/loadtest.py`` drive their
-connections with. Requests are built and answers read by ``lib.request_bytes`` and
+connections with; ``probe`` is one paced connection, the liveness probe of ``make bench``'s
+heavy-load row. Requests are built and answers read by ``lib.request_bytes`` and
 ``lib.read_response``, the same code as the blocking ``lib.request``.
 """
 
@@ -78,9 +79,11 @@ def run(
     bodies: list[bytes],
     connections: int,
     duration: float,
+    start: int = 0,
 ) -> dict[str, Any]:
     """Drive ``method path`` on ``HOST:port`` with ``connections`` keep-alive connections for
-    ``duration`` seconds; several bodies are cycled through, one per request, by each connection."""
+    ``duration`` seconds; several bodies are cycled through, one per request, by each connection
+    (the connections spread over them from body ``start`` on)."""
     requests = [request_bytes(method, path, port, headers, body) for body in bodies or [b""]]
     latencies: list[float] = []
     codes: dict[str, int] = {}
@@ -117,7 +120,7 @@ def run(
         nonlocal deadline
         started = time.perf_counter()
         deadline = started + duration
-        senders = [sender(k * len(requests) // connections) for k in range(connections)]
+        senders = [sender(start + k * len(requests) // connections) for k in range(connections)]
         await asyncio.gather(*(connection(port, next_request, record, 10) for next_request in senders))
         return time.perf_counter() - started
 
@@ -134,3 +137,34 @@ def run(
         "codes": codes,
         "bytes": size,
     }
+
+
+def probe(port: int, data: bytes, interval: float, keep_going: Callable[[], bool], timeout: float = 30) -> list[float]:
+    """Send ``data`` on one keep-alive connection, one request at a time with ``interval`` seconds between
+    an answer and the next request, while ``keep_going()``: what a liveness probe sees. The latencies in
+    seconds, in the order sent; a request that failed or did not answer 200 is ``nan``."""
+    latencies: list[float] = []
+
+    async def go() -> None:
+        reader: asyncio.StreamReader | None = None
+        writer: asyncio.StreamWriter | None = None
+        while keep_going():
+            try:
+                if reader is None or writer is None:
+                    reader, writer = await asyncio.open_connection(HOST, port)
+                start = time.perf_counter()
+                writer.write(data)
+                response = await asyncio.wait_for(read_response(reader), timeout=timeout)
+            except TRANSPORT_ERRORS:
+                latencies.append(float("nan"))
+                if writer is not None:
+                    writer.close()
+                reader = writer = None
+            else:
+                latencies.append(time.perf_counter() - start if response.status == 200 else float("nan"))
+            await asyncio.sleep(interval)
+        if writer is not None:
+            writer.close()
+
+    run_loop(go())
+    return latencies

@@ -1,34 +1,62 @@
-"""``make bench``: throughput, latency and memory of compute-advisor against a bare Litestar app.
+"""``make bench``: the serving targets of compute-advisor, judged against a bare Litestar app in the same run.
 
-Starts the real service (``uvicorn --factory app.asgi:create_app``, one worker, uvloop + httptools,
-``RATE_LIMIT=off``, a fresh SQLite database in a temp dir, migrated and seeded with the CLI, and an
-``admin`` key made with ``compute-advisor keys create`` and sent as ``X-API-Key`` on every request) and
-``bench/bare_app.py`` (same server and settings, answering a recommendation body captured from the
-real service), drives both with the same load generator (``wrk`` when installed, else
-``bench/loadgen.py``), times one batch evaluation, and prints Markdown tables. Evaluations, price
-comparisons and stored recommendations are measured twice: with one repeated body (price comparisons
-and recommendations are then answered from the worker's memo of its last 256 answers) and with
-``DISTINCT`` bodies that vary ``gpus`` and ``utilization`` per request (every one computed). Every
-process it starts is stopped on exit, error or Ctrl-C (``lib.run_main``); everything it writes goes to
-a temp dir.
+Starts the real service (``uvicorn --factory app.asgi:create_app``, one worker, uvloop + httptools, no
+access log) **three times**, each on its own fresh SQLite database in a temp dir (migrated and seeded with
+the CLI, an ``admin`` key made with ``compute-advisor keys create`` and sent as ``X-API-Key``):
 
-Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32),
-``BATCH`` (profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found),
-``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER``
-(``uvicorn``, the default, or ``granian``: both apps are served by it). ``ONLY`` (comma-separated row
-keys) measures some rows only, for quick before/after checks; the targets are then judged on those.
+- ``memory``: rate limits **on** (the production default), counted in the worker's memory;
+- ``redis``: rate limits **on**, counted in Redis (``BENCH_REDIS_URL``, default
+  ``redis://127.0.0.1:6379/0``, a namespace of its own per run); skipped, with a line saying so, when
+  that Redis does not answer;
+- ``off``: ``RATE_LIMIT=off``, reported beside them, never judged.
+
+With limits on, the bench key gets a budget the bench cannot spend through the documented setting:
+``RATE_LIMIT=1000000000/minute`` (``BENCH_RATE_LIMIT``) — the same charges and counters as the default
+``10000/minute``, only the number differs; every answer is checked for its ``RateLimit-Limit``. Beside them,
+``bench/bare_app.py`` (the same server and settings, parsing the JSON body and answering a recommendation
+captured from the service). Each endpoint row is measured on the bare app and on each service in turn, with
+the same load generator (``wrk`` when installed, else ``bench/loadgen.py``), ``CONNECTIONS`` connections:
+requests per second, p50/p99, and **server CPU per request** (user + system time of the serving process
+from ``/proc/<pid>/stat`` over the measurement window ÷ the requests answered). Price comparisons,
+one-profile evaluations and stored recommendations (the default answer: with its break-even sentence and
+confidence) run with one repeated body (answered from the worker's memo: reported, not judged) and with
+``DISTINCT`` bodies (every one computed: judged). Then ``/health/live`` is probed every 10 ms on one
+connection while ``HEAVY_CONNECTIONS`` connections send heavy requests (100,000 uncertainty draws,
+break-even, sensitivity, 2,000 distinct profiles), a ``BATCH``-profile evaluation is timed over HTTP while
+the worker's resident memory is sampled every 5 ms, and ``bench/model.py`` (the model's work in process)
+runs after the servers are stopped. Last, one PASS/MISS line per target of the issue, for each limits-on
+service. The exit status is 0 with MISS lines (a report); 1 only when the run is broken (an answer
+other than the endpoint's, a transport error, a 429, a limits-on service answering without rate-limit
+headers, bench/model.py failing). Every process it starts is stopped on exit, error or Ctrl-C
+(``lib.run_main``); everything it writes goes to a temp dir.
+
+Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32), ``BATCH``
+(profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found), ``DISTINCT``
+(distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER`` (``uvicorn``, the
+default, or ``granian``: every app is served by it), ``LIMITS`` (which services, default
+``memory,redis,off``), ``HEAVY_CONNECTIONS`` (4), ``BENCH_RATE_LIMIT``, ``BENCH_REDIS_URL``.
+
+Quick before/after checks: ``ONLY`` (comma-separated row keys: ``price-comparisons``,
+``price-comparisons-distinct``, ``evaluations``, ``evaluations-distinct``, ``recommendations``,
+``recommendations-distinct``, ``gpus``, ``gpus-304``, ``health-live``, ``batch``, ``model``) measures those
+rows only, and the targets are judged on them; with ``DURATION`` and ``LIMITS``, e.g.
+``ONLY=price-comparisons-distinct,gpus-304 LIMITS=memory DURATION=3 WARMUP=1 make bench``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +65,7 @@ from typing import Any
 import lib
 import loadgen
 
+from app.domain.insights.schemas import MAX_DRAWS
 from app.openapi.generators import PROFILE_EXAMPLE
 
 DURATION = float(os.environ.get("DURATION") or 8)
@@ -44,30 +73,44 @@ WARMUP = float(os.environ.get("WARMUP") or 2)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 32)
 BATCH = int(os.environ.get("BATCH") or 10_000)
 DISTINCT = int(os.environ.get("DISTINCT") or 4000)
+HEAVY_CONNECTIONS = int(os.environ.get("HEAVY_CONNECTIONS") or 4)
+#: the bench key's budget with limits on: the documented setting, far above what the bench can spend
+BENCH_RATE_LIMIT = os.environ.get("BENCH_RATE_LIMIT") or "1000000000/minute"
+BENCH_REDIS_URL = os.environ.get("BENCH_REDIS_URL") or "redis://127.0.0.1:6379/0"
+LIMITS = [m.strip() for m in (os.environ.get("LIMITS") or "memory,redis,off").split(",") if m.strip()]
+ONLY = {k.strip() for k in (os.environ.get("ONLY") or "").split(",") if k.strip()}
+PROBE_INTERVAL_S = 0.010
+RSS_SAMPLE_S = 0.005
 
 PROFILE: dict[str, Any] = dict(PROFILE_EXAMPLE)
 # price comparisons refuse unknown fields: they take the profile's cost fields only
 COMPARISON = {k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years")}
 
-# targets of the issue (docs/performance.md): share of the bare app's requests/s on the rows where every
-# request is computed (the repeated-body rows are reported, not judged: the memo answers them), p99 of
-# the computed endpoints, batch wall time over HTTP, Monte Carlo in process, peak memory per worker
+# targets of issue 23 (docs/performance.md, "Serving targets"): share of the bare app's requests/s on the
+# rows where every request is computed (the repeated-body rows are reported, not judged: the memo answers
+# them), p99 of computed comparisons, /health/live under heavy requests, batch wall time, RSS during it
 TARGET_RATIO = {
-    "price-comparisons-distinct": 0.50,
-    "evaluations-distinct": 0.50,
-    "recommendations-distinct": 0.20,
-    "gpus-304": 0.85,
+    "price-comparisons-distinct": 0.7,
+    "evaluations-distinct": 0.7,
+    "recommendations-distinct": 0.3,
+    "gpus-304": 0.9,
 }
-TARGET_P99 = ("price-comparisons-distinct", "evaluations-distinct", "recommendations-distinct")
-TARGET_P99_MS = 50.0
-TARGET_BATCH_S = 0.5
-TARGET_MC_MS = 100.0
-MC_DRAWS = 10_000
+TARGET_P99 = {"price-comparisons-distinct": 25.0}
+TARGET_LIVE_P99_MS = 25.0
+TARGET_BATCH_S = 0.3
 TARGET_RSS_MB = 200.0
 
 #: what the server is given to serve bench/bare_app.py, and where that app reads the bytes it answers with
 BARE_APP = ["--app-dir", str(lib.BENCH_DIR), "--factory", "bare_app:create_app"]
 BARE_BODY_ENV = "BENCH_BODY_FILE"
+
+#: the services, in the order measured after the bare app: (key, label, judged)
+MODES = {
+    "memory": "limits on, memory counters",
+    "redis": "limits on, Redis counters",
+    "off": "limits off",
+}
+JUDGED_MODES = ("memory", "redis")
 
 
 # ----------------------------------------------------------------------------------------------- load
@@ -83,7 +126,7 @@ wrk.method = %(method)s
 if #bodies == 1 then wrk.body = bodies[1] end
 %(headers)s
 if #bodies > 1 then
-  local i = 0
+  local i = %(start)d
   function request()
     i = i %% #bodies + 1
     return wrk.format(nil, nil, nil, bodies[i])
@@ -120,6 +163,9 @@ class Load:
     headers: dict[str, str] = field(default_factory=dict)
     #: several bodies, cycled through one per request (``body`` is then the first)
     bodies: list[bytes] = field(default_factory=list)
+    #: where the next run starts in ``bodies``: after what the last run sent, so that a measurement does
+    #: not begin with the bodies its warm-up just had answered (and the memo still holds)
+    start: int = 0
 
     def all_bodies(self) -> list[bytes]:
         return self.bodies or ([self.body] if self.body else [])
@@ -144,9 +190,14 @@ class Driver:
         self._n = 0
 
     def run(self, port: int, load: Load, duration: float) -> dict[str, Any]:
-        if not self.wrk:
-            return loadgen.run(port, load.method, load.path, load.headers, load.all_bodies(), CONNECTIONS, duration)
-        return self._run_wrk(port, load, duration)
+        if self.wrk:
+            out = self._run_wrk(port, load, duration)
+        else:
+            bodies = load.all_bodies()
+            out = loadgen.run(port, load.method, load.path, load.headers, bodies, CONNECTIONS, duration, load.start)
+        # the requests answered and those still in flight when the run stopped
+        load.start = (load.start + out["requests"] + CONNECTIONS) % max(1, len(load.all_bodies()))
+        return out
 
     def _run_wrk(self, port: int, load: Load, duration: float) -> dict[str, Any]:
         assert self.wrk
@@ -162,6 +213,7 @@ class Driver:
             % {
                 "body_path": json.dumps(str(body_path)),
                 "method": json.dumps(load.method),
+                "start": load.start,
                 "headers": "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()),
             }
         )
@@ -220,64 +272,286 @@ def as_comparison(p: dict[str, Any]) -> dict[str, Any]:
     return {k: p[k] for k in COMPARISON}
 
 
-def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[tuple[str, str, Load]]:
-    """(key, label, load on the service) per row; the bare app gets the same bodies and headers."""
+def heavy_bodies() -> list[tuple[str, bytes]]:
+    """The heavy requests of the liveness row, each path with a few distinct bodies (no memo answers)."""
+    out: list[tuple[str, bytes]] = []
+    for i in range(8):
+        p = varied(1000 + i)
+        out.append(("/v1/uncertainty", lib.dumps({**p, "draws": MAX_DRAWS})))
+        out.append(("/v1/break-even", lib.dumps(p)))
+        out.append(("/v1/sensitivity", lib.dumps(p)))
+        out.append(("/v1/evaluations", lib.dumps({"profiles": [varied(2000 * i + k) for k in range(2000)]})))
+    return out
+
+
+@dataclass(frozen=True)
+class Case:
+    key: str
+    label: str
+    #: judged (every request computed, or the 304 read) or only reported (memoised, or the plain read)
+    judged: bool
+    #: the status every answer of the service must have
+    status: int
+    load: Load
+
+
+def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[Case]:
+    """The endpoint rows for one service's key and ETag; the bare app gets the same bodies and headers."""
 
     def distinct(path: str, shape: Callable[[dict[str, Any]], dict[str, Any]]) -> Load:
         bodies = distinct_bodies(DISTINCT, shape)
         return Load("POST", path, bodies[0], auth, bodies)
 
+    rec, ev, pc = "/v1/recommendations", "/v1/evaluations", "/v1/price-comparisons"
     return [
-        (
-            "recommendations",
-            "POST /v1/recommendations (stored), repeated body",
-            Load("POST", "/v1/recommendations", lib.dumps(PROFILE), auth),
-        ),
-        (
-            "recommendations-distinct",
-            "POST /v1/recommendations (stored), distinct bodies",
-            distinct("/v1/recommendations", lambda p: p),
-        ),
-        (
-            "evaluations",
-            "POST /v1/evaluations, 1 profile, repeated body",
-            Load("POST", "/v1/evaluations", lib.dumps(as_evaluation(PROFILE)), auth),
-        ),
-        (
-            "evaluations-distinct",
-            "POST /v1/evaluations, 1 profile, distinct bodies",
-            distinct("/v1/evaluations", as_evaluation),
-        ),
-        (
-            "price-comparisons",
-            "POST /v1/price-comparisons, repeated body",
-            Load("POST", "/v1/price-comparisons", lib.dumps(COMPARISON), auth),
-        ),
-        (
+        Case(
             "price-comparisons-distinct",
             "POST /v1/price-comparisons, distinct bodies",
-            distinct("/v1/price-comparisons", as_comparison),
+            True,
+            200,
+            distinct(pc, as_comparison),
         ),
-        ("gpus", "GET /v1/gpus", Load("GET", "/v1/gpus", headers=auth)),
-        ("gpus-304", "GET /v1/gpus + If-None-Match", Load("GET", "/v1/gpus", headers=conditional)),
+        Case(
+            "evaluations-distinct",
+            "POST /v1/evaluations, 1 profile, distinct bodies",
+            True,
+            200,
+            distinct(ev, as_evaluation),
+        ),
+        Case(
+            "recommendations-distinct",
+            "POST /v1/recommendations (stored, break-even + confidence), distinct bodies",
+            True,
+            201,
+            distinct(rec, lambda p: p),
+        ),
+        Case("gpus-304", "GET /v1/gpus + If-None-Match → 304", True, 304, Load("GET", "/v1/gpus", headers=conditional)),
+        Case(
+            "price-comparisons",
+            "POST /v1/price-comparisons, repeated body",
+            False,
+            200,
+            Load("POST", pc, lib.dumps(COMPARISON), auth),
+        ),
+        Case(
+            "evaluations",
+            "POST /v1/evaluations, 1 profile, repeated body",
+            False,
+            200,
+            Load("POST", ev, lib.dumps(as_evaluation(PROFILE)), auth),
+        ),
+        Case(
+            "recommendations",
+            "POST /v1/recommendations (stored), repeated body",
+            False,
+            201,
+            Load("POST", rec, lib.dumps(PROFILE), auth),
+        ),
+        Case("gpus", "GET /v1/gpus → 200", False, 200, Load("GET", "/v1/gpus", headers=auth)),
     ]
+
+
+ROW_KEYS = [c.key for c in cases({}, {})] + ["batch", "health-live", "model"]
+
+
+def wanted(key: str) -> bool:
+    return not ONLY or key in ONLY
+
+
+# ----------------------------------------------------------------------------------------------- the apps
+
+
+@dataclass
+class App:
+    """One server of the run: the bare app or one of the services (``MODES``)."""
+
+    key: str
+    label: str
+    server: lib.Server
+    auth: dict[str, str] = field(default_factory=dict)
+    conditional: dict[str, str] = field(default_factory=dict)
+    #: how the service was checked at start (rate-limit headers, Redis), for the report
+    note: str = ""
+    #: Redis namespace of its counters (the ``redis`` service)
+    namespace: str = ""
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def pid(self) -> int:
+        return self.server.worker_pid
+
+
+def limits_env(mode: str, namespace: str) -> dict[str, str]:
+    if mode == "off":
+        return {"RATE_LIMIT": "off"}
+    extra = {"RATE_LIMIT": BENCH_RATE_LIMIT}
+    if mode == "redis":
+        extra |= {"REDIS_URL": BENCH_REDIS_URL, "RATE_LIMIT_NAMESPACE": namespace}
+    return extra
+
+
+def start_service(tmp: Path, mode: str, problems: list[str]) -> App:
+    """A service on its own database, with its key; checked: rate-limit headers as its mode says."""
+    namespace = f"compute-advisor-bench:{uuid.uuid4().hex[:12]}"
+    extra = limits_env(mode, namespace)
+    # lib.service_env drops REDIS_URL (no shared Redis by default): the redis service's is put back after it
+    env = {**lib.service_env(f"sqlite:///{tmp / f'bench-{mode}.db'}"), **extra}
+    auth = {"X-API-Key": lib.prepare_database(env, f"bench-{mode}")}
+    server = lib.start_server(lib.SERVICE_APP, tmp / f"service-{mode}.log", env, "/health/ready")
+    app = App(mode, MODES[mode], server, auth, namespace=namespace if mode == "redis" else "")
+    gpus = lib.request(app.port, "GET", "/v1/gpus", headers=auth)
+    etag = gpus.headers.get("etag")
+    app.conditional = {**auth, "If-None-Match": etag} if etag else dict(auth)
+    if not etag:
+        problems.append(f"{app.label}: GET /v1/gpus sent no ETag (no 304 possible)")
+    limit = gpus.headers.get("ratelimit-limit")
+    if mode == "off":
+        app.note = "no RateLimit-* headers" if limit is None else f"RateLimit-Limit {limit} (expected none)"
+        if limit is not None:
+            problems.append(f"{app.label}: answers carry RateLimit-Limit {limit}")
+    else:
+        budget = BENCH_RATE_LIMIT.split("/")[0]
+        app.note = f"RateLimit-Policy {gpus.headers.get('ratelimit-policy')}"
+        if limit != budget:
+            problems.append(f"{app.label}: RateLimit-Limit {limit!r}, expected {budget} (limits not on?)")
+    if mode == "redis":
+        app.note += f"; Redis {BENCH_REDIS_URL}, namespace {namespace}: {redis_state(app)}"
+    return app
+
+
+def redis_state(app: App) -> str:
+    """The service's Redis as ``/health/ready`` reports it and how many counters it holds there."""
+    ready = lib.request(app.port, "GET", "/health/ready", headers=app.auth)
+    with contextlib.suppress(ValueError, AttributeError):
+        state = json.loads(ready.body)["checks"]["dependencies"]["redis"]["state"]
+        return f"{state}, {lib.redis_keys(BENCH_REDIS_URL, app.namespace + ':*')} counters"
+    return f"readiness {ready.status}, no Redis state in it"
 
 
 # ----------------------------------------------------------------------------------------------- measuring
 
 
+def timed_load(driver: Driver, app: App, load: Load) -> dict[str, Any]:
+    """Warm-up, then the measurement with the serving process's CPU time read around it."""
+    driver.run(app.port, load, WARMUP)
+    cpu = lib.cpu_seconds(app.pid)
+    out = driver.run(app.port, load, DURATION)
+    out["cpu_s"] = lib.cpu_seconds(app.pid) - cpu
+    out["cpu_us"] = out["cpu_s"] / out["requests"] * 1e6 if out["requests"] else math.nan
+    return out
+
+
 @dataclass
 class Row:
-    key: str
-    label: str
-    real: dict[str, Any]
+    case: Case
     bare: dict[str, Any]
-    #: VmHWM and VmRSS of the service's worker right after its measurement
-    rss: dict[str, float]
+    #: service key (``MODES``) → its measurement
+    modes: dict[str, dict[str, Any]]
+    #: 1-minute load average when the row ended
+    load: str
+
+    def ratio(self, mode: str) -> float:
+        return float(self.modes[mode]["rps"] / self.bare["rps"]) if self.bare["rps"] else 0.0
+
+    def cpu_ratio(self, mode: str) -> float:
+        """Bare app's CPU per request ÷ the service's: 1.0 is as cheap as the bare app."""
+        cpu = self.modes[mode]["cpu_us"]
+        return float(self.bare["cpu_us"] / cpu) if cpu else 0.0
+
+
+def measure(driver: Driver, bare: App, services: list[App], case_key: str, problems: list[str]) -> Row:
+    """One endpoint row: the bare app, then each service, each with its own key and the same bodies."""
+    by_app = {app.key: next(c for c in cases(app.auth, app.conditional) if c.key == case_key) for app in services}
+    case = by_app[services[0].key]
+    print(f"… {case.label}", file=sys.stderr, flush=True)
+    bare_load = Load(case.load.method, "/bare", case.load.body, case.load.headers, case.load.bodies)
+    b = timed_load(driver, bare, bare_load)
+    check(problems, f"bare app, {case.label}", b, 200)
+    modes: dict[str, dict[str, Any]] = {}
+    for app in services:
+        modes[app.key] = timed_load(driver, app, by_app[app.key].load)
+        check(problems, f"{app.label}, {case.label}", modes[app.key], case.status)
+        if app.key == "redis":
+            modes[app.key]["redis"] = redis_state(app)
+    return Row(case, b, modes, lib.loadavg().split()[0])
+
+
+def check(problems: list[str], what: str, result: dict[str, Any], status: int) -> None:
+    """A measurement is broken when any answer is not the endpoint's status or a request failed."""
+    other = {k: v for k, v in result["codes"].items() if k != str(status)}
+    if other or result["errors"] or not result["requests"]:
+        problems.append(
+            f"{what}: {lib.codes_text(result['codes'])}, {result['errors']} errors (every answer should be {status})"
+        )
+
+
+@dataclass
+class Liveness:
+    probes: list[float]
+    heavy: dict[str, dict[str, int]]
+    heavy_latencies: list[float]
+    seconds: float
+
+    def pct(self, q: float) -> float:
+        ok = sorted(x for x in self.probes if not math.isnan(x))
+        return loadgen.percentile_ms(ok, q)
 
     @property
-    def ratio(self) -> float:
-        return float(self.real["rps"] / self.bare["rps"]) if self.bare["rps"] else 0.0
+    def failed(self) -> int:
+        return sum(1 for x in self.probes if math.isnan(x))
+
+
+def measure_liveness(app: App) -> Liveness:
+    """``/health/live`` every 10 ms on one connection while HEAVY_CONNECTIONS send heavy requests for
+    DURATION seconds; probes from 0.5 s after the first heavy request until the last one answers."""
+    print(f"… {app.label}: /health/live under heavy requests", file=sys.stderr, flush=True)
+    heavy = [(path, lib.request_bytes("POST", path, app.port, app.auth, body)) for path, body in heavy_bodies()]
+    codes: dict[str, dict[str, int]] = {}
+    latencies: list[float] = []
+    deadline = time.perf_counter() + DURATION
+    done = threading.Event()
+
+    def drive() -> None:
+        def sender(first: int) -> Callable[[], tuple[str, bytes] | None]:
+            i = first
+
+            def next_request() -> tuple[str, bytes] | None:
+                nonlocal i
+                if time.perf_counter() >= deadline:
+                    return None
+                path, data = heavy[i % len(heavy)]
+                i += 1
+                return path, data
+
+            return next_request
+
+        def record(path: str, latency: float, response: lib.Response | None) -> None:
+            status = str(response.status) if response is not None else "no answer"
+            per = codes.setdefault(path, {})
+            per[status] = per.get(status, 0) + 1
+            latencies.append(latency)
+
+        async def go() -> None:
+            conns = [loadgen.connection(app.port, sender(k * 5), record, 300) for k in range(HEAVY_CONNECTIONS)]
+            await asyncio.gather(*conns)
+
+        try:
+            loadgen.run_loop(go())
+        finally:
+            done.set()
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=drive, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    probes = loadgen.probe(
+        app.port, lib.request_bytes("GET", "/health/live", app.port), PROBE_INTERVAL_S, lambda: not done.is_set()
+    )
+    thread.join()
+    return Liveness(probes, codes, sorted(latencies), time.perf_counter() - started)
 
 
 @dataclass
@@ -289,217 +563,265 @@ class Probe:
     seconds: float
     body_size: int
     detail: str
+    #: highest VmRSS of the worker sampled every 5 ms while the request ran, MiB
+    rss_mb: float = 0.0
+    #: the worker's VmRSS just before the request, MiB
+    rss_before_mb: float = 0.0
 
 
-def measure(driver: Driver, real: lib.Server, bare: lib.Server, key: str, label: str, load: Load) -> Row:
-    """Warm-up, then measurement, on the service, then the same on the bare app."""
-    # the bare app gets the same request bodies and headers as the real endpoint
-    bare_load = Load(load.method, "/bare", load.body, load.headers, load.bodies)
-    print(f"… {label}", file=sys.stderr, flush=True)
-    driver.run(real.port, load, WARMUP)
-    r = driver.run(real.port, load, DURATION)
-    rss = lib.rss_mb(real.worker_pid)
-    driver.run(bare.port, bare_load, WARMUP)
-    b = driver.run(bare.port, bare_load, DURATION)
-    return Row(key, label, r, b, rss)
-
-
-def time_batch(port: int, n: int, headers: dict[str, str]) -> Probe:
+def time_batch(app: App, n: int) -> Probe:
     body = batch_body(n)
+    before = peak = lib.rss_mb(app.pid).get("VmRSS", 0.0)
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:
+        nonlocal peak
+        while running.is_set():
+            peak = max(peak, lib.rss_mb(app.pid).get("VmRSS", 0.0))
+            time.sleep(RSS_SAMPLE_S)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     start = time.perf_counter()
     try:
-        resp = lib.request(port, "POST", "/v1/evaluations", body, headers, timeout=300)
+        resp = lib.request(app.port, "POST", "/v1/evaluations", body, app.auth, timeout=300)
     except lib.TRANSPORT_ERRORS as exc:
-        return Probe(n, 0, time.perf_counter() - start, len(body), type(exc).__name__)
-    elapsed = time.perf_counter() - start
+        return Probe(n, 0, time.perf_counter() - start, len(body), type(exc).__name__, peak, before)
+    finally:
+        elapsed = time.perf_counter() - start
+        running.clear()
+        sampler.join()
     detail = ""
     if resp.status != 200:
         with contextlib.suppress(ValueError, AttributeError):
             detail = str(json.loads(resp.body).get("detail", ""))[:120]
     else:
         detail = f"{len(json.loads(resp.body)['results'])} results, {len(resp.body) / 1e6:.1f} MB answer"
-    return Probe(n, resp.status, elapsed, len(body), detail)
+    return Probe(n, resp.status, elapsed, len(body), detail, peak, before)
 
 
-def measure_batch(port: int, headers: dict[str, str]) -> list[Probe]:
+def measure_batch(app: App) -> list[Probe]:
     """A batch of BATCH profiles; if refused, the largest accepted batch, to within 1 % of BATCH."""
-    print(f"… batch of {BATCH} profiles", file=sys.stderr, flush=True)
-    probes = [time_batch(port, BATCH, headers)]
+    print(f"… {app.label}: batch of {BATCH} profiles", file=sys.stderr, flush=True)
+    probes = [time_batch(app, BATCH)]
     if probes[0].status != 200:
         lo, hi = 0, BATCH
         while hi - lo > max(1, BATCH // 100):
             mid = (lo + hi) // 2
-            probes.append(time_batch(port, mid, headers))
+            probes.append(time_batch(app, mid))
             lo, hi = (mid, hi) if probes[-1].status == 200 else (lo, mid)
     return probes
+
+
+def run_model() -> tuple[int, str]:
+    """bench/model.py in its own process (after the servers are stopped): its exit status and report."""
+    print("… model work in process (bench/model.py)", file=sys.stderr, flush=True)
+    proc = subprocess.run(
+        [sys.executable, str(lib.BENCH_DIR / "model.py")],
+        cwd=lib.ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    return proc.returncode, proc.stdout + (proc.stderr if proc.returncode not in (0, 1) else "")
 
 
 # ----------------------------------------------------------------------------------------------- report
 
 
 def fmt_ms(x: float) -> str:
-    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+    if math.isnan(x):
+        return "–"
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
 
 
-def print_setup(driver: Driver) -> None:
-    print("## compute-advisor benchmark\n")
-    print(*lib.machine(), sep="\n")
-    print(
-        f"- load generator: {driver.name}, {CONNECTIONS} connections, keep-alive, {WARMUP:g} s warm-up, "
-        f"{DURATION:g} s measured, per endpoint"
-    )
-    if not shutil.which("wrk"):
-        print("- wrk not found: install it with `apt-get install -y wrk` for a load generator that is not Python")
-    print(
-        f"- server (`SERVER={lib.server_name()}`), the same for the service and the bare app: {lib.server_settings()}"
-    )
-    print(
-        "- service: SQLite (WAL) in a temp dir, RATE_LIMIT=off, an admin key sent as X-API-Key on every request "
-        "(to the bare app too, which ignores it)\n"
-    )
-
-
-def print_rows(rows: list[Row]) -> None:
-    print(
-        "| endpoint | status codes | req/s | p50 ms | p99 ms | errors | peak RSS MB "
-        "| bare req/s | bare p99 ms | ratio |"
-    )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        r, b = row.real, row.bare
-        print(
-            f"| {row.label} | {lib.codes_text(r['codes'])} | {r['rps']:,.0f} | {fmt_ms(r['p50_ms'])} | "
-            f"{fmt_ms(r['p99_ms'])} | {r['errors']} | {row.rss.get('VmHWM', 0):.0f} | {b['rps']:,.0f} | "
-            f"{fmt_ms(b['p99_ms'])} | {row.ratio:.2f} |"
-        )
-
-
-def print_probes(probes: list[Probe]) -> None:
-    print("| batch POST /v1/evaluations | body | status | wall time s | detail |")
-    print("| ---: | ---: | ---: | ---: | --- |")
-    for p in probes:
-        print(
-            f"| {p.profiles:,} profiles | {p.body_size / 1e6:.2f} MB | {p.status or 'no answer'} | "
-            f"{p.seconds:.2f} | {p.detail} |"
-        )
+def fmt_us(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:,.0f}"
 
 
 def verdict(ok: bool) -> str:
     return "**PASS**" if ok else "**MISS**"
 
 
-def print_targets(rows: list[Row], probes: list[Probe], peak_rss: float, mc: MonteCarlo) -> None:
-    """The targets of the issue, each with what was measured and PASS or MISS."""
-    print("\n| target | measured | verdict |")
-    print("| --- | --- | --- |")
-    by_key = {row.key: row for row in rows}
+def print_setup(driver: Driver, apps: list[App], redis_skip: str | None, load_before: str) -> None:
+    print("## compute-advisor serving benchmark\n")
+    print(*lib.machine(), sep="\n")
+    print(f"- load average (1/5/15 min) at the start: {load_before}, on {os.cpu_count()} CPUs")
+    print(
+        f"- load generator: {driver.name}, {CONNECTIONS} connections, keep-alive, {WARMUP:g} s warm-up, "
+        f"{DURATION:g} s measured, per endpoint and app"
+    )
+    if not shutil.which("wrk"):
+        print("- wrk not found: install it with `apt-get install -y wrk` for a load generator that is not Python")
+    print(f"- server (`SERVER={lib.server_name()}`), the same for every app: {lib.server_settings()}")
+    print(
+        "- services: SQLite (WAL) in a temp dir, one database and admin key each (sent as X-API-Key, to the bare "
+        f"app too, which ignores it); limits on = `RATE_LIMIT={BENCH_RATE_LIMIT}`:"
+    )
+    for app in apps:
+        print(f"  - {app.label}: {app.note}")
+    if redis_skip:
+        print(f"  - **limits on, Redis counters: skipped** — no Redis at {BENCH_REDIS_URL} ({redis_skip})")
+    print(
+        "- server CPU per request: user + system time of the serving process (/proc/<pid>/stat) over the "
+        "measured window ÷ requests answered; ×bare CPU = the bare app's CPU per request ÷ the app's\n"
+    )
+
+
+def print_rows(rows: list[Row], judged: bool) -> None:
+    if not any(row.case.judged == judged for row in rows):
+        print("(none measured: see ONLY)")
+        return
+    print("| endpoint | app | status codes | req/s | p50 ms | p99 ms | CPU µs/req | × bare req/s | × bare CPU | load |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        if row.case.judged != judged:
+            continue
+        b = row.bare
+        print(
+            f"| {row.case.label} | bare app | {lib.codes_text(b['codes'])} | {b['rps']:,.0f} | {fmt_ms(b['p50_ms'])} "
+            f"| {fmt_ms(b['p99_ms'])} | {fmt_us(b['cpu_us'])} | 1 | 1 | {row.load} |"
+        )
+        for mode, r in row.modes.items():
+            print(
+                f"| | {MODES[mode]} | {lib.codes_text(r['codes'])} | {r['rps']:,.0f} | {fmt_ms(r['p50_ms'])} "
+                f"| {fmt_ms(r['p99_ms'])} | {fmt_us(r['cpu_us'])} | {row.ratio(mode):.2f} "
+                f"| {row.cpu_ratio(mode):.2f} | |"
+            )
+
+
+def print_liveness(live: dict[str, Liveness]) -> None:
+    print(
+        f"| app | /health/live probes | p50 ms | p99 ms | max ms | failed | heavy requests ({HEAVY_CONNECTIONS} "
+        "connections) | heavy p50 / max s |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for mode, lv in live.items():
+        heavy = "; ".join(f"{path.removeprefix('/v1/')} {lib.codes_text(c)}" for path, c in sorted(lv.heavy.items()))
+        hl = lv.heavy_latencies
+        print(
+            f"| {MODES[mode]} | {len(lv.probes)} | {fmt_ms(lv.pct(50))} | {fmt_ms(lv.pct(99))} | {fmt_ms(lv.pct(100))} "
+            f"| {lv.failed} | {heavy} | {hl[len(hl) // 2] if hl else math.nan:.1f} / {hl[-1] if hl else math.nan:.1f} |"
+        )
+
+
+def print_batches(batches: dict[str, list[Probe]]) -> None:
+    print(
+        "| app | batch POST /v1/evaluations | body | status | wall time s | worker RSS before MB "
+        "| worker RSS during, peak MB | detail |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for mode, probes in batches.items():
+        for p in probes:
+            print(
+                f"| {MODES[mode]} | {p.profiles:,} profiles | {p.body_size / 1e6:.2f} MB | {p.status or 'no answer'} | "
+                f"{p.seconds:.2f} | {p.rss_before_mb:.0f} | {p.rss_mb:.0f} | {p.detail} |"
+            )
+
+
+def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, list[Probe]]) -> list[tuple[str, Any]]:
+    """(target, cell(mode) → measured text and verdict or None) per target measured in this run."""
+    by_key = {row.case.key: row for row in rows}
+    lines: list[tuple[str, Any]] = []
     for key, share in TARGET_RATIO.items():
-        if key not in by_key:
-            continue
-        row = by_key[key]
-        codes = row.real["codes"]
-        ok = row.ratio >= share and row.real["errors"] == 0
-        note = f" ({row.real['rps']:,.0f} vs {row.bare['rps']:,.0f} req/s)"
-        if key == "gpus-304":
-            got_304 = codes.get("304", 0) == row.real["requests"] and row.real["requests"] > 0
-            ok = ok and got_304
-            note += "" if got_304 else f" — but not all 304: the service answered {lib.codes_text(codes)}"
-        print(f"| {row.label}: ≥ {share:.2f} × bare req/s | {row.ratio:.2f}{note} | {verdict(ok)} |")
-    for key in TARGET_P99:
-        if key not in by_key:
-            continue
-        row = by_key[key]
-        p99 = row.real["p99_ms"]
-        print(
-            f"| {row.label}: p99 < {TARGET_P99_MS:g} ms at {CONNECTIONS} connections | {fmt_ms(p99)} ms "
-            f"(p50 {fmt_ms(row.real['p50_ms'])} ms) | {verdict(p99 < TARGET_P99_MS)} |"
-        )
-    first = probes[0]
-    if first.status == 200:
-        print(
-            f"| batch of {BATCH:,} profiles, detail scores, over HTTP < {TARGET_BATCH_S:g} s | {first.seconds:.2f} s "
-            f"| {verdict(first.seconds < TARGET_BATCH_S)} |"
-        )
-    else:
-        largest = max((p for p in probes if p.status == 200), key=lambda p: p.profiles, default=None)
-        if largest:
-            tail = f"; largest accepted {largest.profiles:,} profiles in {largest.seconds:.2f} s"
-        else:
-            tail = "; none accepted"
-        print(
-            f"| batch of {BATCH:,} profiles < {TARGET_BATCH_S:g} s | refused ({first.status or 'no answer'}{tail}) "
-            f"| **MISS** |"
-        )
-    print(
-        f"| Monte Carlo {MC_DRAWS:,} draws × all {mc.options} options, in process < {TARGET_MC_MS:g} ms | "
-        f"{mc.warm_ms:.1f} ms per profile (median of {mc.profiles} distinct profiles, samples of the seed already "
-        f"drawn); {mc.cold_ms:.1f} ms for the first request of a new seed (samples drawn) | "
-        f"{verdict(mc.warm_ms < TARGET_MC_MS)} warm, {verdict(mc.cold_ms < TARGET_MC_MS)} new seed |"
-    )
-    print(
-        f"| peak RSS per worker < {TARGET_RSS_MB:g} MB (every price book loaded) | {peak_rss:.0f} MB (VmHWM, "
-        f"after every row and the batch) | {verdict(peak_rss < TARGET_RSS_MB)} |"
-    )
+        if key in by_key:
+            row = by_key[key]
+
+            def ratio_cell(mode: str, row: Row = row, share: float = share) -> tuple[str, bool] | None:
+                if mode not in row.modes:
+                    return None
+                r = row.modes[mode]
+                text = (
+                    f"{row.ratio(mode):.2f} ({r['rps']:,.0f} vs {row.bare['rps']:,.0f} req/s; CPU "
+                    f"{r['cpu_us']:,.0f} vs {row.bare['cpu_us']:,.0f} µs: {row.cpu_ratio(mode):.2f})"
+                )
+                return text, row.ratio(mode) >= share
+
+            lines.append((f"{row.case.label}: ≥ {share:g} × bare req/s", ratio_cell))
+    for key, limit in TARGET_P99.items():
+        if key in by_key:
+            row = by_key[key]
+
+            def p99_cell(mode: str, row: Row = row, limit: float = limit) -> tuple[str, bool] | None:
+                if mode not in row.modes:
+                    return None
+                r = row.modes[mode]
+                return f"{fmt_ms(r['p99_ms'])} ms (p50 {fmt_ms(r['p50_ms'])})", r["p99_ms"] < limit
+
+            lines.append((f"{row.case.label}: p99 < {limit:g} ms at {CONNECTIONS} connections", p99_cell))
+    if live:
+
+        def live_cell(mode: str) -> tuple[str, bool] | None:
+            if mode not in live:
+                return None
+            lv = live[mode]
+            return f"{fmt_ms(lv.pct(99))} ms ({len(lv.probes)} probes)", lv.pct(
+                99
+            ) < TARGET_LIVE_P99_MS and not lv.failed
+
+        lines.append((f"/health/live p99 < {TARGET_LIVE_P99_MS:g} ms while heavy requests run", live_cell))
+    if batches:
+
+        def batch_cell(mode: str) -> tuple[str, bool] | None:
+            if mode not in batches:
+                return None
+            first = batches[mode][0]
+            if first.status == 200:
+                return f"{first.seconds:.2f} s", first.seconds < TARGET_BATCH_S
+            ok = [p for p in batches[mode] if p.status == 200]
+            largest = max(ok, key=lambda p: p.profiles, default=None)
+            tail = f"; largest accepted {largest.profiles:,} in {largest.seconds:.2f} s" if largest else ""
+            return f"refused ({first.status or 'no answer'}{tail})", False
+
+        def rss_cell(mode: str) -> tuple[str, bool] | None:
+            if mode not in batches:
+                return None
+            first = batches[mode][0]
+            return f"{first.rss_mb:.0f} MB", first.rss_mb < TARGET_RSS_MB and first.status == 200
+
+        lines.append((f"batch of {BATCH:,} profiles, detail scores, over HTTP < {TARGET_BATCH_S:g} s", batch_cell))
+        lines.append((f"worker RSS during the batch < {TARGET_RSS_MB:g} MB", rss_cell))
+    return lines
 
 
-@dataclass
-class MonteCarlo:
-    options: int
-    profiles: int
-    #: median ms per profile once the seed's samples are drawn
-    warm_ms: float
-    #: ms of the first call with a new seed (draws the samples, then computes)
-    cold_ms: float
-
-
-def time_monte_carlo() -> MonteCarlo:
-    """``app.engine.insights.uncertainty`` in this process: MC_DRAWS draws over every option, the seed
-    snapshot (every price book), the built-in plugins. Distinct profiles, so nothing but the samples
-    (drawn once per knowledge version and seed, as in the service) is reused."""
-    print("… Monte Carlo in process", file=sys.stderr, flush=True)
-    import datetime as dt
-    import statistics
-
-    sys.path.insert(0, str(lib.ROOT / "tests"))
-    from seed_snapshot import knowledge_from_seeds  # type: ignore[import-not-found]
-
-    from app.engine import decision
-    from app.engine import insights as ins
-    from app.host.manager import create_option_host
-    from app.sdk.types import Profile
-
-    host = create_option_host()
-    kb = knowledge_from_seeds()
-    options = list(host.options)
-    weights = decision.default_weights(kb)
-
-    def profile(i: int) -> Profile:
-        v = varied(i)
-        return Profile(
-            gpus=v["gpus"],
-            utilization=v["utilization"],
-            horizon_years=v["horizon_years"],
-            as_of=dt.date(2026, 12, 1),
-            team_size=v["team_size"],
-            ops_team=v["ops_team"],
-            data_security=v["data_security"],
-            start_within_days=v["start_within_days"],
-        )
-
-    def once(i: int, seed: int) -> float:
-        start = time.perf_counter()
-        ins.uncertainty(host, profile(i), kb, options, weights, draws=MC_DRAWS, seed=seed)
-        return (time.perf_counter() - start) * 1000
-
-    cold = once(0, 12345)
-    warm = [once(i, 12345) for i in range(1, 16)]
-    return MonteCarlo(len(options), len(warm), statistics.median(warm), cold)
+def print_targets(modes: list[str], lines: list[tuple[str, Any]]) -> tuple[int, int]:
+    """The targets, one line each, judged for each limits-on service; limits off shown, not judged."""
+    if not lines or not modes:
+        print("(no serving row measured: see ONLY and LIMITS)")
+        return 0, 0
+    judged = [m for m in JUDGED_MODES if m in modes]
+    shown = judged + [m for m in modes if m not in judged]
+    print("| target | " + " | ".join(MODES[m] + ("" if m in judged else " (not judged)") for m in shown) + " |")
+    print("| --- |" + " --- |" * len(shown))
+    passed = missed = 0
+    for target, cell in lines:
+        cells = []
+        for m in shown:
+            got = cell(m)
+            if got is None:
+                cells.append("–")
+                continue
+            text, ok = got
+            if m in judged:
+                passed, missed = passed + ok, missed + (not ok)
+                cells.append(f"{text} {verdict(ok)}")
+            else:
+                cells.append(text)
+        print(f"| {target} | " + " | ".join(cells) + " |")
+    return passed, missed
 
 
 # ----------------------------------------------------------------------------------------------- main
 
 
 def main() -> int:
+    unknown = ONLY - set(ROW_KEYS)
+    bad_modes = set(LIMITS) - set(MODES)
+    if unknown or bad_modes:
+        raise SystemExit(
+            f"ONLY: rows are {', '.join(ROW_KEYS)}; LIMITS: {', '.join(MODES)} (got {unknown or bad_modes})"
+        )
     tmp = Path(tempfile.mkdtemp(prefix="compute-advisor-bench-"))
     try:
         return lib.run_main(lambda: bench(tmp), "stopping the servers")
@@ -508,64 +830,104 @@ def main() -> int:
 
 
 def bench(tmp: Path) -> int:
-    env = lib.service_env(f"sqlite:///{tmp / 'bench.db'}")
-    # every request to either server carries the key (the bare app ignores it)
-    auth = {"X-API-Key": lib.prepare_database(env, "bench")}
-
-    driver = Driver(tmp)
     load_before = lib.loadavg()
-    print_setup(driver)
+    driver = Driver(tmp)
+    problems: list[str] = []
+    modes = list(LIMITS)
+    redis_skip = lib.redis_answers(BENCH_REDIS_URL) if "redis" in modes else None
+    if redis_skip:
+        print(f"no Redis at {BENCH_REDIS_URL} ({redis_skip}): the Redis service is skipped", file=sys.stderr)
+        modes.remove("redis")
+    serving = [k for k in ROW_KEYS if k != "model" and wanted(k)]
+    services: list[App] = []
+    bare: App | None = None
+    rows: list[Row] = []
+    live: dict[str, Liveness] = {}
+    batches: dict[str, list[Probe]] = {}
+    sample = b""
+    if serving and modes:
+        print(f"… starting {len(modes)} services and the bare app", file=sys.stderr, flush=True)
+        services = [start_service(tmp, mode, problems) for mode in modes]
+        # the bare app answers with a real recommendation (the default answer), captured now
+        first = services[0]
+        got = lib.request(first.port, "POST", "/v1/recommendations", lib.dumps(PROFILE), first.auth)
+        if got.status != 201:
+            raise SystemExit(f"capturing a recommendation failed: {got.status} {got.body[:300]!r}")
+        sample = got.body
+        content = json.loads(sample)
+        missing = [k for k in ("break_even", "confidence") if not has_value(content, k)]
+        if missing:
+            problems.append(f"the default recommendation lacks {', '.join(missing)}")
+        (tmp / "sample.json").write_bytes(sample)
+        env = {**lib.service_env(f"sqlite:///{tmp / 'unused.db'}"), BARE_BODY_ENV: str(tmp / "sample.json")}
+        bare = App("bare", "bare app", lib.start_server(BARE_APP, tmp / "bare.log", env, "/bare"))
+        for key in serving:
+            if key == "health-live":
+                live = {app.key: measure_liveness(app) for app in services}
+                for mode, lv in live.items():
+                    for path, codes in lv.heavy.items():
+                        if set(codes) != {"200"}:
+                            problems.append(f"{MODES[mode]}, heavy {path}: {lib.codes_text(codes)}")
+            elif key == "batch":
+                batches = {app.key: measure_batch(app) for app in services}
+            else:
+                rows.append(measure(driver, bare, services, key, problems))
+        for app in services:
+            if app.key == "redis":
+                app.note += f"; after the rows: {redis_state(app)}"
+        lib.stop_all()  # the model's rows get the machine to themselves
+    model = run_model() if wanted("model") else None
+    if model is not None and model[0] not in (0, 1):
+        problems.append(f"bench/model.py failed ({model[0]})")
 
-    real = lib.start_server(lib.SERVICE_APP, tmp / "service.log", env, "/health/ready")
-    # the bare app answers with a real recommendation, captured now
-    sample = lib.request(real.port, "POST", "/v1/recommendations", lib.dumps(PROFILE), auth)
-    if sample.status != 201:
-        raise SystemExit(f"capturing a recommendation failed: {sample.status} {sample.body[:300]!r}")
-    sample_path = tmp / "sample_recommendation.json"
-    sample_path.write_bytes(sample.body)
-    bare = lib.start_server(BARE_APP, tmp / "bare.log", {**env, BARE_BODY_ENV: str(sample_path)}, "/bare")
-
-    # conditional catalog read: the ETag the service gives, if it gives one
-    gpus = lib.request(real.port, "GET", "/v1/gpus", headers=auth)
-    etag = gpus.headers.get("etag")
-    conditional = {**auth, "If-None-Match": etag} if etag else dict(auth)
-    if etag:
-        etag_note = f"ETag {etag}"
-    else:
-        etag_note = "the service sent no ETag, so the request went without If-None-Match (no 304 possible)"
-
-    only = {k for k in (os.environ.get("ONLY") or "").split(",") if k}
-    chosen = [c for c in cases(auth, conditional) if not only or c[0] in only]
-    rows = [measure(driver, real, bare, key, label, load) for key, label, load in chosen]
-    probes = measure_batch(real.port, auth)
-    real_rss = lib.rss_mb(real.worker_pid)
-    bare_rss = lib.rss_mb(bare.worker_pid)
-    monte_carlo = time_monte_carlo()
-
+    print_setup(driver, services, redis_skip, load_before)
     print(
-        f"Load average (1/5/15 min) before: {load_before}; after: {lib.loadavg()} — on {os.cpu_count()} CPUs; "
-        "anything above ≈ 2 means other processes competed with the server and the load generator.\n"
+        f"Load average (1/5/15 min) at the start: {load_before}; at the end: {lib.loadavg()} — on "
+        f"{os.cpu_count()} CPUs; the `load` column is the 1-minute figure after each row. Anything above ≈ 2 means "
+        "other processes competed with the servers and the load generator.\n"
     )
-    print(
-        f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
-        f'{json.dumps(COMPARISON)} (unknown fields are refused); evaluations get `{{"profiles": [profile]}}`. '
-        "Repeated body: that one body on every request (the worker answers price comparisons and the evaluation "
-        "behind a recommendation, and evaluations of up to 8 profiles, from its memo of 256 answers). "
-        f"Distinct bodies: {DISTINCT:,} variants of it (gpus 1–512, utilization 0.05–0.95), cycled through one "
-        "per request, so every request is computed. "
-        f"Service answer sizes: recommendation {len(sample.body)} B, GET /v1/gpus {len(gpus.body)} B. "
-        f"The bare app answers every request with the captured {len(sample.body)}-byte recommendation "
-        f"and is sent the same body and headers. Conditional read: {etag_note}.\n"
-    )
-    print_rows(rows)
-    print(
-        f"\nPeak RSS = VmHWM of the service's worker process after that endpoint (cumulative). "
-        f"After the batch: service VmHWM {real_rss.get('VmHWM', 0):.0f} MB, VmRSS {real_rss.get('VmRSS', 0):.0f} MB; "
-        f"bare app VmHWM {bare_rss.get('VmHWM', 0):.0f} MB.\n"
-    )
-    print_probes(probes)
-    print_targets(rows, probes, real_rss.get("VmHWM", 0), monte_carlo)
+    if rows:
+        print(
+            f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
+            f'{json.dumps(COMPARISON)}; evaluations `{{"profiles": [profile]}}`. Distinct: {DISTINCT:,} variants '
+            "(gpus 1–512, utilization 0.05–0.95) cycled one per request, so every request is computed. The bare app "
+            f"answers every request with the captured {len(sample):,}-byte recommendation and is sent the same "
+            "bodies and headers.\n"
+        )
+        print("### Judged rows: distinct bodies (every request computed) and the 304 read\n")
+        print_rows(rows, judged=True)
+        print("\n### Reported, not judged: repeated bodies (the memo answers them) and the plain read\n")
+        print_rows(rows, judged=False)
+    if live:
+        print(
+            "\n### /health/live while heavy requests run\n\n"
+            f"One connection probing every {PROBE_INTERVAL_S * 1000:g} ms while {HEAVY_CONNECTIONS} connections "
+            f"send, in turn, uncertainty ({MAX_DRAWS:,} draws), break-even, sensitivity and a 2,000-profile "
+            f"evaluation (distinct bodies) for {DURATION:g} s, until the last answers.\n"
+        )
+        print_liveness(live)
+    if batches:
+        print("\n### Batch over HTTP\n")
+        print_batches(batches)
+    if model is not None:
+        print("\n" + model[1].strip())
+    print("\n### Targets (issue 23), judged on the limits-on services\n")
+    passed, missed = print_targets([app.key for app in services], target_lines(rows, live, batches))
+    print(f"\n{passed} PASS, {missed} MISS")
+    if problems:
+        print("\n### Broken run\n")
+        print(*(f"- {p}" for p in problems), sep="\n")
+        return 1
     return 0
+
+
+def has_value(doc: Any, key: str) -> bool:
+    """Whether ``key`` holds a non-null value anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        return (doc.get(key) is not None) or any(has_value(v, key) for v in doc.values())
+    if isinstance(doc, list):
+        return any(has_value(v, key) for v in doc)
+    return False
 
 
 if __name__ == "__main__":
