@@ -17,9 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openpyxl import Workbook
-from openpyxl.utils import get_column_letter
-
 from app.i18n import Lang, catalog
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -76,7 +73,10 @@ class Sheet:
 
 def workbook(sheets: Sequence[Sheet], lang: Lang) -> bytes:
     """An XLSX workbook: a sheet per section, a bold frozen header row in ``lang``, numbers as numbers."""
+    # openpyxl (~11 MB resident) loads with the first workbook a worker writes
+    from openpyxl import Workbook
     from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
 
     wb = Workbook()
     wb.remove(wb.active)  # type: ignore[arg-type]

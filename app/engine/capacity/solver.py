@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 from app.engine.capacity.demand import Phase
 from app.engine.capacity.tables import BUY, OWNED, USE, Item
@@ -67,6 +65,10 @@ def solve(
     time_limit: float = TIME_LIMIT_SECONDS,
 ) -> Solution | None:
     """The cheapest plan from ``items`` (only those ``allowed``), or None when none serves the demand."""
+    # scipy (~50 MB resident) loads with the first plan a worker solves, not with every worker
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_array
+
     usable = [i for i in items if i.price.feasible and allowed(i)]
     groups = sorted({group_of(i) for i in usable}, key=str)
     jobs = [(g, p) for p in range(len(demand)) for g in groups if job_ok.get((g, p), False)]
