@@ -26,14 +26,14 @@ from app.sdk import (
     Profile,
     Range,
     SourceRef,
-    ceil_number,
     hookimpl,
     offers,
 )
+from app.sdk.columns import NAN, Columns, minimum
 from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.model import MINUTES_PER_HOUR
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
+from app.sdk.pricing import Line, annuity, discounted, held_at, whole_terms
 from app.sdk.text import money_range, msg, num, pct
 from app.sdk.vocab import BILLINGS
 from plugins import messages
@@ -114,70 +114,90 @@ class PlatformKernel(OfferKernel):
             per_hour.append(price * (1 / HOURS_PER_DAY) if r.unit == "per_gpu_day" else price)
         return Fee(tuple(ordered), tuple(per_hour), tiered, tuple(dict.fromkeys(conversion_refs)))
 
-    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
-        memo: dict[Any, Any] = {}
-        useful = profile.useful_gpu_hours_per_year
+    def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
+        useful = at.useful
         rate = self.value("discount_rate").expected
-        horizon_annuity = annuity(profile.horizon_years, rate)
+        horizon_annuity = annuity(at.horizon, rate)
+        ends = at.ends
         found = []
         for c in candidates:
             term = PLAN_TERM_YEARS[c.plan]
             billing = c.offer.row.billing or POOLED
             # a pool sells GPUs; a platform cluster or job runs on whole nodes
-            held = profile.gpus if billing == POOLED else ceil_number(profile.gpus / c.node_gpus) * c.node_gpus
+            held = at.gpus if billing == POOLED else at.ceil(at.gpus / c.node_gpus) * c.node_gpus
+            every_hour = held * HOURS_PER_YEAR
+            every_hour = every_hour if isinstance(every_hour, np.ndarray) else float(every_hour)
             if term is not None:  # a commitment: the GPUs held every hour of whole terms
-                billed = Range.point(held * HOURS_PER_YEAR)
-                years_paid = whole_terms(profile.horizon_years, term)
+                years_paid = whole_terms(at.horizon, term)
+                factor = annuity(years_paid, rate)
             else:
-                billed = self.billed(billing, useful, held * HOURS_PER_YEAR)
-                years_paid = profile.horizon_years
-            first = billed * c.per_gpu
-            lines: list[tuple[str, Range, Range, Range]] = [("gpu_hours", first, ZERO, first * years_paid)]
+                years_paid, factor = at.horizon, horizon_annuity
             fee: Fee | None = c.data
-            if fee is not None:
-                fee_annual = billed * fee.pick(profile.gpus)[0]
-                lines.append(("platform_fee", fee_annual, ZERO, fee_annual * years_paid))
-            annual = sum((li[1] for li in lines), ZERO)
-            total = sum((li[3] for li in lines), ZERO)
-            npv = annual * annuity(years_paid, rate)
-            cost = quote_cost(
-                profile,
-                annual=annual,
-                total=total,
-                paid=billed,
-                committed=term is not None,
-                npv=npv,
-                equivalent_annual=npv / horizon_annuity,
+            fee_price = None if fee is None else fee.pick(at.gpus)[0]
+            per_gpu = c.per_gpu
+            rows = []
+            for e in ends:
+                billed = every_hour if term is not None else self.billed_at(e, billing, useful, every_hour)
+                first = billed * per_gpu[e]
+                first_total = first * years_paid
+                annual: Any = 0.0 + first
+                total: Any = 0.0 + first_total
+                fee_annual: Any = NAN
+                fee_total: Any = NAN
+                if fee_price is not None:
+                    fee_annual = billed * fee_price[e]
+                    fee_total = fee_annual * years_paid
+                    annual, total = annual + fee_annual, total + fee_total
+                npv = annual * factor
+                rows.append(
+                    (billed, first, first_total, fee_annual, fee_total, annual, total, npv, npv / horizon_annuity)
+                )
+            billed_r, first_r, first_total_r, fee_r, fee_total_r, annual_r, total_r, npv_r, equivalent_r = at.ranges(
+                rows
             )
+            lines: tuple[Line, ...] = (("gpu_hours", first_r, ZERO, first_total_r),)
+            if fee_price is not None:
+                lines += (("platform_fee", fee_r, ZERO, fee_total_r),)
             lead = self.lead(c)
             found.append(
                 self.finish(
-                    profile,
+                    at,
                     c,
-                    memo,
-                    cost=cost,
-                    efficiency=self.efficiency(profile, lead, memo),
-                    stability=self.stability(profile, memo),
-                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
-                    lines=tuple(lines),
-                    violations=self.constraints(c, profile, lead),
+                    annual=annual_r,
+                    total=total_r,
+                    paid=billed_r,
+                    committed=term is not None,
+                    npv=npv_r,
+                    equivalent_annual=equivalent_r,
+                    efficiency=self.efficiency(at, lead),
+                    stability=self.stability(at),
+                    infra_fte=self.machine_work(c, at, at.utilization),
+                    lines=lines,
+                    violations=self.constraints(c, at),
                     waiting_days=lead,
-                    detail=billed,
+                    detail=billed_r,
                 )
             )
         return found
 
-    def billed(self, billing: str, useful: Any, ceiling: Any) -> Range:
-        """GPU-hours a year the platform bills for ``useful`` ones, never more than every hour of the GPUs
-        (``ceiling``): a pool bills the useful hours over its pooled utilization; a cluster held for the
-        allocation, over the utilization a team achieves on held capacity; job-second billing, the useful
-        hours plus one start-up per training run."""
+    def billed_at(self, e: int, billing: str, useful: Any, ceiling: Any) -> Any:
+        """GPU-hours a year the platform bills for ``useful`` ones at end ``e``, never more than every hour
+        of the GPUs (``ceiling``): a pool bills the useful hours over its pooled utilization; a cluster
+        held for the allocation, over the utilization a team achieves on held capacity; job-second
+        billing, the useful hours plus one start-up per training run."""
         if billing == JOB_SECONDS:
-            startup = self.value("job_startup_minutes") * (1 / MINUTES_PER_HOUR) / self.value("training_run_hours")
-            paid: Range = (useful * (startup + 1)).cap(ceiling)
-            return paid
+            return minimum((self.startup_share()[e] + 1.0) * useful, ceiling)
         utilization = self.value("held_cluster_utilization" if billing == HELD_CLUSTER else "pooled_utilization")
-        return held_hours(useful, utilization, ceiling)
+        return held_at(e, useful, utilization, ceiling)
+
+    def startup_share(self) -> Range:
+        """Job-second billing's start-up per training run, as a share of the run: ``job_startup_minutes ÷
+        60 ÷ training_run_hours``."""
+        found: Range | None = self.compiled.get("startup_share")
+        if found is None:
+            found = self.value("job_startup_minutes") * (1 / MINUTES_PER_HOUR) / self.value("training_run_hours")
+            self.compiled["startup_share"] = found
+        return found
 
     def materialise(self, profile: Profile, quote: Quote) -> Assessment:
         c = quote.candidate

@@ -14,6 +14,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
@@ -22,19 +24,16 @@ from app.sdk import (
     OptionPlugin,
     OptionSpec,
     Profile,
-    Range,
     SourceRef,
-    ceil_number,
     hookimpl,
     offers,
 )
 from app.sdk.capital import Bridge
+from app.sdk.columns import Columns, gt, holds
 from app.sdk.constraints import multi_node
 from app.sdk.kernel import Candidate, Quote, candidate, refs
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import annuity, discounted, held_hours, quote_cost, whole_terms
-from app.sdk.pricing import gt as _gt
-from app.sdk.pricing import holds as _holds
+from app.sdk.pricing import annuity, discounted, held_at, whole_terms
 from app.sdk.text import money_range, msg, num, pct
 from plugins import messages
 
@@ -76,74 +75,86 @@ class RentedKernel(OfferKernel):
             candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model)) for o in found if o.plan in PLAN_TERM_YEARS
         ]
 
-    def bridge(self, profile: Profile) -> Bridge | None:
+    def bridge(self, at: Columns) -> Bridge | None:
         """Renting the profile's GPUs on demand while another option's capacity is procured: the cheapest
         on-demand offer the profile allows that can run its largest job (``held_hours`` at
-        ``held_utilization``), a year of it."""
-        job = profile.job_gpus
-        allowed = self.candidates(dataclasses.replace(profile, rental_plan=None))  # whatever plan the profile rents
-        found = [c for c in allowed if c.plan == "on_demand" and (multi_node(c) or not _holds(_gt(job, c.node_gpus)))]
-        if not found:
-            return None
-        cheapest = min(found, key=lambda c: offers.level(c.per_gpu.expected))
-        held = self.value("held_utilization")
-        yearly = held_hours(profile.useful_gpu_hours_per_year, held, profile.gpus * HOURS_PER_YEAR) * cheapest.per_gpu
-        return Bridge(yearly, (*cheapest.offer.refs, self.ref("held_utilization")))
+        ``held_utilization``), a year of it (at the ends ``at.ends``)."""
+        key = ("bridge", self.option)
+        if key in at.memo:
+            found: Bridge | None = at.memo[key]
+            return found
+        job = at.job_gpus
+        p = at.profile
+        narrowed = p.providers is not None or p.regions is not None
+        on_demand = None if narrowed else self.compiled.get(("on_demand", p.gpu_model))
+        if on_demand is None:  # whatever plan the profile rents on: the on-demand offers it allows
+            allowed = self.candidates(dataclasses.replace(p, rental_plan=None))
+            on_demand = [c for c in allowed if c.plan == "on_demand"]
+            if not narrowed:  # one list per GPU model (a request's providers and regions are not kept)
+                self.compiled[("on_demand", p.gpu_model)] = on_demand
+        usable = [c for c in on_demand if multi_node(c) or not holds(gt(job, c.node_gpus))]
+        found = None
+        if usable:
+            cheapest = min(usable, key=lambda c: offers.level(c.per_gpu.expected))
+            held = self.value("held_utilization")
+            ceiling = at.gpus * HOURS_PER_YEAR
+            ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
+            price = cheapest.per_gpu
+            yearly = at.range([held_at(e, at.useful, held, ceiling) * price[e] for e in at.ends])
+            found = Bridge(yearly, (*cheapest.offer.refs, self.ref("held_utilization")))
+        at.memo[key] = found
+        return found
 
-    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
-        memo: dict[Any, Any] = {}
-        useful = profile.useful_gpu_hours_per_year
+    def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
+        useful = at.useful
+        held = self.value("held_utilization")
         rate = self.value("discount_rate").expected
-        horizon_annuity = None
+        horizon_annuity = annuity(at.horizon, rate)
+        ends = at.ends
         found = []
         for c in candidates:
             offer = c.offer
-            instances = ceil_number(profile.gpus / offer.gpus_per_unit)
-            held_gpus = instances * offer.gpus_per_unit
+            per_unit = offer.gpus_per_unit
+            held_gpus = at.ceil(at.gpus / per_unit) * per_unit
+            every_hour = held_gpus * float(HOURS_PER_YEAR)
             term = PLAN_TERM_YEARS[offer.plan]
-            if term is None:
-                paid = held_hours(useful, self.value("held_utilization"), held_gpus * HOURS_PER_YEAR)
-                years_paid = profile.horizon_years
-            else:
-                paid = Range.point(held_gpus * HOURS_PER_YEAR)
-                years_paid = whole_terms(profile.horizon_years, term)
-            annual = paid * c.per_gpu
-            total = annual * years_paid
-            npv = annual * annuity(years_paid, rate)
-            if horizon_annuity is None:
-                horizon_annuity = annuity(profile.horizon_years, rate)
+            if term is None:  # every hour held is paid, for the horizon
+                years, factor = at.horizon, horizon_annuity
+            else:  # whole instances held all the time, for whole terms
+                years = whole_terms(at.horizon, term)
+                factor = annuity(years, rate)
+            per_gpu = c.per_gpu
+            rows = []
+            for e in ends:
+                paid = held_at(e, useful, held, every_hour) if term is None else every_hour
+                annual = paid * per_gpu[e]
+                npv = annual * factor
+                rows.append((paid, annual, annual * years, npv, npv / horizon_annuity))
+            paid_r, annual_r, total_r, npv_r, equivalent_r = at.ranges(rows)
             lead = self.lead(c)
-            cost = quote_cost(
-                profile,
-                annual=annual,
-                total=total,
-                paid=paid,
-                committed=term is not None,
-                npv=npv,
-                equivalent_annual=npv / horizon_annuity,
-            )
-            violations = self.constraints(c, profile, lead)
+            violations = self.constraints(c, at)
             spot = offer.plan == "spot"
             if spot:
-                reliable = self.value("spot_reliable_gpus").expected
-                too_many = _gt(profile.gpus, reliable)
-                if _holds(too_many):
+                too_many = at.gt(at.gpus, self.value("spot_reliable_gpus").expected)
+                if holds(too_many):
                     violations.append(("spot_capacity", too_many))
             found.append(
                 self.finish(
-                    profile,
+                    at,
                     c,
-                    memo,
-                    cost=cost,
-                    efficiency=self.efficiency(profile, lead, memo),
-                    stability=self.stability(
-                        profile, memo, extra_rate="spot_interruptions_per_gpu_year" if spot else None
-                    ),
-                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
-                    lines=(("instance_hours", annual, ZERO, total),),
+                    annual=annual_r,
+                    total=total_r,
+                    paid=paid_r,
+                    committed=term is not None,
+                    npv=npv_r,
+                    equivalent_annual=equivalent_r,
+                    efficiency=self.efficiency(at, lead),
+                    stability=self.stability(at, extra_rate="spot_interruptions_per_gpu_year" if spot else None),
+                    infra_fte=self.machine_work(c, at, at.utilization),
+                    lines=(("instance_hours", annual_r, ZERO, total_r),),
                     violations=violations,
                     waiting_days=lead,
-                    detail=(held_gpus, paid),
+                    detail=(held_gpus, paid_r),
                 )
             )
         return found

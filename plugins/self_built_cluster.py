@@ -35,16 +35,15 @@ from app.sdk import (
     Profile,
     Range,
     bom,
-    ceil_number,
     hookimpl,
     offers,
 )
 from app.sdk.capital import Bridge, where
 from app.sdk.capital import own as capital_own
 from app.sdk.cluster import Bill, Size
+from app.sdk.columns import ALL, Columns, holds
 from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import quote_cost
 from app.sdk.text import money, money_range, msg, num, span
 from plugins import messages
 
@@ -94,86 +93,76 @@ class OwnClusterKernel(OfferKernel):
 
     # ---- quotes ---------------------------------------------------------------------------------------
 
-    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
-        memo: dict[Any, Any] = {}
+    def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         nodes_per_team = self.value("nodes_per_ops_team")
         team_fte = self.value("ops_team_fte")
         rate = self.value("discount_rate").expected
         depreciation = self.value("depreciation_years")
-        bridge = self.bridge(profile)
-        gpus = profile.gpus
+        bridge = self.bridge(at)
+        gpus, ends = at.gpus, at.ends
+        ops_team = at.profile.ops_team
         found = []
         for c in candidates:
             bill: Bill = c.data
             offer = c.offer
-            servers = ceil_number(gpus / offer.gpus_per_unit)
+            servers = at.ceil(gpus / offer.gpus_per_unit)
             it_kw = servers * bill.power_kw if bill.power_kw is not None else None
-            teams = (servers / nodes_per_team).ceil()
+            teams = Range(*(at.ceil(servers / nodes_per_team[2 - e]) for e in ALL))
             size = Size(servers, gpus, it_kw, teams)
-            capital, running = bill.lines(size)
+            capital, running = bill.lines(size, at)
             lead = self.lead(c)
             owned = capital_own(
-                horizon=profile.horizon_years,
+                at,
                 lead_time_days=lead,
                 capital=capital,
                 running=running,
                 rate=rate,
                 depreciation_years=depreciation,
                 bridge=bridge,
-                delay_cost_per_day=profile.delay_cost_per_day,
             )
-            cost = quote_cost(
-                profile,
-                annual=owned.annual,
-                total=owned.total,
-                upfront=owned.upfront,
-                paid=Range.point(servers * offer.gpus_per_unit * HOURS_PER_YEAR),
-                committed=True,
-                npv=owned.npv,
-                equivalent_annual=owned.equivalent_annual,
-                operating_years=owned.operating_years,
-            )
-            violations = self.constraints(c, profile, lead)
-            late = np.logical_and(
-                ~np.asarray(owned.bridged), lead.expected / DAYS_PER_YEAR >= np.asarray(profile.horizon_years)
-            )
-            if np.any(late):
+            violations = self.constraints(c, at)
+            bridged = owned.bridged
+            waits = ~bridged if isinstance(bridged, np.ndarray) else not bridged
+            late = at.where(waits, lead.expected / DAYS_PER_YEAR >= at.horizon, False)
+            if holds(late):
                 violations.append(("horizon_before_install", late))
-            if profile.capex_budget is not None:
-                over = cost.upfront.expected > profile.capex_budget
-                if np.any(over):
+            if at.capex_budget is not None:
+                over = owned.upfront.expected > at.capex_budget
+                if holds(over):
                     violations.append(("capex_budget", over))
-            ops_team = profile.ops_team
-            work = self.software_work(servers)
+            work = self.software_work(servers, 1.0, ends)
             found.append(
                 self.finish(
-                    profile,
+                    at,
                     c,
-                    memo,
-                    cost=cost,
-                    efficiency=self.efficiency(profile, lead, memo, waits=~np.asarray(owned.bridged)),
+                    annual=owned.annual,
+                    total=owned.total,
+                    upfront=owned.upfront,
+                    paid=Range.point(servers * offer.gpus_per_unit * HOURS_PER_YEAR),
+                    committed=True,
+                    npv=owned.npv,
+                    equivalent_annual=owned.equivalent_annual,
+                    operating_years=owned.operating_years,
+                    efficiency=self.efficiency(at, lead, waits=waits),
                     stability=self.stability(
-                        profile,
-                        memo,
-                        detection_key=f"detection_hours_{ops_team}_ops",
-                        restart_key=f"restart_hours_{ops_team}_ops",
+                        at, detection_key=f"detection_hours_{ops_team}_ops", restart_key=f"restart_hours_{ops_team}_ops"
                     ),
-                    infra_fte=work + teams * team_fte,
+                    infra_fte=at.range([work[e] + teams[e] * team_fte[e] for e in ends]),
                     lines=owned.lines,
                     violations=violations,
-                    waiting_days=where(owned.bridged, ZERO, lead),
+                    waiting_days=where(bridged, ZERO, lead),
                     priced_work=work,  # the ops teams are in the cost already
                     detail=(size, owned.bridged, bridge),
                 )
             )
         return found
 
-    def bridge(self, profile: Profile) -> Bridge | None:
+    def bridge(self, at: Columns) -> Bridge | None:
         """Renting the cluster's GPUs until it is installed, on the option that bridges lead times."""
         bridging = self.roles("bridges_lead_time", self.knowledge, self.currency, self.as_of)
         if bridging is None or not hasattr(bridging, "bridge"):
             return None
-        found: Bridge | None = bridging.bridge(profile)
+        found: Bridge | None = bridging.bridge(at)
         return found
 
     def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pluggy
 
+from app.sdk.columns import ALL
 from app.sdk.errors import PluginError
 from app.sdk.kernel import Kernel, Quote
 from app.sdk.knowledge import Knowledge
@@ -104,9 +105,12 @@ class OptionHost:
         kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
         return with_effective_cost(kernel.assess(profile))
 
-    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
-        """The option's cheapest feasible quote for ``profile`` (numbers only) and the offers quoted."""
-        return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile)
+    def choose(
+        self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
+    ) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote for ``profile`` (numbers only, at ``ends``) and the
+        offers quoted."""
+        return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile, ends)
 
 
 class AssessKernel(Kernel):
@@ -124,7 +128,7 @@ class AssessKernel(Kernel):
             raise PluginError(f"plugin for '{self.option}' returned {len(found)} assessments instead of one")
         return with_effective_cost(found[0])
 
-    def choose(self, profile: Profile) -> tuple[Quote, int]:
+    def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         return quote_of(self.assess(profile)), 1
 
 
@@ -172,7 +176,7 @@ def plugin_messages(pm: pluggy.PluginManager) -> dict[str, dict[Language, dict[s
 def quote_of(a: Assessment) -> Quote:
     """An assessment's numbers as a quote (for an SDK v2 plugin's answers in batches and draws)."""
     violations = tuple(("verbatim", v.violated) for v in a.violations)
-    return Quote(
+    return Quote.of_cost(
         None,
         dataclasses.replace(a.cost, breakdown=()),
         a.efficiency,

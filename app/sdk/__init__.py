@@ -7,6 +7,7 @@ from app.sdk import (
     bom,
     capital,
     cluster,
+    columns,
     constraints,
     inputs,
     kernel,
@@ -17,6 +18,7 @@ from app.sdk import (
     text,
     vocab,
 )
+from app.sdk.columns import ALL, EXPECTED, Columns
 from app.sdk.errors import MissingKnowledge, NoOffer
 from app.sdk.hooks import hookimpl
 from app.sdk.inputs import Inputs
@@ -43,13 +45,16 @@ from app.sdk.types import (
 )
 
 __all__ = [
+    "ALL",
     "ANY",
+    "EXPECTED",
     "HOURS_PER_YEAR",
     "PROFILE_NUMBERS",
     "ZERO",
     "Assessment",
     "Assumption",
     "Candidate",
+    "Columns",
     "Cost",
     "Efficiency",
     "GpuSpec",
@@ -77,6 +82,7 @@ __all__ = [
     "capital",
     "ceil_number",
     "cluster",
+    "columns",
     "constraints",
     "held_hours",
     "hookimpl",

@@ -22,7 +22,6 @@ from app.sdk.knowledge import Knowledge
 from app.sdk.offers import Offer, level
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, msg
-from app.sdk.types import HOURS_PER_YEAR
 
 #: the facility of an offer: the source article's lump, colocation rent, or an own machine room
 QUOTED, COLOCATION, OWN_FACILITY = "quoted facility", "colocation", "own facility"
@@ -42,7 +41,8 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
     ) -> CapitalItem:
         life, decline = reads(f"life_years_{key}"), reads(f"residual_decline_{key}")
         resale = resale_points(kernel.knowledge, kernel.as_of, offer) if key == "server_hardware" else ()
-        return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), resale, offer_refs)
+        curves = cluster.curves_of(kernel, decline, resale)
+        return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), resale, offer_refs, curves)
 
     capital = [
         capital_item(
@@ -84,7 +84,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                     msg("line.storage", "Shared storage"),
                     "GPUs × storage_tb_per_gpu × price per TB",
                     storage,
-                    lambda size: tb * size.gpus,
+                    Quantity(cluster.GPUS, tb),
                 )
             )
         installation = reads.component(row, "installation", "fraction")
@@ -96,7 +96,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                     msg("line.installation", "Installation: racks, PDUs, optics and cabling"),
                     "share of the server hardware × servers × price",
                     installation,
-                    lambda size: hardware * size.servers,
+                    Quantity(cluster.SERVERS, hardware),
                 )
             )
         if offer.variant == OWN_FACILITY:
@@ -143,7 +143,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 msg("line.ops_team", "Operations team"),
                 "ops teams × ops_team_fte × cost per FTE-year",
                 staff,
-                lambda size: size.teams * team_fte,
+                Quantity(cluster.TEAMS, team_fte),
             )
         )
     power = reads.component(row, "power", "per_kwh")
@@ -155,7 +155,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 msg("line.power", "Power (IT load × PUE)"),
                 "IT kW × draw share × 8760 × PUE × price per kWh",
                 power,
-                lambda size: kw_share * (size.it_kw * HOURS_PER_YEAR),
+                Quantity(cluster.KWH_PER_YEAR, kw_share),
                 reads.take(),
             )
         )
@@ -168,7 +168,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 msg("line.hardware_support", "Hardware support contract"),
                 "share of the server hardware a year × servers × price",
                 support,
-                lambda size: hardware * size.servers,
+                Quantity(cluster.SERVERS, hardware),
             )
         )
     licence = reads.component(row, "software_licence", "per_gpu_year")
@@ -180,7 +180,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 msg("line.software_licence", "Software licences"),
                 "GPUs × licensed share × price per GPU-year",
                 licence,
-                lambda size: share * size.gpus,
+                Quantity(cluster.GPUS, share),
                 reads.take(),
             )
         )

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from app.sdk.columns import ALL, Columns, holds
 from app.sdk.ranges import Range
 
 ZERO = Range.point(0)
@@ -82,16 +83,41 @@ def asset_flows(
         purchases = max(1, ceil((horizon − start) ÷ life))
         cash      = cost × purchases − cost × residual(life) × (purchases − 1) − cost × residual(age at horizon)
         npv       = the same flows discounted to today at ``rate``
+
+    What depends only on the asset's life, curve, start, horizon and rate is ``flow_factors``, which
+    callers pricing many assets of one kind compute once.
     """
-    if all(isinstance(x, float | int) and not isinstance(x, bool) for x in (cost, life, start, horizon, rate)):
-        return _asset_flows_one(float(cost), float(life), residual, float(start), float(horizon), float(rate))
+    return flows(cost, flow_factors(life, residual, start, horizon, rate))
+
+
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """What an asset's flows take of its life, residual curve, start, horizon and cost of capital
+    (``flow_factors``): cash and present value are then linear in its price (``flows``)."""
+
+    purchases: Any
+    at_life: Any
+    replacements: Any
+    at_end: Any
+    #: 1 − residual(life): what each replacement costs net of the resale of the one it replaces
+    net_of_resale: Any
+    #: the replacements' discount factors summed
+    series: Any
+    #: the discount factor of the horizon's end (where the last asset is sold)
+    end_discount: Any
+    one: bool
+
+
+def flow_factors(life: Any, residual: Residual, start: Any, horizon: Any, rate: Any) -> Factors:
+    """``asset_flows``'s factors: purchases, residuals, the replacements' discounted series."""
+    if all(isinstance(x, float | int) and not isinstance(x, bool) for x in (life, start, horizon, rate)):
+        return _factors_one(float(life), residual, float(start), float(horizon), float(rate))
     in_service = np.maximum(np.asarray(horizon, dtype=float) - start, 0.0)
     purchases = np.maximum(1.0, np.ceil(in_service / life - 1e-9))
     replacements = purchases - 1.0
     age_at_end = in_service - replacements * life
     at_life = residual(life)
     at_end = residual(age_at_end)
-    cash = cost * purchases - cost * at_life * replacements - cost * at_end
     # replacements happen at start + j × life, j = 1 … replacements: a geometric series of discount factors
     if isinstance(rate, np.ndarray) or rate > 0:
         r = np.maximum(rate, MIN_RATE) if isinstance(rate, np.ndarray) else rate
@@ -99,16 +125,12 @@ def asset_flows(
         series = (1.0 + r) ** (-start) * v_life * (1.0 - v_life**replacements) / (1.0 - v_life)
     else:
         series = replacements
-    npv = cost + cost * (1.0 - at_life) * series - cost * at_end * (1.0 + rate) ** (-np.asarray(horizon, dtype=float))
-    if not any(isinstance(x, np.ndarray) for x in (horizon, rate, cost, life, start, npv)):
-        return float(cash), float(npv), int(purchases)
-    return cash, npv, purchases
+    end_discount = (1.0 + rate) ** (-np.asarray(horizon, dtype=float))
+    return Factors(purchases, at_life, replacements, at_end, 1.0 - at_life, series, end_discount, False)
 
 
-def _asset_flows_one(
-    cost: float, life: float, residual: Residual, start: float, horizon: float, rate: float
-) -> tuple[float, float, int]:
-    """``asset_flows`` for plain numbers: the same operations in the same order, on Python floats
+def _factors_one(life: float, residual: Residual, start: float, horizon: float, rate: float) -> Factors:
+    """``flow_factors`` for plain numbers: the same operations in the same order, on Python floats
     (``max`` as ``np.maximum`` for numbers that are not NaN, powers of NumPy scalars kept where the
     array path takes them)."""
     in_service = max(horizon - start, 0.0)
@@ -117,14 +139,22 @@ def _asset_flows_one(
     age_at_end = in_service - replacements * life
     at_life = residual(life)
     at_end = residual(age_at_end)
-    cash = cost * purchases - cost * at_life * replacements - cost * at_end
     if rate > 0:
         v_life = (1.0 + rate) ** (-life)
         series = (1.0 + rate) ** (-start) * v_life * (1.0 - v_life ** np.float64(replacements)) / (1.0 - v_life)
     else:
         series = replacements
-    npv = cost + cost * (1.0 - at_life) * series - cost * at_end * (1.0 + rate) ** np.float64(-horizon)
-    return float(cash), float(npv), int(purchases)
+    end_discount = (1.0 + rate) ** np.float64(-horizon)
+    return Factors(purchases, at_life, replacements, at_end, 1.0 - at_life, series, end_discount, True)
+
+
+def flows(cost: Any, f: Factors) -> tuple[Any, Any, Any]:
+    """Cash, present value and purchases of an asset of price ``cost`` with factors ``f``."""
+    cash = cost * f.purchases - cost * f.at_life * f.replacements - cost * f.at_end
+    npv = cost + cost * f.net_of_resale * f.series - cost * f.at_end * f.end_discount
+    if f.one and not isinstance(cost, np.ndarray):
+        return float(cash), float(npv), int(f.purchases)
+    return cash, npv, f.purchases
 
 
 def _interp(x: float, xp: Sequence[float], fp: Sequence[float]) -> float:
@@ -160,19 +190,13 @@ def _as_range(value: Any) -> Range:
 
 @dataclass(frozen=True, slots=True)
 class CapitalLine:
-    """An asset class bought at the start: its price, useful life and resale."""
+    """An asset class bought at the start: its price, useful life and residual curves (per end of the
+    cost, ``residual_curves``)."""
 
     key: str
-    label: str
-    basis: str
-    sources: tuple[Any, ...]
     upfront: Range
     life: Range
-    decline: Range
-    #: market resale points (age, (low, expected, high) share of new), when the knowledge base has them
-    resale: tuple[tuple[float, tuple[float, float, float]], ...] = ()
-    #: the residual curves of the low, expected and high ends (``residual_curves``), when made beforehand
-    curves: tuple[Residual, Residual, Residual] | None = None
+    curves: tuple[Residual, Residual, Residual]
 
 
 def residual_curves(
@@ -194,9 +218,6 @@ class RunningLine:
     """A cost paid every year the asset is in service."""
 
     key: str
-    label: str
-    basis: str
-    sources: tuple[Any, ...]
     annual: Range
 
 
@@ -210,7 +231,8 @@ class Bridge:
 
 @dataclass(frozen=True, slots=True)
 class Ownership:
-    """What owning costs over the horizon (``own``), every figure a Range (arrays over a batch)."""
+    """What owning costs over the horizon (``own``), every figure a Range (arrays over a batch; NaN at
+    an end not computed)."""
 
     #: per capital and running line, and the bridge: ``(key, annual, upfront, total)`` (the words of each
     #: line are its caller's: ``app.sdk.cluster.Bill.labels``)
@@ -227,95 +249,102 @@ class Ownership:
 
 
 ENDS = ("low", "expected", "high")
-#: the end of a cost-lowering input (a longer life) that goes with each end of the cost
-FAVOURABLE = {"low": "high", "expected": "expected", "high": "low"}
 
 
 def own(
+    at: Columns,
     *,
-    horizon: Any,
     lead_time_days: Range,
     capital: Sequence[CapitalLine],
     running: Sequence[RunningLine],
     rate: Any,
     depreciation_years: Range,
     bridge: Bridge | None = None,
-    delay_cost_per_day: Any = None,
 ) -> Ownership:
-    """Capital and running costs of owning over ``horizon`` years (docs/methodology.md "Capital").
+    """Capital and running costs of owning over the profile's horizon (docs/methodology.md "Capital"),
+    at the ends ``at.ends``.
 
     The assets are bought now and delivered after the lead time; running costs are paid while they
-    serve; while waiting the team either goes without (paying ``delay_cost_per_day`` when given) or,
-    with a ``bridge``, rents — whichever costs less per useful GPU-hour, per profile. ``annual`` is the
-    accounting view: capital written off over ``depreciation_years`` plus running costs.
+    serve; while waiting the team either goes without (paying ``delay_cost_per_day`` when the profile
+    gives one) or, with a ``bridge``, rents — whichever costs less per useful GPU-hour at the expected
+    figures, per profile. ``annual`` is the accounting view: capital written off over
+    ``depreciation_years`` plus running costs. Each end ``e`` of the cost takes its asset price at
+    ``e``, the longer life (``2 − e``) and its residual curve; delivery is at the expected lead time.
     """
-    start = {e: getattr(lead_time_days, e) / 365.0 for e in ENDS}
-    cash: dict[str, Range] = {}
-    npv_parts: list[Range] = []
-    for c in capital:
-        per_end = []
-        curves = c.curves or residual_curves(c.decline, c.resale)
-        u, life = c.upfront, c.life
-        if (
-            curves[0] is curves[1] is curves[2]
-            and u.low is u.expected is u.high
-            and life.low is life.expected is life.high
-        ):
-            # every end the same (a point, or one array of Monte Carlo draws): computed once
-            flows = asset_flows(
-                u.low, life=life.low, residual=curves[0], start=start["expected"], horizon=horizon, rate=rate
-            )
-            cash[c.key] = Range.elementwise(flows[0], flows[0], flows[0])
-            npv_parts.append(Range.elementwise(flows[1], flows[1], flows[1]))
-            continue
-        for end, curve in zip(ENDS, curves, strict=True):
-            per_end.append(
-                asset_flows(
-                    getattr(c.upfront, end),
-                    life=getattr(c.life, FAVOURABLE[end]),
-                    residual=curve,
-                    start=start["expected"],
-                    horizon=horizon,
-                    rate=rate,
-                )
-            )
-        cash[c.key] = Range.elementwise(*(f[0] for f in per_end))
-        npv_parts.append(Range.elementwise(*(f[1] for f in per_end)))
-    # running costs from installation to the horizon's end: the best case runs shortest
-    serving = Range.elementwise(*(np.maximum(horizon - start[e], 0.0) for e in ("high", "expected", "low")))
-    serving_pv = Range.elementwise(
-        *(annuity(horizon, rate) - annuity(start[e], rate) for e in ("high", "expected", "low"))
-    )
-    waiting = Range.elementwise(*(start[e] for e in ENDS))
-    yearly_running = sum((r.annual for r in running), Range.point(0))
-    capital_total = sum(cash.values(), Range.point(0))
-    total = capital_total + yearly_running * serving
-    npv = sum(npv_parts, Range.point(0)) + yearly_running * serving_pv
+    horizon, maximum, memo = at.horizon, at.maximum, at.memo
+    start = [lead_time_days[e] / 365.0 for e in ALL]
+    start_ex = start[1]
+    horizon_annuity = memo.get(("annuity", _key(rate)))
+    if horizon_annuity is None:
+        horizon_annuity = memo[("annuity", _key(rate))] = annuity(horizon, rate)
+    per_end: dict[int, tuple[Any, ...]] = {}
+    for e in (1, *(x for x in at.ends if x != 1)):  # the expected end first: the bridge is decided on it
+        cash_total, npv_total, cash_lines = 0.0, 0.0, []
+        for c in capital:
+            life, curve = c.life[2 - e], c.curves[e]
+            key = ("flows", _key(life), id(curve), _key(start_ex))
+            factors = memo.get(key)
+            if factors is None:
+                factors = memo[key] = (flow_factors(life, curve, start_ex, horizon, rate), curve)
+            cash, npv, _ = flows(c.upfront[e], factors[0])
+            cash_total, npv_total = cash_total + cash, npv_total + npv
+            cash_lines.append(cash)
+        yearly = 0.0
+        for r in running:
+            yearly = yearly + r.annual[e]
+        serving = maximum(horizon - start[2 - e], 0.0)
+        serving_pv = horizon_annuity - annuity(start[2 - e], rate)
+        per_end[e] = (cash_total + yearly * serving, npv_total + yearly * serving_pv, cash_lines, serving)
+    total_ex = per_end[1][0]
     bridged: Any = False
     if bridge is not None:
-        operating = np.maximum(horizon - start["expected"], 1e-9)
-        delay = 0.0 if delay_cost_per_day is None else np.nan_to_num(delay_cost_per_day) * lead_time_days.expected
-        wait_per_year = (total.expected + delay) / operating
-        bridge_per_year = (total.expected + bridge.yearly.expected * start["expected"]) / horizon
+        operating = at.maximum(horizon - start_ex, 1e-9)
+        per_day = at.delay_per_day
+        delay = 0.0 if per_day is None else per_day * lead_time_days.expected
+        wait_per_year = (total_ex + delay) / operating
+        bridge_per_year = (total_ex + bridge.yearly.expected * start_ex) / horizon
         bridged = bridge_per_year < wait_per_year
         if not isinstance(bridged, np.ndarray):
             bridged = bool(bridged)
-    lines: list[tuple[str, Range, Range, Range]] = [
-        (c.key, c.upfront / depreciation_years, c.upfront, cash[c.key]) for c in capital
-    ]
-    lines += [(r.key, r.annual, ZERO, r.annual * serving) for r in running]
-    if bridge is not None and np.any(bridged):
-        spent = where(bridged, bridge.yearly * waiting, 0.0)
-        total = total + spent
-        npv = npv + where(bridged, bridge.yearly * Range.elementwise(*(annuity(start[e], rate) for e in ENDS)), 0.0)
-        lines.append(("bridge", ZERO, ZERO, spent))
+    bridging = bridge is not None and holds(bridged)
+    rows = []
+    for e in at.ends:
+        total, npv, cash_lines, serving = per_end[e]
+        line_values: list[Any] = []
+        annual = upfront = 0.0
+        for c, cash in zip(capital, cash_lines, strict=True):
+            price = c.upfront[e]
+            written_off = price / depreciation_years[2 - e]
+            annual, upfront = annual + written_off, upfront + price
+            line_values += (written_off, price, cash)
+        for r in running:
+            cost = r.annual[e]
+            annual = annual + cost
+            line_values += (cost, 0.0, cost * serving)
+        if bridging:
+            assert bridge is not None
+            yearly = bridge.yearly[e]
+            spent = at.where(bridged, yearly * start[e], 0.0)
+            total = total + spent
+            npv = npv + at.where(bridged, yearly * annuity(start[e], rate), 0.0)
+            annual = annual + 0.0
+            line_values += (0.0, 0.0, spent)
+        rows.append((annual, upfront, total, npv, npv / horizon_annuity, *line_values))
+    annual_r, upfront_r, total_r, npv_r, equivalent_r, *values = at.ranges(rows)
+    keys = [c.key for c in capital] + [r.key for r in running] + (["bridge"] if bridging else [])
+    lines = tuple((k, *values[3 * i : 3 * i + 3]) for i, k in enumerate(keys))
     return Ownership(
-        lines=tuple(lines),
-        annual=sum((li[1] for li in lines), ZERO),
-        upfront=sum((c.upfront for c in capital), ZERO),
-        total=total,
-        npv=npv,
-        equivalent_annual=npv / annuity(horizon, rate),
+        lines=lines,  # type: ignore[arg-type]
+        annual=annual_r,
+        upfront=upfront_r,
+        total=total_r,
+        npv=npv_r,
+        equivalent_annual=equivalent_r,
         bridged=bridged,
-        operating_years=where(bridged, horizon, np.maximum(horizon - start["expected"], 1e-9)),
+        operating_years=at.where(bridged, horizon, at.maximum(horizon - start_ex, 1e-9)),
     )
+
+
+def _key(value: Any) -> Any:
+    """A memo key for a number or an array (by identity: the memo keeps the array alive)."""
+    return id(value) if isinstance(value, np.ndarray) else value

@@ -10,17 +10,18 @@ cluster, a hybrid's owned base, a third party's colocation offer) composes its b
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from app.sdk.capital import Bridge, CapitalLine, RunningLine, residual_curves
+from app.sdk.columns import Columns
 from app.sdk.kernel import Kernel
 from app.sdk.knowledge import Price, SourceRef
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, msg
+from app.sdk.types import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
 
@@ -79,6 +80,19 @@ class Reads:
         return Component(tuple(ordered), tuple(values), tiered, self.take())
 
 
+def curves_of(
+    kernel: Kernel, decline: Range, resale: tuple[tuple[float, tuple[float, float, float]], ...]
+) -> tuple[Any, Any, Any]:
+    """``capital.residual_curves`` of ``decline`` and ``resale``, made once per kernel (assets with the
+    same curves share the flows computed for them)."""
+    key = ("curves", id(decline), resale)
+    found = kernel.compiled.get(key)
+    if found is None:
+        found = kernel.compiled[key] = (residual_curves(decline, resale), decline)
+    curves: tuple[Any, Any, Any] = found[0]
+    return curves
+
+
 @dataclass(frozen=True, slots=True)
 class Component:
     """A component's price rows (volume tiers by ``min_gpus``, lowest first), in the kernel's currency,
@@ -90,15 +104,21 @@ class Component:
     tiered: str | None
     #: the pending sources taken with it (the rates that converted it, and what was read before)
     after: tuple[SourceRef, ...]
+    #: each tier's smallest amount (IT kW or GPUs), lowest first
+    bounds: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        by_kw = self.tiered == "kw"
+        bounds = tuple((r.min_kw or 0.0) if by_kw else (r.min_gpus or 0) for r in self.rows)
+        object.__setattr__(self, "bounds", bounds)
 
     def pick(self, size: Size) -> tuple[Range, Price]:
         """The price for a cluster of ``size`` (the tier its GPUs or IT kW fall in; per profile over a
         batch) and its row."""
         if self.tiered is None:
             return self.values[0], self.rows[0]
-        by_kw = self.tiered == "kw"
-        amount = size.it_kw if by_kw else size.gpus
-        bounds = [(r.min_kw or 0.0) if by_kw else (r.min_gpus or 0) for r in self.rows]
+        amount = size.it_kw if self.tiered == "kw" else size.gpus
+        bounds = self.bounds
         if isinstance(amount, np.ndarray):  # each profile of a batch in its own tier
             conditions = [amount >= b for b in reversed(bounds)]
             # below the lowest tier's minimum: the lowest tier, as for one profile (never a price of 0)
@@ -124,30 +144,43 @@ class Size:
     it_kw: Any
     teams: Range
 
-
-#: how much of a component a cluster buys: its price times this
-Quantity = Callable[[Size], Any]
-
-
-def servers(size: Size) -> Any:
-    return size.servers
-
-
-def gpus(size: Size) -> Any:
-    return size.gpus
-
-
-def it_kw(size: Size) -> Any:
-    return size.it_kw
-
-
-def kw_months(size: Size) -> Any:
-    """IT kW × 12: colocation is rented per kW-month."""
-    return size.it_kw * MONTHS_PER_YEAR
+    def of(self, base: str, e: int) -> Any:
+        """The cluster's ``base`` amount (``Quantity.base``) at end ``e``."""
+        if base == SERVERS:
+            return self.servers
+        if base == GPUS:
+            return self.gpus
+        if base == TEAMS:
+            return self.teams[e]
+        if base == IT_KW:
+            return self.it_kw
+        if base == KW_MONTHS:  # colocation is rented per kW-month
+            return self.it_kw * MONTHS_PER_YEAR
+        if base == KWH_PER_YEAR:
+            return self.it_kw * HOURS_PER_YEAR
+        raise KeyError(base)
 
 
-def teams(size: Size) -> Range:
-    return size.teams
+#: what a bill's quantities are counted in: servers, GPUs, IT kW, kW-months a year, kWh a year, ops teams
+SERVERS, GPUS, IT_KW, KW_MONTHS, KWH_PER_YEAR, TEAMS = "servers", "gpus", "it_kw", "kw_months", "kwh_per_year", "teams"
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """How much of a component a cluster buys: ``factor × base`` — ``base`` one of the cluster's amounts
+    (``SERVERS``, ``GPUS``, ``IT_KW``, ``KW_MONTHS``, ``KWH_PER_YEAR``, ``TEAMS``), ``factor`` a range
+    read from the knowledge base (storage TB per GPU, PUE × draw share, the hardware's price…), or none."""
+
+    base: str
+    factor: Range | None = None
+
+    def at(self, size: Size, e: int) -> Any:
+        """The quantity at end ``e`` of its factor and of the size."""
+        amount = size.of(self.base, e)
+        return amount if self.factor is None else self.factor[e] * amount
+
+
+servers, gpus, it_kw, kw_months, teams = (Quantity(b) for b in (SERVERS, GPUS, IT_KW, KW_MONTHS, TEAMS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +201,13 @@ class CapitalItem:
     resale: tuple[tuple[float, tuple[float, float, float]], ...] = ()
     #: the offer's sources, where the price is the offer's own
     offer_refs: tuple[SourceRef, ...] = ()
-    #: its residual curves per end (``capital.residual_curves``), made once
+    #: its residual curves per end (``capital.residual_curves``), made once (shared by the items of a
+    #: kernel with the same decline and resale points: ``curves_of``)
     curves: Any = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "curves", residual_curves(self.decline, self.resale))
+        if self.curves is None:
+            object.__setattr__(self, "curves", residual_curves(self.decline, self.resale))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,27 +235,19 @@ class Bill:
     #: how the cluster's servers are joined (the network fabric's interconnect), None where unknown
     interconnect: str | None = None
 
-    def lines(self, size: Size) -> tuple[list[CapitalLine], list[RunningLine]]:
-        """The bill priced for one profile: ``app.sdk.capital.own``'s capital and running lines (their
-        words are written when answered)."""
-        capital = [
-            CapitalLine(
-                item.key,
-                "",
-                item.basis,
-                (),
-                _price(item.price, size) * item.quantity(size),
-                item.life,
-                item.decline,
-                item.resale,
-                item.curves,
-            )
-            for item in self.capital
-        ]
-        running = [
-            RunningLine(item.key, "", item.basis, (), item.price.pick(size)[0] * item.quantity(size))
-            for item in self.running
-        ]
+    def lines(self, size: Size, at: Columns) -> tuple[list[CapitalLine], list[RunningLine]]:
+        """The bill priced for one profile at the ends ``at.ends``: ``app.sdk.capital.own``'s capital and
+        running lines, each ``price × quantity`` (their words are written when answered)."""
+        ends = at.ends
+        capital = []
+        for item in self.capital:
+            price, quantity = _price(item.price, size), item.quantity
+            upfront = at.range([price[e] * quantity.at(size, e) for e in ends])
+            capital.append(CapitalLine(item.key, upfront, item.life, item.curves))
+        running = []
+        for run in self.running:
+            price, quantity = run.price.pick(size)[0], run.quantity
+            running.append(RunningLine(run.key, at.range([price[e] * quantity.at(size, e) for e in ends])))
         return capital, running
 
     def labels(

@@ -10,12 +10,13 @@ hardware is in (``availability_rules``); a job whose failures outrun its recover
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.sdk import model
+from app.sdk.columns import Columns, holds
 from app.sdk.kernel import Candidate, Quote
 from app.sdk.knowledge import ANY, AvailabilityRule, Knowledge
-from app.sdk.pricing import gt, holds
 from app.sdk.ranges import Range
 from app.sdk.text import msg, num, pct, span
 from app.sdk.types import Profile
@@ -26,7 +27,7 @@ class Offering(Protocol):
 
     knowledge: Knowledge
     as_of: dt.date
-    compiled: dict[str, Any]
+    compiled: dict[Any, Any]
 
     @property
     def preemptible_plans(self) -> frozenset[str]: ...
@@ -67,26 +68,61 @@ def availability(kernel: Offering, c: Candidate, profile: Profile) -> list[Avail
     return found
 
 
-def hard_constraints(kernel: Offering, c: Candidate, profile: Profile, lead: Range) -> list[tuple[str, Any]]:
-    """The hard constraints an offer breaks (code, where: a bool or an array over a batch):
-    capacity, the expected lead time, and data residency."""
-    found: list[tuple[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """What an offer's hard constraints test, compiled once per candidate (``OfferKernel.prepare``)."""
+
+    #: GPUs the offer can sell at most (None: no limit known)
+    capacity: int | None
+    #: a volume tier's smallest order (None or 0: none)
+    min_gpus: int | None
+    #: the expected lead time in days (tested against ``start_within_days``)
+    lead_expected: Any
+    #: the ``data_security`` levels the offer's residency does not satisfy
+    refused: frozenset[str]
+    #: the one node a job must fit on (None: nodes of a training fabric, a job may span them)
+    node_gpus: int | None
+    #: capacity the provider may take back at any time (spot)
+    preemptible: bool
+
+
+def checks(kernel: Offering, c: Candidate, lead: Range) -> Checks:
+    """The facts the hard constraints of ``c`` test, read once."""
     row = c.offer.row
-    if row.capacity_gpus is not None:
-        found.append(("capacity", gt(profile.gpus, row.capacity_gpus)))
-    if row.min_gpus:  # a volume tier: sold from this many GPUs
-        found.append(("min_gpus", gt(row.min_gpus, profile.gpus)))
-    if profile.start_within_days is not None:
-        found.append(("lead_time", gt(lead.expected, profile.start_within_days)))
-    if not kernel.knowledge.accepts(profile.data_security, row.residency):
+    kb = kernel.knowledge
+    return Checks(
+        capacity=row.capacity_gpus,
+        min_gpus=row.min_gpus,
+        lead_expected=lead.expected,
+        refused=frozenset(level for level in kb.security_levels if not kb.accepts(level, row.residency)),
+        node_gpus=None if multi_node(c) else c.node_gpus,
+        preemptible=c.plan in kernel.preemptible_plans,
+    )
+
+
+def hard_constraints(kernel: Offering, c: Candidate, at: Columns) -> list[tuple[str, Any]]:
+    """The hard constraints an offer breaks for the profile (code, where: a bool or an array over a
+    batch): capacity, a volume tier's minimum, the expected lead time, data residency, the largest
+    job's nodes, preemptible capacity and export controls."""
+    k: Checks = c.checks
+    found: list[tuple[str, Any]] = []
+    gt = at.gt
+    if k.capacity is not None and holds(where := gt(at.gpus, k.capacity)):
+        found.append(("capacity", where))
+    if k.min_gpus and holds(where := gt(k.min_gpus, at.gpus)):  # a volume tier: sold from this many GPUs
+        found.append(("min_gpus", where))
+    if at.start_within_days is not None and holds(where := gt(k.lead_expected, at.start_within_days)):
+        found.append(("lead_time", where))
+    if at.profile.data_security in k.refused:
         found.append(("residency", True))
-    if not multi_node(c):  # the largest job must fit on one node
-        found.append(("multi_node", gt(profile.job_gpus, c.node_gpus)))
-    if c.plan in kernel.preemptible_plans:
-        found.append(("preemptible", gt(1.0, profile.preemptible_share)))
-    if any(r.effect == "unavailable" for r in availability(kernel, c, profile)):
+    if k.node_gpus is not None and holds(where := gt(at.job_gpus, k.node_gpus)):  # the job must fit one node
+        found.append(("multi_node", where))
+    if k.preemptible and holds(where := gt(1.0, at.preemptible_share)):
+        found.append(("preemptible", where))
+    controlled = c.offer.row.gpu_model != ANY and kernel.knowledge.availability
+    if controlled and any(r.effect == "unavailable" for r in availability(kernel, c, at.profile)):
         found.append(("export_controlled", True))
-    return [(code, where) for code, where in found if holds(where)]
+    return found
 
 
 def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -> str:

@@ -23,8 +23,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from app.sdk.columns import ALL, EXPECTED, Columns
 from app.sdk.errors import NoOffer
 from app.sdk.knowledge import ANY, Knowledge, SourceRef
 from app.sdk.offers import PER_UNIT, Offer
@@ -58,7 +57,9 @@ class Kernel:
         self._groups: dict[str | None, tuple[Candidate, ...]] = {}
         self._values: dict[str, tuple[Range, SourceRef]] = {}
         #: values the kernel derives from the knowledge once (constants its candidates share)
-        self.compiled: dict[str, Any] = {}
+        self.compiled: dict[Any, Any] = {}
+        #: the knowledge holds Monte Carlo draws (``Knowledge.draws``): its figures are arrays of them
+        self.sampled = knowledge.draws > 0
 
     # ---- compiled knowledge -------------------------------------------------------------------
 
@@ -78,10 +79,10 @@ class Kernel:
 
     def group(self, gpu_model: str | None) -> tuple[Candidate, ...]:
         """Every candidate of the option for ``gpu_model`` (None: the reference server), compiled on
-        first use and sorted by price per GPU."""
+        first use (``compile_group``, then ``prepare``) and sorted by price per GPU."""
         found = self._groups.get(gpu_model)
         if found is None:
-            found = tuple(sorted(self.compile_group(gpu_model), key=lambda c: c.sort_key))
+            found = tuple(sorted((self.prepare(c) for c in self.compile_group(gpu_model)), key=lambda c: c.sort_key))
             self._groups[gpu_model] = found
         return found
 
@@ -89,7 +90,16 @@ class Kernel:
         """The option's candidates for ``gpu_model`` (None: the reference server)."""
         raise NotImplementedError
 
+    def prepare(self, candidate: Candidate) -> Candidate:
+        """A compiled candidate with what the kernel derives of it once (``OfferKernel``: its lead time
+        and the facts its hard constraints test)."""
+        return candidate
+
     # ---- per profile ------------------------------------------------------------------------------
+
+    def columns(self, profile: Profile, ends: tuple[int, ...] = ALL) -> Columns:
+        """The profile as this kernel computes with it (arrays where its knowledge holds Monte Carlo draws)."""
+        return Columns(profile, ends, sampled=self.sampled)
 
     def candidates(self, profile: Profile) -> list[Candidate]:
         """The compiled candidates the profile allows: its GPU model, providers, regions and plan."""
@@ -114,12 +124,13 @@ class Kernel:
             + (f" in {', '.join(profile.regions)}" if profile.regions else "")
         )
 
-    def acceptable(self, candidate: Candidate, profile: Profile) -> bool:
+    def acceptable(self, candidate: Candidate, at: Columns) -> bool:
         """Whether the offer breaks none of the profile's hard constraints (for every profile of a batch)."""
         raise NotImplementedError
 
-    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
-        """Each candidate's quote for the profile (what candidates share is computed once)."""
+    def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
+        """Each candidate's quote for the profile at the ends ``at.ends`` (what candidates share is
+        computed once per call, in ``at.memo``)."""
         raise NotImplementedError
 
     def materialise(self, profile: Profile, quote: Quote) -> Assessment:
@@ -132,14 +143,14 @@ class Kernel:
 
     # ---- the choice -----------------------------------------------------------------------------
 
-    def shortlist(self, profile: Profile, per_plan: int = 2, extra: int = 4) -> list[Candidate]:
+    def shortlist(self, at: Columns, per_plan: int = 2, extra: int = 4) -> list[Candidate]:
         """The candidates worth a quote: in each plan the cheapest per GPU up to and including the
         ``per_plan``-th one the profile accepts (cheaper ones that fail stay, to be reported), and the
         next ``extra`` overall for the alternatives. Within a plan billing is the same, so the cheapest
         per GPU that meets the constraints is the cheapest. Raises ``NoOffer`` when there is none."""
-        found = self.candidates(profile)
+        found = self.candidates(at.profile)
         if not found:
-            raise self.no_offer(profile)
+            raise self.no_offer(at.profile)
         chosen: list[Candidate] = []
         by_plan: dict[str, list[Candidate]] = {}
         for c in found:  # sorted by price per GPU, then label
@@ -150,7 +161,7 @@ class Kernel:
             for i, c in enumerate(members):
                 if kept < per_plan:
                     chosen.append(c)
-                    kept += self.acceptable(c, profile)
+                    kept += self.acceptable(c, at)
                 else:
                     rest.extend(members[i:])
                     break
@@ -159,35 +170,68 @@ class Kernel:
 
     def assess(self, profile: Profile) -> Assessment:
         """The option's assessment of one profile: the cheapest feasible quote, materialised, with
-        the others as its alternatives (arrays in a profile: chosen per element, see ``choose``)."""
-        quotes = self.quotes(profile, self.shortlist(profile))
+        the others as its alternatives (arrays in a profile: chosen per element, see ``choose``).
+
+        Every shortlisted offer is quoted at its expected figures, which decide the choice; only the
+        offers answered — the chosen one and the alternatives listed — are quoted at every end."""
+        at = self.columns(profile, EXPECTED)
+        shortlist = self.shortlist(at)
+        if at.arrays or len(shortlist) <= FEASIBLE_ALTERNATIVES + 1:  # every offer is answered: one pass
+            full = self.columns(profile)
+            full.constraints = at.constraints
+            quotes = self.quotes(full, shortlist)
+            if at.arrays:
+                return self._assess_each(profile, quotes)
+            return self._answer(profile, quotes, quotes)
+        quotes = self.quotes(at, shortlist)
         keys = [q.effective.expected for q in quotes]
-        if any(isinstance(k, np.ndarray) for k in keys):
-            return self._assess_each(profile, quotes)
         infeasible = [holds_anywhere(q.broken()) for q in quotes]
         order = sorted(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
-        best = self.materialise(profile, quotes[order[0]])
-        listed = [self._alternative(profile, quotes[i]) for i in order[1:]]
-        feasible = [a for a in listed if a.feasible][:FEASIBLE_ALTERNATIVES]
-        return dataclasses.replace(
-            best,
-            alternatives=tuple(feasible + [a for a in listed if not a.feasible][:INFEASIBLE_ALTERNATIVES]),
-            offers_considered=len(quotes),
-        )
+        feasible = [i for i in order[1:] if not infeasible[i]][:FEASIBLE_ALTERNATIVES]
+        refused = [i for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
+        answered = [order[0], *feasible, *refused]
+        full = self.columns(profile)
+        full.constraints = at.constraints
+        return self._answer(profile, self.quotes(full, [_candidate(quotes[i]) for i in answered]), quotes)
 
-    def choose(self, profile: Profile) -> tuple[Quote, int]:
+    def _answer(self, profile: Profile, answered: list[Quote], quoted: list[Quote]) -> Assessment:
+        """The chosen quote materialised with its alternatives: ``answered`` quoted at every end, the
+        chosen one, then the next cheapest feasible and infeasible ones among them."""
+        keys = [q.effective.expected for q in answered]
+        infeasible = [holds_anywhere(q.broken()) for q in answered]
+        order = sorted(range(len(answered)), key=lambda i: (infeasible[i], keys[i], _label(answered[i])))
+        feasible = [answered[i] for i in order[1:] if not infeasible[i]][:FEASIBLE_ALTERNATIVES]
+        refused = [answered[i] for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
+        best = self.materialise(profile, answered[order[0]])
+        listed = [self._alternative(profile, q) for q in (*feasible, *refused)]
+        return dataclasses.replace(best, alternatives=tuple(listed), offers_considered=len(quoted))
+
+    def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         """The cheapest feasible quote (per element over arrays, with a single violation saying where
         every offer breaks a constraint) and how many were quoted: numbers only, for batches, Monte
-        Carlo draws and insights."""
-        quotes = self.quotes(profile, self.shortlist(profile))
-        if len(quotes) == 1 and not any(isinstance(q.effective.expected, np.ndarray) for q in quotes):
-            return quotes[0], 1
-        keys = [q.effective.expected for q in quotes]
-        if not any(isinstance(k, np.ndarray) for k in keys):
+        Carlo draws and insights. ``ends``: the ends of its ranges a caller reads (``EXPECTED``: the
+        others are NaN)."""
+        at = self.columns(profile, ends)
+        shortlist = self.shortlist(at)
+        if at.arrays:
+            quotes = self.quotes(at, shortlist)
+            return select_each(quotes), len(quotes)
+        if ends == ALL and len(shortlist) > 1:  # chosen at the expected figures, the chosen one quoted at every end
+            expected = self.columns(profile, EXPECTED)
+            expected.constraints = at.constraints
+            at = expected
+        quotes = self.quotes(at, shortlist)
+        if len(quotes) == 1:
+            best = 0
+        else:
+            keys = [q.effective.expected for q in quotes]
             infeasible = [holds_anywhere(q.broken()) for q in quotes]
             best = min(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
-            return quotes[best], len(quotes)
-        return select_each(quotes), len(quotes)
+        if ends != at.ends:
+            full = self.columns(profile, ends)
+            full.constraints = at.constraints
+            return self.quotes(full, [_candidate(quotes[best])])[0], len(quotes)
+        return quotes[best], len(quotes)
 
     def _assess_each(self, profile: Profile, quotes: list[Quote]) -> Assessment:
         chosen = select_each(quotes)
@@ -209,6 +253,11 @@ class Kernel:
         )
         assert quote.candidate is not None
         return Alternative(offer=quote.candidate.info, cost=quote.cost, feasible=not reasons, reasons=reasons)
+
+
+def _candidate(q: Quote) -> Candidate:
+    assert q.candidate is not None
+    return q.candidate
 
 
 def _label(q: Quote) -> str:

@@ -77,6 +77,9 @@ class Knowledge(RegionHierarchy):
     regions: Mapping[str, Region] = field(default_factory=dict)
     #: export controls: GPU models unavailable, or only with a licence, for a jurisdiction over a period
     availability: tuple[AvailabilityRule, ...] = ()
+    #: Monte Carlo draws its ranged rows hold (``app.engine.insights.uncertainty.sample_knowledge``): each
+    #: such row's value is a Range whose ends are one array of draws; 0 for a snapshot as loaded
+    draws: int = 0
     _by_item: Mapping[tuple[str, str], tuple[Price, ...]] = field(init=False, repr=False)
     _rates: Mapping[str, tuple[ExchangeRate, ...]] = field(init=False, repr=False)
     #: each region's chain: the key, its parent … ``global`` (``region_chain``)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from app.sdk import reliability
-from app.sdk.capital import where
+from app.sdk.columns import ALL, NAN, Num, delay_per_day, maximum, minimum, where
 from app.sdk.knowledge import ANY
 from app.sdk.ranges import Range
 from app.sdk.types import (
@@ -36,6 +36,8 @@ ZERO = Range.point(0)
 GENERAL = ANY
 #: below this goodput a job makes no real progress: the effective cost's denominator stops here
 MIN_GOODPUT = 1e-3
+#: which ends of a range a formula computes (``app.sdk.columns``)
+Ends = tuple[int, ...]
 
 
 def cost(
@@ -83,37 +85,18 @@ def setup_share(setup_minutes: Range, run_hours: Range) -> Range:
     )
 
 
-def productive_share(lead: Range, execution: Range, setup: Range, horizon_years: Any, *, waits: Any = True) -> Range:
-    """``productive = execution_efficiency × (1 − wait) × (1 − setup)``, where
-    ``wait = lead_time_days ÷ horizon days`` (capped at 1; 0 when the team bridges the wait on other
-    compute — per profile over a batch) and ``setup`` is ``setup_share``."""
-    horizon_days = horizon_years * DAYS_PER_YEAR
-    wait = where(waits, (lead / horizon_days).cap(1), ZERO)
-    productive: Range = execution * wait.complement() * setup.complement()
-    return productive
+# ---- each formula at one end of its ranges (``app.sdk.columns``: e = 0 low, 1 expected, 2 high; an input
+# that lowers the figure is read at 2 − e). Kernels call these; the Range forms below are built on them.
 
 
-def stability_of(gpus: Any, useful: Any, rate: Range, detection: Range, restart: Range, write: Range) -> Stability:
-    """What failures cost a job on ``gpus`` GPUs (``app.sdk.reliability``), ``useful`` GPU-hours a year.
-
-    Interruptions grow with the GPUs (``rate`` per GPU-year); each costs detection + restart + half the
-    Young–Daly checkpoint interval, which follows from the job's MTBF and the checkpoint ``write``
-    time (hours); automation (the option's and the ops team's) shortens detection and restart. The low
-    end of every figure is the best case. ``sources`` are left to the caller."""
-    # best case (low end): fewest failures, fastest recovery, quickest checkpoints; worst at the high end
-    low = _job(gpus, rate.low, detection.low, restart.low, write.low)
-    expected = _job(gpus, rate.expected, detection.expected, restart.expected, write.expected)
-    high = _job(gpus, rate.high, detection.high, restart.high, write.high)
-    goodput = Range(high[2], expected[2], low[2])
-    interval = Range(low[0], expected[0], high[0])
-    per_interruption = detection + restart + interval * 0.5
-    interruptions = rate * (useful / HOURS_PER_YEAR)
-    lost = Range(*(useful * (1.0 / _floor(g) - 1.0) for g in (goodput.high, goodput.expected, goodput.low)))
-    return Stability(interruptions, per_interruption, lost, goodput, (), interval)
+def productive_at(e: int, lead: Range, execution: Range, setup: Range, horizon_days: Num, waits: Any = True) -> Num:
+    """``productive_share`` at end ``e``: ``execution × (1 − wait) × (1 − setup)``."""
+    wait = where(waits, minimum(lead[2 - e] / horizon_days, 1.0), 0.0)
+    return execution[e] * (1 - wait) * (1 - setup[2 - e])
 
 
-def _job(gpus: Any, rate: Any, detection: Any, restart: Any, write: Any) -> tuple[Any, Any, Any]:
-    """(checkpoint interval, MTBF, goodput) at one end of every input."""
+def job_at(gpus: Num, rate: Num, detection: Num, restart: Num, write: Num) -> tuple[Num, Num, Num]:
+    """(checkpoint interval, MTBF, goodput) of a job on ``gpus`` GPUs at one end of every input."""
     mtbf = reliability.mtbf_hours(rate, gpus)
     return (
         reliability.checkpoint_interval_hours(mtbf, write),
@@ -122,48 +105,100 @@ def _job(gpus: Any, rate: Any, detection: Any, restart: Any, write: Any) -> tupl
     )
 
 
-def _floor(g: Any) -> Any:
-    floored: Any = np.maximum(g, MIN_GOODPUT) if isinstance(g, np.ndarray) else max(g, MIN_GOODPUT)
-    return floored
+def focus_at(e: int, unmet: Range, team_size: Num) -> Num:
+    """``model_focus_share`` at end ``e``: ``max(0, 1 − min(1, unmet ÷ team_size))``."""
+    return maximum(1 - minimum(unmet[2 - e] / team_size, 1.0), 0.0)
 
 
-def usability_of(infra_fte: Range, coverage: Range, team_size: Any, setup_steps: str) -> Usability:
+def effective_work(e: int, execution: Range, goodput: Range, useful_total: Num) -> Num:
+    """The effective GPU-hours the money of end ``e`` buys: ``execution × max(goodput, MIN_GOODPUT) ×
+    useful GPU-hours over the horizon``, at the other end of each (``effective_at`` divides by it)."""
+    work = execution[2 - e] * maximum(goodput[2 - e], MIN_GOODPUT) * useful_total
+    if isinstance(work, np.ndarray) and np.any(work <= 0):
+        raise ZeroDivisionError("division by a range that reaches zero")
+    return work
+
+
+def effective_at(e: int, total: Num, added: Num, execution: Range, goodput: Range, useful_total: Num) -> Num:
+    """The cost per effective GPU-hour at end ``e``: ``(total + added) ÷ (execution × max(goodput,
+    MIN_GOODPUT) × useful GPU-hours over the horizon)`` — ``total`` and ``added`` at that end."""
+    return (total + added) / effective_work(e, execution, goodput, useful_total)
+
+
+# ---- the Range forms -------------------------------------------------------------------------
+
+
+def productive_share(
+    lead: Range, execution: Range, setup: Range, horizon_years: Any, *, waits: Any = True, ends: Ends = ALL
+) -> Range:
+    """``productive = execution_efficiency × (1 − wait) × (1 − setup)``, where
+    ``wait = lead_time_days ÷ horizon days`` (capped at 1; 0 when the team bridges the wait on other
+    compute — per profile over a batch) and ``setup`` is ``setup_share``."""
+    horizon_days = horizon_years * DAYS_PER_YEAR
+    return _range([productive_at(e, lead, execution, setup, horizon_days, waits) for e in ends], ends)
+
+
+def stability_of(
+    gpus: Any, useful: Any, rate: Range, detection: Range, restart: Range, write: Range, ends: Ends = ALL
+) -> Stability:
+    """What failures cost a job on ``gpus`` GPUs (``app.sdk.reliability``), ``useful`` GPU-hours a year.
+
+    Interruptions grow with the GPUs (``rate`` per GPU-year); each costs detection + restart + half the
+    Young–Daly checkpoint interval, which follows from the job's MTBF and the checkpoint ``write``
+    time (hours); automation (the option's and the ops team's) shortens detection and restart. The low
+    end of every figure is the best case. ``sources`` are left to the caller."""
+    # best case (low end): fewest failures, fastest recovery, quickest checkpoints; worst at the high end
+    needed = sorted({*ends, *(2 - e for e in ends)})
+    jobs: list[Any] = [None, None, None]
+    for e in needed:
+        jobs[e] = job_at(gpus, rate[e], detection[e], restart[e], write[e])
+    per_year = useful / HOURS_PER_YEAR
+    goodput = _range([jobs[2 - e][2] for e in ends], ends)
+    interval = _range([jobs[e][0] for e in ends], ends)
+    per_interruption = _range([detection[e] + restart[e] + jobs[e][0] * 0.5 for e in ends], ends)
+    interruptions = _range([rate[e] * per_year for e in ends], ends)
+    lost = _range([useful * (1.0 / maximum(jobs[e][2], MIN_GOODPUT) - 1.0) for e in ends], ends)
+    return Stability(interruptions, per_interruption, lost, goodput, (), interval)
+
+
+def usability_of(infra_fte: Range, coverage: Range, team_size: Any, setup_steps: str, ends: Ends = ALL) -> Usability:
     """Share of the team's time left for models.
 
     The option needs ``infra_fte`` of infrastructure work; the team's own ops staff absorb
     ``coverage`` (``ops_coverage_<ops_team>``) of it; the rest falls on the algorithm engineers:
     ``focus = max(0, 1 − infra_fte × (1 − coverage) ÷ team_size)``. ``sources`` are left to the caller.
     """
-    unmet = infra_fte * coverage.complement()
-    focus = (unmet / team_size).cap(1).complement().floor_at(0)
+    unmet = unmet_of(infra_fte, coverage, ends)
+    focus = _range([focus_at(e, unmet, team_size) for e in ends], ends)
     return Usability(infra_fte, unmet, setup_steps, focus, ())
 
 
-def software_work_of(base: Range, per_server: Range, servers: Any, share: Any = 1.0) -> Range:
+def unmet_of(work: Range, coverage: Range, ends: Ends = ALL) -> Range:
+    """The part of ``work`` the team's ops staff do not absorb: ``work × (1 − coverage)``."""
+    return _range([work[e] * (1 - coverage[2 - e]) for e in ends], ends)
+
+
+def software_work_of(base: Range, per_server: Range, servers: Any, share: Any = 1.0, ends: Ends = ALL) -> Range:
     """Environments, scheduling, checkpoints, monitoring: ``(infra_fte_base + infra_fte_per_server ×
     servers) × share``, where ``share`` is the part of the year the machines are in use for options
     paid by use (the profile's utilization) and 1 for an own cluster, which runs all year."""
-    work: Range = (base + per_server * servers) * share
-    return work
+    return _range([(base[e] + per_server[e] * servers) * share for e in ends], ends)
 
 
 def effective_cost(total: Range, extras: Iterable[Range], execution: Range, goodput: Range, useful_total: Any) -> Range:
     """The one money scale: ``(total + extras) ÷ (useful GPU-hours over the horizon ×
     execution_efficiency × goodput)``, goodput floored at ``MIN_GOODPUT``."""
     added = sum(extras, ZERO)
-    work = execution * goodput.floor_at(MIN_GOODPUT) * useful_total
-    effective: Range = (total + added) / work
-    return effective
+    return Range(*(effective_at(e, total[e], added[e], execution, goodput, useful_total) for e in ALL))
 
 
 def waiting_cost(waiting_days: Range, delay_cost_per_day: Any) -> Range | None:
     """``lead_time_days × delay_cost_per_day`` (None where the profile prices no delay; an absent
     value of a batch's profile is NaN and costs nothing)."""
-    delay = delay_cost_per_day
-    if delay is None or (isinstance(delay, np.ndarray) and np.all(np.isnan(delay))):
+    per_day = delay_per_day(delay_cost_per_day)
+    if per_day is None:
         return None
-    per_day = np.nan_to_num(delay) if isinstance(delay, np.ndarray) else delay
-    waiting: Range = waiting_days * per_day  # type: ignore[assignment]
+    waiting: Range = waiting_days * per_day
     return waiting
 
 
@@ -173,6 +208,16 @@ STALLED = "at this scale failures come faster than the job recovers: no progress
 def stalled(goodput: Range) -> Any:
     """Where a job's failures come faster than it recovers: it makes no progress (infeasible)."""
     return goodput.expected <= MIN_GOODPUT
+
+
+def _range(values: list[Any], ends: Ends) -> Range:
+    """Values at ``ends`` as a Range, NaN at the ends not computed (``Columns.range``)."""
+    if len(values) == 3:
+        return tuple.__new__(Range, tuple(values))
+    found: list[Any] = [NAN, NAN, NAN]
+    for e, v in zip(ends, values, strict=True):
+        found[e] = v
+    return tuple.__new__(Range, tuple(found))
 
 
 def with_effective_cost(a: Assessment) -> Assessment:

@@ -16,14 +16,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from app.sdk import constraints, model
+from app.sdk.columns import ALL, NAN, Columns, holds
 from app.sdk.errors import MissingKnowledge
 from app.sdk.kernel import Candidate, Kernel, Quote, refs
 from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
 from app.sdk.model import GENERAL, ZERO
-from app.sdk.pricing import Line, holds
-from app.sdk.ranges import Range, ceil_number
+from app.sdk.quotes import Line
+from app.sdk.ranges import Range
 from app.sdk.text import msg
-from app.sdk.types import Assessment, Cost, Efficiency, LineItem, Profile, Stability, Violation
+from app.sdk.types import Assessment, Cost, Efficiency, LineItem, Profile, Stability, Usability, Violation
 
 
 class OfferKernel(Kernel):
@@ -37,9 +38,16 @@ class OfferKernel(Kernel):
 
     # ---- constants the option's candidates share (compiled once per kernel) --------------------
 
+    def prepare(self, candidate: Candidate) -> Candidate:
+        """The candidate with its lead time and the facts its hard constraints test, read once."""
+        lead = self.lead(candidate)
+        return dataclasses.replace(candidate, lead=lead, checks=constraints.checks(self, candidate, lead))
+
     def lead(self, c: Candidate) -> Range:
         """The offer's lead time where its source gives one (a derived offer's queue, else its row's),
         else the option's ``lead_time_days``."""
+        if c.lead is not None:
+            return c.lead
         return c.offer.lead_time_days or c.offer.row.lead_time_days or self.value("lead_time_days")
 
     def lead_refs(self, c: Candidate) -> tuple[SourceRef, ...]:
@@ -111,40 +119,53 @@ class OfferKernel(Kernel):
         cache[key] = found
         return found
 
-    def machines(self, c: Candidate, profile: Profile) -> Any:
+    def machines(self, c: Candidate, at: Columns) -> Any:
         """The machines a team looks after for the offer: its instances or servers, or for an offer
         billed per GPU as many as the GPU's servers hold (``Candidate.per_machine``)."""
-        return ceil_number(profile.gpus / c.per_machine)
+        return at.ceil(at.gpus / c.per_machine)
 
     # ---- constraints ---------------------------------------------------------------------------
 
-    def acceptable(self, c: Candidate, profile: Profile) -> bool:
-        return not any(holds(where) for _, where in self.constraints(c, profile, self.lead(c)))
+    def acceptable(self, c: Candidate, at: Columns) -> bool:
+        return not self.constraints(c, at)
 
-    def constraints(self, c: Candidate, profile: Profile, lead: Range) -> list[tuple[str, Any]]:
-        """The hard constraints the offer breaks (``app.sdk.constraints``): codes and where they hold."""
-        return constraints.hard_constraints(self, c, profile, lead)
+    def constraints(self, c: Candidate, at: Columns) -> list[tuple[str, Any]]:
+        """The hard constraints the offer breaks (``app.sdk.constraints``): codes and where they hold
+        (computed once per candidate and call)."""
+        memo = at.constraints
+        found: list[tuple[str, Any]] | None = memo.get(id(c))
+        if found is None:
+            found = memo[id(c)] = constraints.hard_constraints(self, c, at)
+        return list(found)
 
     def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
         """The sentence of a broken constraint (the shared ones; an option adds its own codes)."""
         return constraints.shared_reason(self, profile, quote, code)
 
-    # ---- the shared methodology, per profile ----------------------------------------------------
+    # ---- the shared methodology, per profile (each computed once per call where candidates share it) ----
 
-    def efficiency(self, profile: Profile, lead: Range, memo: dict[Any, Any], waits: Any = True) -> Efficiency:
-        key = ("efficiency", id(lead), id(waits) if isinstance(waits, np.ndarray) else waits)
-        found: Efficiency | None = memo.get(key)
+    def efficiency(self, at: Columns, lead: Range, waits: Any = True) -> Efficiency:
+        """The offer's efficiency (``app.sdk.model.productive_share``) for its lead time; ``waits``: whether
+        the team waits for the compute (per profile over a batch), not bridging it on other compute."""
+        key = (id(lead), id(waits) if isinstance(waits, np.ndarray) else bool(waits))
+        memo = at.memo.get("efficiency")
+        if memo is None:
+            memo = at.memo["efficiency"] = {}
+        found = memo.get(key)
         if found is None:
             execution = self.value("execution_efficiency")
-            productive = model.productive_share(lead, execution, self.setup_share(), profile.horizon_years, waits=waits)
-            found = Efficiency(lead, self.value("setup_minutes_per_run"), execution, productive, ())
-            memo[key] = found
-        return found
+            productive = model.productive_share(
+                lead, execution, self.setup_share(), at.horizon, waits=waits, ends=at.ends
+            )
+            efficiency = Efficiency(lead, self.value("setup_minutes_per_run"), execution, productive, ())
+            # the memo keeps what its key names alive: an id is only unique while its object lives
+            found = memo[key] = (efficiency, lead, waits)
+        result: Efficiency = found[0]
+        return result
 
     def stability(
         self,
-        profile: Profile,
-        memo: dict[Any, Any],
+        at: Columns,
         *,
         detection_key: str = "detection_hours",
         restart_key: str = "restart_hours",
@@ -153,88 +174,150 @@ class OfferKernel(Kernel):
         """``app.sdk.model.stability_of`` from the option's assumptions; ``extra_rate`` names an
         assumption added to the failure rate (spot preemptions)."""
         key = ("stability", detection_key, restart_key, extra_rate)
-        found: Stability | None = memo.get(key)
+        found: Stability | None = at.memo.get(key)
+        if found is None:
+            rate, write = self._failures(extra_rate)
+            found = at.memo[key] = model.stability_of(
+                at.job_gpus, at.useful, rate, self.value(detection_key), self.value(restart_key), write, at.ends
+            )
+        return found
+
+    def _failures(self, extra_rate: str | None) -> tuple[Range, Range]:
+        """The failure rate per GPU-year (plus ``extra_rate``) and the checkpoint write time in hours."""
+        key = f"failures:{extra_rate}"
+        found: tuple[Range, Range] | None = self.compiled.get(key)
         if found is None:
             rate = self.value("gpu_failure_rate_per_gpu_year")
             if extra_rate is not None:
                 rate = rate + self.value(extra_rate)
             write = self.value("checkpoint_write_minutes") * (1 / model.MINUTES_PER_HOUR)
-            found = model.stability_of(
-                profile.job_gpus,
-                profile.useful_gpu_hours_per_year,
-                rate,
-                self.value(detection_key),
-                self.value(restart_key),
-                write,
-            )
-            memo[key] = found
+            found = self.compiled[key] = (rate, write)
         return found
 
-    def software_work(self, machines: Any, share: Any = 1.0) -> Range:
-        return model.software_work_of(self.value("infra_fte_base"), self.value("infra_fte_per_server"), machines, share)
+    def software_work(self, machines: Any, share: Any = 1.0, ends: tuple[int, ...] = ALL) -> Range:
+        return model.software_work_of(
+            self.value("infra_fte_base"), self.value("infra_fte_per_server"), machines, share, ends
+        )
 
-    def machine_work(self, c: Candidate, profile: Profile, memo: dict[Any, Any], share: Any = 1.0) -> Range:
+    def machine_work(self, c: Candidate, at: Columns, share: Any = 1.0) -> Range:
         """``software_work`` for the machines of ``c`` (``machines``): the same for every candidate with
-        as many GPUs per machine, computed once per profile."""
+        as many GPUs per machine, computed once per call."""
         key = ("work", c.per_machine)
-        found: Range | None = memo.get(key)
+        found: Range | None = at.memo.get(key)
         if found is None:
-            found = self.software_work(self.machines(c, profile), share)
-            memo[key] = found
+            found = at.memo[key] = self.software_work(self.machines(c, at), share, at.ends)
         return found
+
+    def work(self, at: Columns, infra_fte: Range, priced_work: Range | None, region: str) -> tuple[Usability, Any]:
+        """The team's usability for ``infra_fte`` of infrastructure work, and the line pricing the part of
+        ``priced_work`` (default: all of it) its ops staff do not absorb at the region's engineer cost
+        (None where the region has none): shared by candidates with the same work and region."""
+        key = (id(infra_fte), id(priced_work), region)
+        memo = at.memo.get("work")
+        if memo is None:
+            memo = at.memo["work"] = {}
+        found = memo.get(key)
+        if found is None:
+            coverage = self.value(f"ops_coverage_{at.profile.ops_team}")
+            usabilities = at.memo.get("usability")
+            if usabilities is None:
+                usabilities = at.memo["usability"] = {}
+            usability: Usability | None = usabilities.get(id(infra_fte))
+            if usability is None:
+                usability = model.usability_of(infra_fte, coverage, at.team_size, self.setup_steps, at.ends)
+                usabilities[id(infra_fte)] = usability
+            unmet = usability.infra_fte_unmet if priced_work is None else model.unmet_of(priced_work, coverage, at.ends)
+            line: Line | None = None
+            engineer = self.engineer(region)
+            if engineer is not None:
+                price = engineer[0]
+                yearly = at.range([unmet[e] * price[e] for e in at.ends])
+                line = ("infrastructure_work", yearly, ZERO, at.range([yearly[e] * at.horizon for e in at.ends]))
+            found = memo[key] = (usability, line, infra_fte, priced_work)
+        return found[0], found[1]
 
     def finish(
         self,
-        profile: Profile,
+        at: Columns,
         c: Candidate,
-        memo: dict[Any, Any],
         *,
-        cost: Cost,
+        annual: Range,
+        total: Range,
+        paid: Range,
+        committed: bool,
         efficiency: Efficiency,
         stability: Stability,
         infra_fte: Range,
         lines: tuple[Line, ...],
         violations: list[tuple[str, Any]],
+        upfront: Range = ZERO,
+        npv: Range | None = None,
+        equivalent_annual: Range | None = None,
+        operating_years: Any = None,
         waiting_days: Range = ZERO,
         priced_work: Range | None = None,
         detail: Any = None,
     ) -> Quote:
-        """The quote of a candidate priced by the option (``cost`` and its ``lines``): usability, the
-        priced extras, the one money scale and the stall constraint (``app.sdk.model.assessment``)."""
-        region = c.offer.row.region
-        key = ("usability", id(infra_fte), id(priced_work), region)
-        shared = memo.get(key)
-        if shared is None:  # the same for candidates that share the work and the region
-            coverage = self.value(f"ops_coverage_{profile.ops_team}")
-            usability = model.usability_of(infra_fte, coverage, profile.team_size, self.setup_steps)
-            unmet = usability.infra_fte_unmet if priced_work is None else priced_work * coverage.complement()
-            work_lines: list[Line] = []
-            engineer = self.engineer(region)
-            if engineer is not None:
-                yearly = unmet * engineer[0]
-                work_lines.append(("infrastructure_work", yearly, ZERO, yearly * profile.horizon_years))
-            shared = memo[key] = (usability, work_lines, infra_fte, priced_work)
-        usability, work_lines = shared[0], shared[1]
-        extras = list(work_lines)
-        waiting = model.waiting_cost(waiting_days, profile.delay_cost_per_day)
-        if waiting is not None:
-            extras.append(("waiting", ZERO, ZERO, waiting))
-        useful_total = cost.useful_gpu_hours_total if cost.useful_gpu_hours_total is not None else 0.0
-        effective = model.effective_cost(
-            cost.total, [e[3] for e in extras], efficiency.execution_efficiency, stability.goodput, useful_total
-        )
-        stalled = model.stalled(stability.goodput)
-        if holds(stalled):
-            violations = [*violations, ("stalled", stalled)]
+        """The quote of a candidate priced by the option (its cost figures and ``lines`` at the ends
+        ``at.ends``): cost per useful GPU-hour over the years the compute is used (``operating_years``,
+        default the horizon), usability, the priced extras, the one money scale and the stall
+        constraint (docs/methodology.md "One money scale")."""
+        usability, work_line = self.work(at, infra_fte, priced_work, c.offer.row.region)
+        extras: tuple[Line, ...] = () if work_line is None else (work_line,)
+        per_day = at.delay_per_day
+        if per_day is not None:
+            extras += (("waiting", ZERO, ZERO, at.range([waiting_days[e] * per_day for e in at.ends])),)
+        if operating_years is None:
+            useful_total = at.useful_total
+        else:
+            useful_total = at.useful * operating_years
+            if at.arrays and np.any(np.asarray(useful_total) <= 0):
+                raise ZeroDivisionError("division by a range that reaches zero")
+        execution, goodput = efficiency.execution_efficiency, stability.goodput
+        if len(at.ends) == 1:  # the expected end alone
+            figure = total[1]
+            added = 0.0
+            for line in extras:
+                added = added + line[3][1]
+            per_useful = tuple.__new__(Range, (NAN, figure / useful_total, NAN))
+            work = model.effective_work(1, execution, goodput, useful_total)
+            effective = tuple.__new__(Range, (NAN, (figure + added) / work, NAN))
+        else:
+            useful_each, effective_each = [], []
+            for e in at.ends:
+                figure = total[e]
+                added = 0.0
+                for line in extras:
+                    added = added + line[3][e]
+                useful_each.append(figure / useful_total)
+                effective_each.append((figure + added) / model.effective_work(e, execution, goodput, useful_total))
+            per_useful, effective = at.range(useful_each), at.range(effective_each)
+        if at.stalled is None:
+            at.stalled = {}
+        stalled = at.stalled.get(id(goodput))
+        if stalled is None:
+            stalled = at.stalled[id(goodput)] = (model.stalled(goodput), goodput)
+        if holds(stalled[0]):
+            violations = [*violations, ("stalled", stalled[0])]
         return Quote(
             c,
-            _with_effective(cost, effective),
+            annual,
+            total,
+            upfront,
+            paid,
+            per_useful,
+            effective,
+            at.useful,
+            useful_total,
+            committed,
             efficiency,
             stability,
             usability,
             lines,
-            tuple(extras),
+            extras,
             tuple(violations),
+            npv,
+            equivalent_annual,
             detail,
         )
 
@@ -284,7 +367,6 @@ class OfferKernel(Kernel):
                         total=total,
                     )
                 )
-        cost = quote.cost
         violations = tuple(
             Violation(self.violation_reason(profile, quote, code), where) for code, where in quote.violations
         )
@@ -304,18 +386,18 @@ class OfferKernel(Kernel):
         return Assessment(
             option=self.option,
             cost=Cost(
-                annual=cost.annual,
-                total=cost.total,
-                upfront=cost.upfront,
-                per_useful_gpu_hour=cost.per_useful_gpu_hour,
-                useful_gpu_hours=cost.useful_gpu_hours,
-                paid_gpu_hours=cost.paid_gpu_hours,
-                committed=cost.committed,
+                annual=quote.annual,
+                total=quote.total,
+                upfront=quote.upfront,
+                per_useful_gpu_hour=quote.per_useful,
+                useful_gpu_hours=quote.useful,
+                paid_gpu_hours=quote.paid,
+                committed=quote.committed,
                 breakdown=tuple(breakdown),
-                npv=cost.npv,
-                equivalent_annual=cost.equivalent_annual,
-                useful_gpu_hours_total=cost.useful_gpu_hours_total,
-                per_effective_gpu_hour=cost.per_effective_gpu_hour,
+                npv=quote.npv,
+                equivalent_annual=quote.equivalent_annual,
+                useful_gpu_hours_total=quote.useful_total,
+                per_effective_gpu_hour=quote.effective,
                 extras=tuple(extras),
             ),
             efficiency=_sourced(quote.efficiency, efficiency_refs),
@@ -329,23 +411,3 @@ class OfferKernel(Kernel):
 
 def _sourced(record: Any, sources: tuple[SourceRef, ...]) -> Any:
     return dataclasses.replace(record, sources=sources)
-
-
-def _with_effective(c: Cost, effective: Range) -> Cost:
-    """``c`` with its cost per effective GPU-hour (by its constructor: ``dataclasses.replace`` costs
-    several times as much, once per candidate quoted)."""
-    return Cost(
-        annual=c.annual,
-        total=c.total,
-        upfront=c.upfront,
-        per_useful_gpu_hour=c.per_useful_gpu_hour,
-        useful_gpu_hours=c.useful_gpu_hours,
-        paid_gpu_hours=c.paid_gpu_hours,
-        committed=c.committed,
-        breakdown=c.breakdown,
-        npv=c.npv,
-        equivalent_annual=c.equivalent_annual,
-        useful_gpu_hours_total=c.useful_gpu_hours_total,
-        per_effective_gpu_hour=effective,
-        extras=c.extras,
-    )

@@ -24,41 +24,33 @@ import numpy as np
 
 from app.sdk import model
 from app.sdk.capital import annuity, own
+from app.sdk.columns import ALL, gt, holds, minimum
 from app.sdk.knowledge import ANY, Knowledge
 from app.sdk.model import ZERO
 from app.sdk.offers import Offer, price_row
+from app.sdk.quotes import Line
 from app.sdk.ranges import Range, ceil_number
 from app.sdk.types import Cost, Profile
 
-__all__ = ["Line", "annuity", "discounted", "gt", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
+__all__ = ["Line", "annuity", "discounted", "gt", "held_at", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
 
-#: a line of a quote: (key, annual, upfront, total)
-Line = tuple[str, Range, Range, Range]
+
+def held_at(e: int, useful: Any, held_utilization: Range, ceiling: Any) -> Any:
+    """GPU-hours paid for capacity held while it is used, at end ``e``: ``min(GPUs × 8760, useful
+    GPU-hours ÷ the utilization achieved on held capacity)`` — ``ceiling`` is every hour of the GPUs held."""
+    return minimum(useful / held_utilization[2 - e], ceiling)
 
 
 def held_hours(useful: Any, held_utilization: Range, ceiling: Any) -> Range:
-    """GPU-hours paid for capacity held while it is used: ``min(GPUs × 8760, useful GPU-hours ÷ the
-    utilization achieved on held capacity)`` — ``ceiling`` is every hour of the GPUs held."""
-    paid: Range = (useful / held_utilization).cap(ceiling)
-    return paid
+    """``held_at`` at every end."""
+    ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
+    return Range(*(held_at(e, useful, held_utilization, ceiling) for e in ALL))
 
 
 def whole_terms(horizon_years: Any, term_years: float) -> Any:
     """Years paid for a commitment sold in whole terms covering the horizon (a 2-year horizon on a
     3-year reservation pays three years)."""
     return ceil_number(horizon_years / term_years - 1e-9) * term_years
-
-
-def gt(a: Any, b: Any) -> Any:
-    """``a > b``: a bool, or element-wise over a batch or Monte Carlo draws."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.asarray(a) > np.asarray(b)
-    return bool(a > b)
-
-
-def holds(where: Any) -> bool:
-    """Whether a constraint holds anywhere (a bool, or any element of an array)."""
-    return bool(where.any()) if isinstance(where, np.ndarray) else bool(where)
 
 
 def quote_cost(

@@ -16,6 +16,9 @@ from app.sdk.offers import Offer, level
 from app.sdk.ranges import Range
 from app.sdk.types import Cost, OfferInfo, metrics_of
 
+#: a line of a quote: (key, annual, upfront, total)
+Line = tuple[str, Range, Range, Range]
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -36,6 +39,10 @@ class Candidate:
     interconnect: str | None = None
     #: the option's own constants for this offer (a bill of materials, a term, sources)
     data: Any = None
+    #: the offer's lead time in days (its own, else the option's ``lead_time_days``), set when compiled
+    lead: Range | None = None
+    #: what its hard constraints test (``app.sdk.constraints.Checks``), set when compiled
+    checks: Any = None
 
     @property
     def plan(self) -> str:
@@ -47,38 +54,71 @@ class Candidate:
 
 
 class Quote:
-    """One candidate's figures for a profile: ranges of numbers (floats, or arrays over a batch or
-    Monte Carlo draws) and the constraints the offer breaks, as ``(code, where)`` pairs. The names
-    follow ``Assessment``: ``cost`` is a ``Cost`` without breakdown labels; ``lines`` and ``extras``
-    are ``(key, annual, upfront, total)`` per line; ``detail`` is what the option's ``materialise``
-    needs to write its sentences."""
+    """One candidate's figures for a profile: ranges of numbers (floats, or arrays over a batch, a sweep
+    or Monte Carlo draws; NaN at an end the caller did not ask for) and the constraints the offer
+    breaks, as ``(code, where)`` pairs. ``lines`` and ``extras`` are ``(key, annual, upfront, total)``
+    per line; ``detail`` is what the option's ``materialise`` needs to write its sentences. ``cost``
+    is the ``Cost`` of these figures, made when it is first read (a kernel quotes many candidates and
+    answers few)."""
 
     __slots__ = (
+        "_cost",
+        "annual",
         "candidate",
-        "cost",
+        "committed",
         "detail",
+        "effective",
         "efficiency",
+        "equivalent_annual",
         "extras",
         "lines",
+        "npv",
+        "paid",
+        "per_useful",
         "stability",
+        "total",
+        "upfront",
         "usability",
+        "useful",
+        "useful_total",
         "violations",
     )
 
     def __init__(
         self,
         candidate: Candidate | None,
-        cost: Cost,
+        annual: Range,
+        total: Range,
+        upfront: Range,
+        paid: Range,
+        per_useful: Range,
+        effective: Range,
+        useful: Any,
+        useful_total: Any,
+        committed: bool,
         efficiency: Any,
         stability: Any,
         usability: Any,
-        lines: tuple[tuple[str, Range, Range, Range], ...],
-        extras: tuple[tuple[str, Range, Range, Range], ...],
-        violations: tuple[tuple[str, Any], ...],
+        lines: tuple[Line, ...],
+        extras: tuple[Line, ...] = (),
+        violations: tuple[tuple[str, Any], ...] = (),
+        npv: Range | None = None,
+        equivalent_annual: Range | None = None,
         detail: Any = None,
     ) -> None:
         self.candidate = candidate
-        self.cost = cost
+        self.annual = annual
+        self.total = total
+        self.upfront = upfront
+        self.paid = paid
+        self.per_useful = per_useful
+        #: cost per effective GPU-hour: the one money scale the choice and the cost score compare
+        self.effective = effective
+        self.useful = useful
+        self.useful_total = useful_total
+        self.committed = committed
+        self.npv = npv
+        self.equivalent_annual = equivalent_annual
         self.efficiency = efficiency
         self.stability = stability
         self.usability = usability
@@ -86,11 +126,66 @@ class Quote:
         self.extras = extras
         self.violations = violations
         self.detail = detail
+        self._cost: Cost | None = None
+
+    @classmethod
+    def of_cost(
+        cls,
+        candidate: Candidate | None,
+        cost: Cost,
+        efficiency: Any,
+        stability: Any,
+        usability: Any,
+        lines: tuple[Line, ...],
+        extras: tuple[Line, ...] = (),
+        violations: tuple[tuple[str, Any], ...] = (),
+        detail: Any = None,
+    ) -> Quote:
+        """The quote of a ``Cost`` already made (an SDK v2 plugin's assessment)."""
+        q = cls(
+            candidate,
+            annual=cost.annual,
+            total=cost.total,
+            upfront=cost.upfront,
+            paid=cost.paid_gpu_hours,
+            per_useful=cost.per_useful_gpu_hour,
+            effective=cost.per_effective_gpu_hour or cost.per_useful_gpu_hour,
+            useful=cost.useful_gpu_hours,
+            useful_total=cost.useful_gpu_hours_total,
+            committed=cost.committed,
+            efficiency=efficiency,
+            stability=stability,
+            usability=usability,
+            lines=lines,
+            extras=extras,
+            violations=violations,
+            npv=cost.npv,
+            equivalent_annual=cost.equivalent_annual,
+            detail=detail,
+        )
+        q._cost = cost
+        return q
 
     @property
-    def effective(self) -> Range:
-        c = self.cost
-        return c.per_effective_gpu_hour or c.per_useful_gpu_hour
+    def cost(self) -> Cost:
+        """The quote's figures as a ``Cost`` without breakdown labels."""
+        found = self._cost
+        if found is None:
+            found = self._cost = Cost(
+                annual=self.annual,
+                total=self.total,
+                upfront=self.upfront,
+                per_useful_gpu_hour=self.per_useful,
+                useful_gpu_hours=self.useful,
+                paid_gpu_hours=self.paid,
+                committed=self.committed,
+                breakdown=(),
+                npv=self.npv,
+                equivalent_annual=self.equivalent_annual,
+                useful_gpu_hours_total=self.useful_total,
+                per_effective_gpu_hour=self.effective,
+            )
+        return found
 
     def broken(self) -> Any:
         """Where the offer breaks a constraint: a bool, or an array over a batch."""
@@ -104,6 +199,10 @@ class Quote:
         return metrics_of(self)
 
 
+#: the figures of a quote that are ranges, chosen end by end among quotes (``select_each``)
+RANGED = ("annual", "total", "upfront", "paid", "per_useful", "effective", "npv", "equivalent_annual")
+
+
 def select_each(quotes: Sequence[Quote]) -> Quote:
     """Per element of a batch or of Monte Carlo draws: the cheapest feasible quote, figure by figure
     (when every quote breaks a constraint there, the cheapest, marked by the one violation
@@ -115,31 +214,44 @@ def select_each(quotes: Sequence[Quote]) -> Quote:
     every_broken = broken.all(axis=0)
     index = np.where(every_broken, keys.argmin(axis=0), ranked.argmin(axis=0))
     first = int(index[0])
+    every = (("every", every_broken),)
     if bool((index == first).all()):
-        q = quotes[first]
-        return Quote(
-            q.candidate,
-            q.cost,
-            q.efficiency,
-            q.stability,
-            q.usability,
-            q.lines,
-            q.extras,
-            (("every", every_broken),),
-            q.detail,
-        )
+        return _with(quotes[first], quotes[first], every)
     pick = _Picker(index)
     head = quotes[0]
+    chosen = _with(head, head, every)
+    for name in RANGED:
+        values = [getattr(q, name) for q in quotes]
+        setattr(chosen, name, None if values[0] is None else pick(values))
+    chosen.useful = pick([q.useful for q in quotes])
+    chosen.useful_total = pick([q.useful_total for q in quotes])
+    chosen.efficiency = pick([q.efficiency for q in quotes])
+    chosen.stability = pick([q.stability for q in quotes])
+    chosen.usability = pick([q.usability for q in quotes])
+    return chosen
+
+
+def _with(q: Quote, head: Quote, violations: tuple[tuple[str, Any], ...]) -> Quote:
     return Quote(
         head.candidate,
-        pick([q.cost for q in quotes]),
-        pick([q.efficiency for q in quotes]),
-        pick([q.stability for q in quotes]),
-        pick([q.usability for q in quotes]),
-        head.lines,
-        head.extras,
-        (("every", every_broken),),
-        head.detail,
+        annual=q.annual,
+        total=q.total,
+        upfront=q.upfront,
+        paid=q.paid,
+        per_useful=q.per_useful,
+        effective=q.effective,
+        useful=q.useful,
+        useful_total=q.useful_total,
+        committed=q.committed,
+        efficiency=q.efficiency,
+        stability=q.stability,
+        usability=q.usability,
+        lines=head.lines,
+        extras=head.extras,
+        violations=violations,
+        npv=q.npv,
+        equivalent_annual=q.equivalent_annual,
+        detail=head.detail,
     )
 
 

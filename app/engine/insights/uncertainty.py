@@ -53,7 +53,7 @@ def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator)
         k: dataclasses.replace(knowledge.assumptions[k], value=sample(knowledge.assumptions[k].value))
         for k in sorted(knowledge.assumptions)
     }
-    return dataclasses.replace(knowledge, prices=prices, assumptions=assumptions)
+    return dataclasses.replace(knowledge, prices=prices, assumptions=assumptions, draws=draws)
 
 
 MAX_KEPT_SAMPLES = 4

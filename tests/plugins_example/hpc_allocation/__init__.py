@@ -20,6 +20,7 @@ from app.sdk import (
     ZERO,
     Assessment,
     Candidate,
+    Columns,
     LineItem,
     OfferKernel,
     OptionPlugin,
@@ -30,7 +31,6 @@ from app.sdk import (
     hookimpl,
     kernel,
     offers,
-    pricing,
     text,
     vocab,
 )
@@ -53,27 +53,27 @@ class HpcKernel(OfferKernel):
         priced = [o for r in rows[:1] if (o := offers.price_row(self.knowledge, r, self.currency, self.as_of))]
         return [kernel.candidate(o, per_machine=GPUS_PER_NODE) for o in priced]
 
-    def quotes(self, profile: Profile, candidates: Sequence[Candidate]) -> list[Quote]:
-        memo: dict[Any, Any] = {}  # what the candidates share is computed once per profile
+    def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         found = []
         for c in candidates:
-            # a number, or one element per profile in a batch: only element-wise arithmetic from here on
-            useful = profile.useful_gpu_hours_per_year
-            annual = c.per_gpu * useful
-            total = annual * profile.horizon_years
-            cost = pricing.quote_cost(profile, annual=annual, total=total, paid=Range.point(useful), committed=False)
+            # ``at.useful``: useful GPU-hours a year, a number — or one element per profile in a batch, so
+            # only element-wise arithmetic from here on (Range arithmetic, the SDK's blocks)
+            annual = c.per_gpu * at.useful
+            total = annual * at.horizon
             queue = self.lead(c)  # the row's lead time, else the option's lead_time_days
             found.append(
                 self.finish(
-                    profile,
+                    at,
                     c,
-                    memo,
-                    cost=cost,
-                    efficiency=self.efficiency(profile, queue, memo),
-                    stability=self.stability(profile, memo),
-                    infra_fte=self.machine_work(c, profile, memo, profile.utilization),
+                    annual=annual,
+                    total=total,
+                    paid=Range.point(at.useful),
+                    committed=False,
+                    efficiency=self.efficiency(at, queue),
+                    stability=self.stability(at),
+                    infra_fte=self.machine_work(c, at, at.utilization),
                     lines=(("gpu_hours", annual, ZERO, total),),
-                    violations=self.constraints(c, profile, queue),  # capacity, lead time, residency
+                    violations=self.constraints(c, at),  # capacity, lead time, residency…
                     waiting_days=queue,
                 )
             )
