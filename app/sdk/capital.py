@@ -12,7 +12,7 @@ import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -188,8 +188,7 @@ def _as_range(value: Any) -> Range:
     return value if isinstance(value, Range) else Range.point(value)
 
 
-@dataclass(frozen=True, slots=True)
-class CapitalLine:
+class CapitalLine(NamedTuple):
     """An asset class bought at the start: its price, useful life and residual curves (per end of the
     cost, ``residual_curves``)."""
 
@@ -213,8 +212,7 @@ def residual_curves(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RunningLine:
+class RunningLine(NamedTuple):
     """A cost paid every year the asset is in service."""
 
     key: str
@@ -274,6 +272,7 @@ def own(
     horizon, maximum, memo = at.horizon, at.maximum, at.memo
     start = [lead_time_days[e] / 365.0 for e in ALL]
     start_ex = start[1]
+    delivered = _key(start_ex)
     horizon_annuity = memo.get(("annuity", _key(rate)))
     if horizon_annuity is None:
         horizon_annuity = memo[("annuity", _key(rate))] = annuity(horizon, rate)
@@ -281,19 +280,24 @@ def own(
     for e in (1, *(x for x in at.ends if x != 1)):  # the expected end first: the bridge is decided on it
         cash_total, npv_total, cash_lines = 0.0, 0.0, []
         for c in capital:
-            life, curve = c.life[2 - e], c.curves[e]
-            key = ("flows", _key(life), id(curve), _key(start_ex))
+            # assets of one kind share their factors (the same life and curves: ``cluster.curves_of``)
+            key = (id(c.curves), id(c.life), e, delivered)
             factors = memo.get(key)
             if factors is None:
-                factors = memo[key] = (flow_factors(life, curve, start_ex, horizon, rate), curve)
+                factors = memo[key] = (flow_factors(c.life[2 - e], c.curves[e], start_ex, horizon, rate), c)
             cash, npv, _ = flows(c.upfront[e], factors[0])
             cash_total, npv_total = cash_total + cash, npv_total + npv
             cash_lines.append(cash)
         yearly = 0.0
         for r in running:
             yearly = yearly + r.annual[e]
-        serving = maximum(horizon - start[2 - e], 0.0)
-        serving_pv = horizon_annuity - annuity(start[2 - e], rate)
+        in_service = start[2 - e]
+        serving = maximum(horizon - in_service, 0.0)
+        waiting_key = ("annuity", _key(rate), _key(in_service))
+        waiting_pv = memo.get(waiting_key)
+        if waiting_pv is None:
+            waiting_pv = memo[waiting_key] = (annuity(in_service, rate), in_service)
+        serving_pv = horizon_annuity - waiting_pv[0]
         per_end[e] = (cash_total + yearly * serving, npv_total + yearly * serving_pv, cash_lines, serving)
     total_ex = per_end[1][0]
     bridged: Any = False

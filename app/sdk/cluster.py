@@ -241,9 +241,11 @@ class Bill:
         ends = at.ends
         capital = []
         for item in self.capital:
-            price, quantity = _price(item.price, size), item.quantity
-            upfront = at.range([price[e] * quantity.at(size, e) for e in ends])
-            capital.append(CapitalLine(item.key, upfront, item.life, item.curves))
+            price, quantity = item.price, item.quantity
+            if not isinstance(price, Range):
+                price = price.pick(size)[0]
+            values = [price[e] * quantity.at(size, e) for e in ends]
+            capital.append(CapitalLine(item.key, at.range(values), item.life, item.curves))
         running = []
         for run in self.running:
             price, quantity = run.price.pick(size)[0], run.quantity
@@ -274,7 +276,3 @@ class Bill:
                 bridge.sources,
             )
         return found
-
-
-def _price(price: Component | Range, size: Size) -> Range:
-    return price if isinstance(price, Range) else price.pick(size)[0]

@@ -185,6 +185,8 @@ class Columns:
         """Values at each end of ``ends`` as a ``Range`` (NaN at an end not computed)."""
         if len(values) == 3:
             return tuple.__new__(Range, tuple(values))
+        if len(values) == 1 and self.ends == EXPECTED:
+            return tuple.__new__(Range, (NAN, values[0], NAN))
         found = [NAN, NAN, NAN]
         for e, v in zip(self.ends, values, strict=True):
             found[e] = v

@@ -97,6 +97,12 @@ def productive_at(e: int, lead: Range, execution: Range, setup: Range, horizon_d
 
 def job_at(gpus: Num, rate: Num, detection: Num, restart: Num, write: Num) -> tuple[Num, Num, Num]:
     """(checkpoint interval, MTBF, goodput) of a job on ``gpus`` GPUs at one end of every input."""
+    if type(rate) is type(write) is type(detection) is type(restart) is float and not isinstance(gpus, np.ndarray):
+        # ``app.sdk.reliability``'s formulas on plain numbers, in the same order, without its dispatch
+        mtbf = reliability.HOURS_PER_YEAR / (rate * gpus)
+        interval = (2.0 * mtbf * write) ** 0.5
+        wasted = write / interval + (detection + restart + interval / 2.0) / mtbf
+        return interval, mtbf, max(0.0, 1.0 - wasted)
     mtbf = reliability.mtbf_hours(rate, gpus)
     return (
         reliability.checkpoint_interval_hours(mtbf, write),
@@ -148,9 +154,8 @@ def stability_of(
     time (hours); automation (the option's and the ops team's) shortens detection and restart. The low
     end of every figure is the best case. ``sources`` are left to the caller."""
     # best case (low end): fewest failures, fastest recovery, quickest checkpoints; worst at the high end
-    needed = sorted({*ends, *(2 - e for e in ends)})
     jobs: list[Any] = [None, None, None]
-    for e in needed:
+    for e in ends if len(ends) == 3 else sorted({*ends, *(2 - e for e in ends)}):
         jobs[e] = job_at(gpus, rate[e], detection[e], restart[e], write[e])
     per_year = useful / HOURS_PER_YEAR
     goodput = _range([jobs[2 - e][2] for e in ends], ends)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from app.sdk import constraints, model
+from app.sdk import answers, constraints, model
 from app.sdk.columns import ALL, NAN, Columns, holds
 from app.sdk.errors import MissingKnowledge
 from app.sdk.kernel import Candidate, Kernel, Quote, refs
@@ -23,8 +23,7 @@ from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
 from app.sdk.model import GENERAL, ZERO
 from app.sdk.quotes import Line
 from app.sdk.ranges import Range
-from app.sdk.text import msg
-from app.sdk.types import Assessment, Cost, Efficiency, LineItem, Profile, Stability, Usability, Violation
+from app.sdk.types import Assessment, Efficiency, LineItem, Profile, Stability, Usability
 
 
 class OfferKernel(Kernel):
@@ -70,30 +69,28 @@ class OfferKernel(Kernel):
             self.compiled["setup_share"] = found
         return found
 
+    # the sources of each part, made once per kernel for each set of sources read before them
+
     def efficiency_refs(self, *pending: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
         """The sources of ``Efficiency``: what the option read before it (``pending``), then its three
         assumptions."""
-        return refs(
-            *pending,
-            (self.ref("setup_minutes_per_run"), self.ref("execution_efficiency"), self.ref("training_run_hours")),
-        )
+        keys = ("setup_minutes_per_run", "execution_efficiency", "training_run_hours")
+        return self.refs_of(("efficiency_refs", pending), pending, keys)
 
     def stability_refs(self, detection_key: str, restart_key: str) -> tuple[SourceRef, ...]:
-        return refs(
-            (
-                self.ref("gpu_failure_rate_per_gpu_year"),
-                self.ref(detection_key),
-                self.ref(restart_key),
-                self.ref("checkpoint_write_minutes"),
-            )
-        )
+        keys = ("gpu_failure_rate_per_gpu_year", detection_key, restart_key, "checkpoint_write_minutes")
+        return self.refs_of(("stability_refs", keys), (), keys)
 
     def usability_refs(self, profile: Profile, *pending: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
-        return refs(
-            *pending,
-            (self.ref("infra_fte_base"), self.ref("infra_fte_per_server")),
-            (self.ref(f"ops_coverage_{profile.ops_team}"),),
-        )
+        keys = ("infra_fte_base", "infra_fte_per_server", f"ops_coverage_{profile.ops_team}")
+        return self.refs_of(("usability_refs", keys, pending), pending, keys)
+
+    def refs_of(self, key: Any, pending: Sequence[Sequence[SourceRef]], keys: Sequence[str]) -> tuple[SourceRef, ...]:
+        """``pending`` sources, then those of the assumptions ``keys``, each once (cached under ``key``)."""
+        found: tuple[SourceRef, ...] | None = self.compiled.get(key)
+        if found is None:
+            found = self.compiled[key] = refs(*pending, tuple(self.ref(k) for k in keys))
+        return found
 
     def engineer(self, region: str) -> tuple[Range, Price, tuple[SourceRef, ...]] | None:
         """The knowledge base's ``engineer_time`` price for ``region`` in the kernel's currency, its row
@@ -212,7 +209,9 @@ class OfferKernel(Kernel):
         """The team's usability for ``infra_fte`` of infrastructure work, and the line pricing the part of
         ``priced_work`` (default: all of it) its ops staff do not absorb at the region's engineer cost
         (None where the region has none): shared by candidates with the same work and region."""
-        key = (id(infra_fte), id(priced_work), region)
+        # by value for numbers (candidates of one size share it), by identity for arrays (kept alive below)
+        work_key, priced_key = (id(infra_fte), id(priced_work)) if at.arrays else (infra_fte, priced_work)
+        key = (work_key, priced_key, region)
         memo = at.memo.get("work")
         if memo is None:
             memo = at.memo["work"] = {}
@@ -222,10 +221,10 @@ class OfferKernel(Kernel):
             usabilities = at.memo.get("usability")
             if usabilities is None:
                 usabilities = at.memo["usability"] = {}
-            usability: Usability | None = usabilities.get(id(infra_fte))
+            usability: Usability | None = usabilities.get(work_key)
             if usability is None:
                 usability = model.usability_of(infra_fte, coverage, at.team_size, self.setup_steps, at.ends)
-                usabilities[id(infra_fte)] = usability
+                usabilities[work_key] = usability
             unmet = usability.infra_fte_unmet if priced_work is None else model.unmet_of(priced_work, coverage, at.ends)
             line: Line | None = None
             engineer = self.engineer(region)
@@ -335,79 +334,14 @@ class OfferKernel(Kernel):
         usability_refs: tuple[SourceRef, ...],
     ) -> Assessment:
         """The materialised assessment of ``quote``: the option's own breakdown lines and notes, and the
-        shared parts' sources, extras lines and violation sentences."""
-        c = quote.candidate
-        assert c is not None
-        extras = []
-        for key, annual, upfront, total in quote.extras:
-            if key == "infrastructure_work":
-                engineer = self.engineer(c.offer.row.region)
-                assert engineer is not None
-                coverage_ref = self.ref(f"ops_coverage_{profile.ops_team}")
-                extras.append(
-                    LineItem(
-                        "infrastructure_work",
-                        msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
-                        annual,
-                        upfront,
-                        "infra_fte_unmet × engineer_time per FTE-year × horizon_years",
-                        (engineer[1].ref, *refs((coverage_ref,), engineer[2])),
-                        total=total,
-                    )
-                )
-            else:
-                extras.append(
-                    LineItem(
-                        "waiting",
-                        msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
-                        annual,
-                        upfront,
-                        "lead_time_days × delay_cost_per_day",
-                        (),
-                        total=total,
-                    )
-                )
-        violations = tuple(
-            Violation(self.violation_reason(profile, quote, code), where) for code, where in quote.violations
-        )
-        licensed = [r for r in self.availability(c, profile) if r.effect == "licence_required"]
-        if licensed:  # available, but only with an export licence: said, not refused
-            place = self.jurisdiction(c, profile)
-            notes = (
-                *notes,
-                msg(
-                    "note.licence_required",
-                    f"{c.offer.row.gpu_model} needs an export licence for {place} ({licensed[0].source}).",
-                    gpu_model=c.offer.row.gpu_model,
-                    jurisdiction=place,
-                    source=licensed[0].source,
-                ),
-            )
-        return Assessment(
-            option=self.option,
-            cost=Cost(
-                annual=quote.annual,
-                total=quote.total,
-                upfront=quote.upfront,
-                per_useful_gpu_hour=quote.per_useful,
-                useful_gpu_hours=quote.useful,
-                paid_gpu_hours=quote.paid,
-                committed=quote.committed,
-                breakdown=tuple(breakdown),
-                npv=quote.npv,
-                equivalent_annual=quote.equivalent_annual,
-                useful_gpu_hours_total=quote.useful_total,
-                per_effective_gpu_hour=quote.effective,
-                extras=tuple(extras),
-            ),
-            efficiency=_sourced(quote.efficiency, efficiency_refs),
-            stability=_sourced(quote.stability, stability_refs),
-            usability=_sourced(quote.usability, usability_refs),
+        shared parts' sources, extras lines and violation sentences (``app.sdk.answers``)."""
+        return answers.assessment(
+            self,
+            profile,
+            quote,
+            breakdown=breakdown,
             notes=notes,
-            offer=c.info,
-            violations=violations,
+            efficiency_refs=efficiency_refs,
+            stability_refs=stability_refs,
+            usability_refs=usability_refs,
         )
-
-
-def _sourced(record: Any, sources: tuple[SourceRef, ...]) -> Any:
-    return dataclasses.replace(record, sources=sources)

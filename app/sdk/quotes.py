@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.sdk.offers import Offer, level
-from app.sdk.ranges import Range
+from app.sdk.ranges import Range, holds_anywhere
 from app.sdk.types import Cost, OfferInfo, metrics_of
 
 #: a line of a quote: (key, annual, upfront, total)
@@ -209,25 +209,37 @@ def select_each(quotes: Sequence[Quote]) -> Quote:
     ``every``). Where one quote is chosen everywhere, it is that quote's figures as they are."""
     n = max(np.size(q.effective.expected) for q in quotes)
     keys = np.stack([np.broadcast_to(q.effective.expected, (n,)) for q in quotes])
-    broken = np.stack([np.broadcast_to(np.asarray(q.broken(), dtype=bool), (n,)) for q in quotes])
-    ranked = np.where(broken, np.inf, keys)
-    every_broken = broken.all(axis=0)
-    index = np.where(every_broken, keys.argmin(axis=0), ranked.argmin(axis=0))
-    first = int(index[0])
+    broken = [q.broken() for q in quotes]
+    if not any(holds_anywhere(b) for b in broken):  # every quote feasible everywhere
+        every_broken: Any = np.zeros(n, dtype=bool)
+        index = keys.argmin(axis=0)
+    else:
+        stacked = np.stack([np.broadcast_to(np.asarray(b, dtype=bool), (n,)) for b in broken])
+        every_broken = stacked.all(axis=0)
+        index = np.where(stacked, np.inf, keys).argmin(axis=0)
+        if every_broken.any():
+            index = np.where(every_broken, keys.argmin(axis=0), index)
     every = (("every", every_broken),)
-    if bool((index == first).all()):
+    counts = np.bincount(index, minlength=len(quotes))
+    used = np.flatnonzero(counts)
+    if len(used) == 1:
+        first = int(used[0])
         return _with(quotes[first], quotes[first], every)
-    pick = _Picker(index)
+    # only the quotes chosen somewhere are picked from, by their place among them
+    chosen_quotes = [quotes[i] for i in used.tolist()]
+    place = np.zeros(len(quotes), dtype=np.intp)
+    place[used] = np.arange(len(used))
+    pick = _Picker(place[index])
     head = quotes[0]
     chosen = _with(head, head, every)
     for name in RANGED:
-        values = [getattr(q, name) for q in quotes]
+        values = [getattr(q, name) for q in chosen_quotes]
         setattr(chosen, name, None if values[0] is None else pick(values))
-    chosen.useful = pick([q.useful for q in quotes])
-    chosen.useful_total = pick([q.useful_total for q in quotes])
-    chosen.efficiency = pick([q.efficiency for q in quotes])
-    chosen.stability = pick([q.stability for q in quotes])
-    chosen.usability = pick([q.usability for q in quotes])
+    chosen.useful = pick([q.useful for q in chosen_quotes])
+    chosen.useful_total = pick([q.useful_total for q in chosen_quotes])
+    chosen.efficiency = pick([q.efficiency for q in chosen_quotes])
+    chosen.stability = pick([q.stability for q in chosen_quotes])
+    chosen.usability = pick([q.usability for q in chosen_quotes])
     return chosen
 
 
@@ -271,6 +283,8 @@ class _Picker:
                 one = self._numbers([r[0] for r in items])
                 return Range.elementwise(one, one, one)
             return Range.elementwise(*(self._numbers([r[i] for r in items]) for i in range(3)))
+        if all(x is first for x in items):  # one value whichever is chosen (a shared record, a NaN end)
+            return first
         if isinstance(first, np.ndarray | float | int) and not isinstance(first, bool):
             return self._numbers(items)
         if dataclasses.is_dataclass(first) and not isinstance(first, type):
@@ -278,7 +292,10 @@ class _Picker:
             return dataclasses.replace(first, **changes)
         return first
 
-    def _numbers(self, values: list[Any]) -> np.ndarray:
+    def _numbers(self, values: list[Any]) -> Any:
+        first = values[0]
+        if all(v is first for v in values):  # the same number or array whichever is chosen
+            return first
         n = self.index.shape[0]
         stacked = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in values])
         chosen: np.ndarray = stacked[self.index, self.columns]

@@ -136,6 +136,12 @@ class Efficiency:
     productive_share: Range
     sources: tuple[SourceRef, ...]
 
+    def sourced(self, sources: tuple[SourceRef, ...]) -> Efficiency:
+        """The same figures citing ``sources``."""
+        return Efficiency(
+            self.lead_time_days, self.setup_minutes_per_run, self.execution_efficiency, self.productive_share, sources
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Stability:
@@ -148,6 +154,17 @@ class Stability:
     #: the Young–Daly checkpoint interval, hours
     checkpoint_interval_hours: Range | None = None
 
+    def sourced(self, sources: tuple[SourceRef, ...]) -> Stability:
+        """The same figures citing ``sources``."""
+        return Stability(
+            self.interruptions_per_year,
+            self.hours_lost_per_interruption,
+            self.lost_gpu_hours_per_year,
+            self.goodput,
+            sources,
+            self.checkpoint_interval_hours,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Usability:
@@ -157,6 +174,10 @@ class Usability:
     #: share of the team's time left for models after the infrastructure work it must do itself
     model_focus_share: Range
     sources: tuple[SourceRef, ...]
+
+    def sourced(self, sources: tuple[SourceRef, ...]) -> Usability:
+        """The same figures citing ``sources``."""
+        return Usability(self.infra_fte_needed, self.infra_fte_unmet, self.setup_steps, self.model_focus_share, sources)
 
 
 @dataclass(frozen=True, slots=True)

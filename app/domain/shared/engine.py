@@ -15,6 +15,7 @@ from app.domain.shared.schemas import ProfileCreate, ProfileFields
 from app.engine import decision
 from app.engine.insights import Crossing, Variant, crossing
 from app.host.options import LoadedOption, OptionHost
+from app.sdk.columns import ALL
 from app.sdk.errors import (
     ISOLATED,
     InconsistentProfile,
@@ -84,15 +85,17 @@ class Engine:
         except Exception as exc:
             raise self._failed(option, profile, knowledge, exc) from exc
 
-    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
-        """The option's cheapest feasible quote and how many offers were quoted: numbers only, for
-        batches, Monte Carlo draws and insights. A gap in the knowledge base propagates as it is; any
+    def choose(
+        self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
+    ) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote and how many offers were quoted: numbers only (at the
+        range ends ``ends``), for batches, draws and insights. A gap in the knowledge base propagates as it is; any
         other exception of the plugin is a defect: logged with its traceback (and the request id),
         counted in ``compute_advisor_option_failures_total``, and raised as ``OptionFailed``, which
         answers say only as ``option-failed``. A batch's array attempt is not logged: the array
         contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
         try:
-            return self.host.choose(option, profile, knowledge)
+            return self.host.choose(option, profile, knowledge, ends)
         except ISOLATED:
             raise
         except Exception as exc:

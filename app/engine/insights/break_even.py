@@ -261,7 +261,7 @@ def crossing(model: Model, profile: Profile, knowledge: Knowledge, a: Variant, b
     utilization (one crossing at most): about 30 assessments, not a grid scan. None when either
     cannot be assessed."""
     try:
-        return _crossing(Costs(model, profile, knowledge), a, b, ("expected",), (0.01, 1.0), steps=10)
+        return _crossing(Costs(model, profile, knowledge, ("expected",)), a, b, ("expected",), (0.01, 1.0), steps=10)
     except ISOLATED:
         return None
 

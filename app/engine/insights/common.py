@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from app.engine import decision
+from app.sdk.columns import ALL, EXPECTED
 from app.sdk.kernel import Quote
 from app.sdk.knowledge import Knowledge
 from app.sdk.types import Assessment, Profile
@@ -26,8 +27,11 @@ class Model(Protocol):
     def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
         """The option's assessment, materialised (with its sentences)."""
 
-    def choose(self, option: str, profile: Profile, knowledge: Knowledge) -> tuple[Quote, int]:
-        """The option's cheapest feasible quote (numbers only) and how many offers were quoted."""
+    def choose(
+        self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
+    ) -> tuple[Quote, int]:
+        """The option's cheapest feasible quote (numbers only, at the range ends ``ends``: ``EXPECTED``
+        leaves the others NaN) and how many offers were quoted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +47,13 @@ class Variant:
 
 
 class Costs:
-    """Quotes of variants at a utilization (and cluster size), memoised."""
+    """Quotes of variants at a utilization (and cluster size), memoised; ``ends``: the range ends the
+    caller reads (names), the kernels computing only those."""
 
-    def __init__(self, model: Model, profile: Profile, knowledge: Knowledge) -> None:
+    def __init__(self, model: Model, profile: Profile, knowledge: Knowledge, ends: Sequence[str] = ENDS) -> None:
         self.model, self.profile, self.knowledge = model, profile, knowledge
+        self.ends = tuple(ends)
+        self.kernel_ends = EXPECTED if self.ends == ("expected",) else ALL
         self.cache: dict[tuple[str, str | None, float, int], Quote] = {}
 
     def at(self, v: Variant, **changes: object) -> Profile:
@@ -69,9 +76,9 @@ class Costs:
         """``v``'s cost per useful GPU-hour at each of ``utilizations``, per range end: one quote of an
         array of utilizations (the array contract), as Python floats."""
         u = np.asarray(utilizations, dtype=float)
-        quote = self.model.choose(v.option, self.at(v, utilization=u), self.knowledge)[0]
-        r = quote.cost.per_useful_gpu_hour
-        return {end: np.broadcast_to(np.asarray(getattr(r, end), dtype=float), u.shape).tolist() for end in ENDS}
+        quote = self.model.choose(v.option, self.at(v, utilization=u), self.knowledge, self.kernel_ends)[0]
+        r = quote.per_useful
+        return {end: np.broadcast_to(np.asarray(getattr(r, end), dtype=float), u.shape).tolist() for end in self.ends}
 
 
 class Decider:

@@ -11,6 +11,7 @@ import numpy as np
 
 from app.engine import decision, scoring
 from app.engine.insights.common import Model
+from app.sdk.columns import EXPECTED
 from app.sdk.errors import ISOLATED, failure
 from app.sdk.kernel import Quote
 from app.sdk.knowledge import Knowledge
@@ -104,7 +105,7 @@ def uncertainty(
     per_option: dict[str, Quote] = {}
     for option in sorted(options):
         try:
-            per_option[option] = model.choose(option, profile, sampled)[0]
+            per_option[option] = model.choose(option, profile, sampled, EXPECTED)[0]
         except ISOLATED as exc:
             codes[option], errors[option] = failure(exc)
     if not per_option:

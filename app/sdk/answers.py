@@ -1,0 +1,120 @@
+"""The words of an offer kernel's answer (docs/plugins.md "Kernels"): a chosen quote materialised into
+an ``Assessment`` — the option's own breakdown lines and notes, the shared parts' sources, the extras'
+lines, the sentences of the constraints it breaks and an export licence it needs. Only what is
+answered is worded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Protocol
+
+from app.sdk.kernel import Candidate, Quote, refs
+from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
+from app.sdk.ranges import Range
+from app.sdk.text import msg
+from app.sdk.types import Assessment, Cost, LineItem, Profile, Violation
+
+
+class Answering(Protocol):
+    """What the words read of an offer kernel (``app.sdk.offer_kernel.OfferKernel``)."""
+
+    option: str
+    as_of: dt.date
+
+    def ref(self, key: str) -> SourceRef: ...
+
+    def engineer(self, region: str) -> tuple[Range, Price, tuple[SourceRef, ...]] | None: ...
+
+    def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str: ...
+
+    def availability(self, c: Candidate, profile: Profile) -> list[AvailabilityRule]: ...
+
+    def jurisdiction(self, c: Candidate, profile: Profile) -> str: ...
+
+
+def assessment(
+    kernel: Answering,
+    profile: Profile,
+    quote: Quote,
+    *,
+    breakdown: Sequence[LineItem],
+    notes: tuple[str, ...],
+    efficiency_refs: tuple[SourceRef, ...],
+    stability_refs: tuple[SourceRef, ...],
+    usability_refs: tuple[SourceRef, ...],
+) -> Assessment:
+    """The materialised assessment of ``quote``: the option's own breakdown lines and notes, and the
+    shared parts' sources, extras lines and violation sentences."""
+    c = quote.candidate
+    assert c is not None
+    extras = []
+    for key, annual, upfront, total in quote.extras:
+        if key == "infrastructure_work":
+            engineer = kernel.engineer(c.offer.row.region)
+            assert engineer is not None
+            coverage_ref = kernel.ref(f"ops_coverage_{profile.ops_team}")
+            extras.append(
+                LineItem(
+                    "infrastructure_work",
+                    msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
+                    annual,
+                    upfront,
+                    "infra_fte_unmet × engineer_time per FTE-year × horizon_years",
+                    (engineer[1].ref, *refs((coverage_ref,), engineer[2])),
+                    total=total,
+                )
+            )
+        else:
+            extras.append(
+                LineItem(
+                    "waiting",
+                    msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
+                    annual,
+                    upfront,
+                    "lead_time_days × delay_cost_per_day",
+                    (),
+                    total=total,
+                )
+            )
+    violations = tuple(
+        Violation(kernel.violation_reason(profile, quote, code), where) for code, where in quote.violations
+    )
+    licensed = [r for r in kernel.availability(c, profile) if r.effect == "licence_required"]
+    if licensed:  # available, but only with an export licence: said, not refused
+        place = kernel.jurisdiction(c, profile)
+        notes = (
+            *notes,
+            msg(
+                "note.licence_required",
+                f"{c.offer.row.gpu_model} needs an export licence for {place} ({licensed[0].source}).",
+                gpu_model=c.offer.row.gpu_model,
+                jurisdiction=place,
+                source=licensed[0].source,
+            ),
+        )
+    return Assessment(
+        option=kernel.option,
+        cost=Cost(
+            annual=quote.annual,
+            total=quote.total,
+            upfront=quote.upfront,
+            per_useful_gpu_hour=quote.per_useful,
+            useful_gpu_hours=quote.useful,
+            paid_gpu_hours=quote.paid,
+            committed=quote.committed,
+            breakdown=tuple(breakdown),
+            npv=quote.npv,
+            equivalent_annual=quote.equivalent_annual,
+            useful_gpu_hours_total=quote.useful_total,
+            per_effective_gpu_hour=quote.effective,
+            extras=tuple(extras),
+        ),
+        efficiency=quote.efficiency.sourced(efficiency_refs),
+        stability=quote.stability.sourced(stability_refs),
+        usability=quote.usability.sourced(usability_refs),
+        notes=notes,
+        offer=c.info,
+        violations=violations,
+    )
