@@ -33,7 +33,7 @@ from app.sdk.columns import NAN, Columns, minimum
 from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.model import MINUTES_PER_HOUR
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import Line, annuity, discounted, held_at, whole_terms
+from app.sdk.pricing import Line, annuity, discounted, held_at
 from app.sdk.text import money_range, msg, num, pct
 from app.sdk.vocab import BILLINGS
 from plugins import messages
@@ -128,8 +128,7 @@ class PlatformKernel(OfferKernel):
             every_hour = held * HOURS_PER_YEAR
             every_hour = every_hour if isinstance(every_hour, np.ndarray) else float(every_hour)
             if term is not None:  # a commitment: the GPUs held every hour of whole terms
-                years_paid = whole_terms(at.horizon, term)
-                factor = annuity(years_paid, rate)
+                years_paid, factor = self.terms(at, term, rate)
             else:
                 years_paid, factor = at.horizon, horizon_annuity
             fee: Fee | None = c.data

@@ -33,7 +33,7 @@ from app.sdk.columns import Columns, gt, holds
 from app.sdk.constraints import multi_node
 from app.sdk.kernel import Candidate, Quote, candidate, refs
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import annuity, discounted, held_at, whole_terms
+from app.sdk.pricing import annuity, discounted, held_at
 from app.sdk.text import money_range, msg, num, pct
 from plugins import messages
 
@@ -121,8 +121,7 @@ class RentedKernel(OfferKernel):
             if term is None:  # every hour held is paid, for the horizon
                 years, factor = at.horizon, horizon_annuity
             else:  # whole instances held all the time, for whole terms
-                years = whole_terms(at.horizon, term)
-                factor = annuity(years, rate)
+                years, factor = self.terms(at, term, rate)
             per_gpu = c.per_gpu
             rows = []
             for e in ends:

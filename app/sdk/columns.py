@@ -124,7 +124,6 @@ class Columns:
         "minimum",
         "preemptible_share",
         "profile",
-        "stalled",
         "start_within_days",
         "team_size",
         "useful",
@@ -158,8 +157,6 @@ class Columns:
         self.memo: dict[Any, Any] = {}
         #: the hard constraints each candidate breaks, by ``id`` (``OfferKernel.constraints``)
         self.constraints: dict[int, Any] = {}
-        #: whether a job stalls, per stability (``OfferKernel.finish``)
-        self.stalled: dict[int, Any] | None = None
         if arrays:
             self.minimum: Callable[[Any, Any], Any] = minimum
             self.maximum: Callable[[Any, Any], Any] = maximum

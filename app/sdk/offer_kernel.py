@@ -21,6 +21,7 @@ from app.sdk.errors import MissingKnowledge
 from app.sdk.kernel import Candidate, Kernel, Quote, refs
 from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
 from app.sdk.model import GENERAL, ZERO
+from app.sdk.pricing import annuity, whole_terms
 from app.sdk.quotes import Line
 from app.sdk.ranges import Range
 from app.sdk.types import Assessment, Efficiency, LineItem, Profile, Stability, Usability
@@ -235,6 +236,39 @@ class OfferKernel(Kernel):
             found = memo[key] = (usability, line, infra_fte, priced_work)
         return found[0], found[1]
 
+    def terms(self, at: Columns, term: float, rate: Any) -> tuple[Any, Any]:
+        """Years paid for a commitment of ``term`` years covering the horizon (``pricing.whole_terms``) and
+        their annuity factor at ``rate``: the same for every candidate of the term."""
+        key = ("terms", term, id(rate) if isinstance(rate, np.ndarray) else rate)
+        found = at.memo.get(key)
+        if found is None:
+            years = whole_terms(at.horizon, term)
+            found = at.memo[key] = (years, annuity(years, rate), rate)
+        return found[0], found[1]
+
+    def effective_hours(
+        self, at: Columns, efficiency: Efficiency, stability: Stability, useful_total: Any
+    ) -> tuple[list[Any], Any]:
+        """Per end, the effective GPU-hours the money buys (``app.sdk.model.effective_work``), and where
+        the job stalls: the same for candidates that share efficiency, stability and useful hours."""
+        memo = at.memo.get("effective")
+        if memo is None:
+            memo = at.memo["effective"] = {}
+        key = (
+            id(efficiency),
+            id(stability),
+            id(useful_total) if isinstance(useful_total, np.ndarray) else useful_total,
+        )
+        found = memo.get(key)
+        if found is None:
+            execution, goodput = efficiency.execution_efficiency, stability.goodput
+            works: list[Any] = [NAN, NAN, NAN]
+            for e in at.ends:
+                works[e] = model.effective_work(e, execution, goodput, useful_total)
+            # the memo keeps what its key names alive: an id is only unique while its object lives
+            found = memo[key] = (works, model.stalled(goodput), efficiency, stability, useful_total)
+        return found[0], found[1]
+
     def finish(
         self,
         at: Columns,
@@ -272,15 +306,14 @@ class OfferKernel(Kernel):
             useful_total = at.useful * operating_years
             if at.arrays and np.any(np.asarray(useful_total) <= 0):
                 raise ZeroDivisionError("division by a range that reaches zero")
-        execution, goodput = efficiency.execution_efficiency, stability.goodput
+        works, stalled = self.effective_hours(at, efficiency, stability, useful_total)
         if len(at.ends) == 1:  # the expected end alone
             figure = total[1]
             added = 0.0
             for line in extras:
                 added = added + line[3][1]
             per_useful = tuple.__new__(Range, (NAN, figure / useful_total, NAN))
-            work = model.effective_work(1, execution, goodput, useful_total)
-            effective = tuple.__new__(Range, (NAN, (figure + added) / work, NAN))
+            effective = tuple.__new__(Range, (NAN, (figure + added) / works[1], NAN))
         else:
             useful_each, effective_each = [], []
             for e in at.ends:
@@ -289,15 +322,10 @@ class OfferKernel(Kernel):
                 for line in extras:
                     added = added + line[3][e]
                 useful_each.append(figure / useful_total)
-                effective_each.append((figure + added) / model.effective_work(e, execution, goodput, useful_total))
+                effective_each.append((figure + added) / works[e])
             per_useful, effective = at.range(useful_each), at.range(effective_each)
-        if at.stalled is None:
-            at.stalled = {}
-        stalled = at.stalled.get(id(goodput))
-        if stalled is None:
-            stalled = at.stalled[id(goodput)] = (model.stalled(goodput), goodput)
-        if holds(stalled[0]):
-            violations = [*violations, ("stalled", stalled[0])]
+        if holds(stalled):
+            violations = [*violations, ("stalled", stalled)]
         return Quote(
             c,
             annual,
