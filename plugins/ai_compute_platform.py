@@ -229,12 +229,12 @@ class PlatformKernel(OfferKernel):
         key, annual, upfront, total = quote.lines[0]
         breakdown = [
             LineItem(
-                key,
-                msg("line.gpu_hours", f"Platform GPU-hours ({c.label})", offer=c.label),
-                annual,
-                upfront,
-                basis,
-                (*c.offer.refs, *read),
+                key=key,
+                label=msg("line.gpu_hours", f"Platform GPU-hours ({c.label})", offer=c.label),
+                annual=annual,
+                upfront=upfront,
+                basis=basis,
+                sources=(*c.offer.refs, *read),
                 total=total,
             )
         ]
@@ -243,12 +243,12 @@ class PlatformKernel(OfferKernel):
             key, annual, upfront, total = quote.lines[1]
             breakdown.append(
                 LineItem(
-                    key,
-                    msg("line.platform_fee", "Platform management fee"),
-                    annual,
-                    upfront,
-                    "billed GPU-hours × fee per GPU-hour",
-                    (fee.pick(profile.gpus)[1].ref, *fee.conversion_refs),
+                    key=key,
+                    label=msg("line.platform_fee", "Platform management fee"),
+                    annual=annual,
+                    upfront=upfront,
+                    basis="billed GPU-hours × fee per GPU-hour",
+                    sources=(fee.pick(profile.gpus)[1].ref, *fee.conversion_refs),
                     total=total,
                 )
             )

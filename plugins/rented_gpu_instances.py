@@ -194,12 +194,12 @@ class RentedKernel(OfferKernel):
             read = (self.ref("discount_rate"),)
         _, annual, upfront, total = quote.lines[0]
         line = LineItem(
-            "instance_hours",
-            msg("line.instance_hours", f"{c.label}: {num(held_gpus)} GPUs", offer=c.label, gpus=num(held_gpus)),
-            annual,
-            upfront,
-            basis,
-            (*offer.refs, *refs(read)),
+            key="instance_hours",
+            label=msg("line.instance_hours", f"{c.label}: {num(held_gpus)} GPUs", offer=c.label, gpus=num(held_gpus)),
+            annual=annual,
+            upfront=upfront,
+            basis=basis,
+            sources=(*offer.refs, *refs(read)),
             total=total,
         )
         spot_refs = (

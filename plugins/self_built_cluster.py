@@ -192,7 +192,15 @@ class OwnClusterKernel(OfferKernel):
         servers, teams = size.servers, size.teams
         labels = bill.labels(size, self.knowledge.servers[c.offer.row.subject].name, bridge)
         breakdown = [
-            LineItem(key, labels[key][0], annual, upfront, labels[key][1], labels[key][2], total=total)
+            LineItem(
+                key=key,
+                label=labels[key][0],
+                annual=annual,
+                upfront=upfront,
+                basis=labels[key][1],
+                sources=labels[key][2],
+                total=total,
+            )
             for key, annual, upfront, total in quote.lines
         ]
         cur = profile.currency

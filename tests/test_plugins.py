@@ -308,12 +308,12 @@ def compute_advisor_assess(option, profile, knowledge):
     paid = (useful / held).cap(profile.gpus * HOURS_PER_YEAR)
     annual = paid * (hourly.value / server.gpus_per_server) * discount.value.complement()
     line = LineItem(
-        "spot_hours",
-        "Spot instance hours",
-        annual,
-        ZERO,
-        "min(gpus × 8760, useful ÷ held_utilization) × hourly price ÷ GPUs per server × (1 − discount)",
-        (hourly.ref, discount.ref, server.ref, *inputs.take_refs()),
+        key="spot_hours",
+        label="Spot instance hours",
+        annual=annual,
+        upfront=ZERO,
+        basis="min(gpus × 8760, useful ÷ held_utilization) × hourly price ÷ GPUs per server × (1 − discount)",
+        sources=(hourly.ref, discount.ref, server.ref, *inputs.take_refs()),
     )
     cost = Cost(annual, annual * profile.horizon_years, ZERO, annual / useful, useful, paid, False, (line,))
     infra = inputs("infra_fte_base")

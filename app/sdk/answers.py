@@ -57,24 +57,26 @@ def assessment(
             coverage_ref = kernel.ref(f"ops_coverage_{profile.ops_team}")
             extras.append(
                 LineItem(
-                    "infrastructure_work",
-                    msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
-                    annual,
-                    upfront,
-                    "infra_fte_unmet × engineer_time per FTE-year × horizon_years",
-                    (engineer[1].ref, *refs((coverage_ref,), engineer[2])),
+                    key="infrastructure_work",
+                    label=msg(
+                        "line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"
+                    ),
+                    annual=annual,
+                    upfront=upfront,
+                    basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
+                    sources=(engineer[1].ref, *refs((coverage_ref,), engineer[2])),
                     total=total,
                 )
             )
         else:
             extras.append(
                 LineItem(
-                    "waiting",
-                    msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
-                    annual,
-                    upfront,
-                    "lead_time_days × delay_cost_per_day",
-                    (),
+                    key="waiting",
+                    label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
+                    annual=annual,
+                    upfront=upfront,
+                    basis="lead_time_days × delay_cost_per_day",
+                    sources=(),
                     total=total,
                 )
             )

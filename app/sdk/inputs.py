@@ -244,12 +244,12 @@ def _priced_extras(
         yearly = unmet_fte * price
         lines.append(
             LineItem(
-                "infrastructure_work",
-                msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
-                yearly,
-                ZERO,
-                "infra_fte_unmet × engineer_time per FTE-year × horizon_years",
-                (row.ref, *inputs.take_refs()),
+                key="infrastructure_work",
+                label=msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
+                annual=yearly,
+                upfront=ZERO,
+                basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
+                sources=(row.ref, *inputs.take_refs()),
                 total=yearly * profile.horizon_years,
             )
         )
@@ -257,12 +257,12 @@ def _priced_extras(
     if waiting is not None:
         lines.append(
             LineItem(
-                "waiting",
-                msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
-                ZERO,
-                ZERO,
-                "lead_time_days × delay_cost_per_day",
-                (),
+                key="waiting",
+                label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
+                annual=ZERO,
+                upfront=ZERO,
+                basis="lead_time_days × delay_cost_per_day",
+                sources=(),
                 total=waiting,
             )
         )

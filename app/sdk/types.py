@@ -83,9 +83,10 @@ class Profile:
         return job
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LineItem:
-    """One line of a cost breakdown, naming the knowledge rows it used."""
+    """One line of a cost breakdown, naming the knowledge rows it used (built by name: its fields are
+    keyword-only)."""
 
     key: str
     label: str

@@ -84,12 +84,12 @@ class HpcKernel(OfferKernel):
         assert c is not None
         key, annual, upfront, total = quote.lines[0]
         line = LineItem(
-            key,
-            text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
-            annual,
-            upfront,
-            "useful GPU-hours × price per GPU-hour",
-            c.offer.refs,
+            key=key,
+            label=text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
+            annual=annual,
+            upfront=upfront,
+            basis="useful GPU-hours × price per GPU-hour",
+            sources=c.offer.refs,
             total=total,
         )
         shown, provider = text.money_range(annual, profile.currency), c.offer.row.provider
