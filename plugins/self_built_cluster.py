@@ -107,7 +107,7 @@ class OwnClusterKernel(OfferKernel):
             offer = c.offer
             servers = at.ceil(gpus / offer.gpus_per_unit)
             it_kw = servers * bill.power_kw if bill.power_kw is not None else None
-            teams = Range(*(at.ceil(servers / nodes_per_team[2 - e]) for e in ALL))
+            teams = Range.elementwise(*(at.ceil(servers / nodes_per_team[2 - e]) for e in ALL))
             size = Size(servers, gpus, it_kw, teams)
             capital, running = bill.lines(size, at)
             lead = self.lead(c)

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from app.sdk.ranges import Range
 from app.sdk.types import HOURS_PER_YEAR, PROFILE_NUMBERS, Profile
@@ -32,16 +33,17 @@ ALL: tuple[int, ...] = (0, 1, 2)
 EXPECTED: tuple[int, ...] = (1,)
 LOW, MID, HIGH = 0, 1, 2
 NAN = math.nan
-#: a number, or a NumPy array of them (one element per profile, utilization, size or draw)
-Num = Any
+#: a number, or a NumPy array of them (one element per profile, utilization, size or draw): what a
+#: kernel's arithmetic takes and gives (the array contract, docs/plugins.md)
+Num: TypeAlias = float | NDArray[np.float64]
 
 
-def _fmin(a: float, b: float) -> float:
+def _fmin(a: Any, b: Any) -> Any:
     """``min(a, b)`` as Python computes it (the first unless the second is smaller)."""
     return b if b < a else a
 
 
-def _fmax(a: float, b: float) -> float:
+def _fmax(a: Any, b: Any) -> Any:
     return b if b > a else a
 
 
@@ -53,28 +55,28 @@ def _fgt(a: Any, b: Any) -> bool:
     return bool(a > b)
 
 
-def gt(a: Any, b: Any) -> Any:
+def gt(a: Num, b: Num) -> Any:
     """``a > b``: a bool, or element-wise where either is an array."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.asarray(a) > np.asarray(b)
     return bool(a > b)
 
 
-def minimum(a: Any, b: Any) -> Any:
+def minimum(a: Num, b: Num) -> Num:
     """``min(a, b)`` for numbers, element-wise where either is an array."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.minimum(a, b)
-    return _fmin(a, b)
+    return b if b < a else a
 
 
-def maximum(a: Any, b: Any) -> Any:
+def maximum(a: Num, b: Num) -> Num:
     """``max(a, b)`` for numbers, element-wise where either is an array."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.maximum(a, b)
-    return _fmax(a, b)
+    return b if b > a else a
 
 
-def ceil(a: Any) -> Any:
+def ceil(a: Num) -> Num:
     """``math.ceil`` for a number, element-wise for an array."""
     return np.ceil(a) if isinstance(a, np.ndarray) else math.ceil(a)
 
@@ -148,19 +150,19 @@ class Columns:
         self.useful_total: Num = self.useful * p.horizon_years
         self.job_gpus: Num = p.job_gpus
         self.team_size: Num = p.team_size
-        self.start_within_days: Num = p.start_within_days
-        self.delay_cost_per_day: Num = p.delay_cost_per_day
+        self.start_within_days: Num | None = p.start_within_days
+        self.delay_cost_per_day: Num | None = p.delay_cost_per_day
         #: what a day of waiting costs, or None where the profile prices no waiting (``delay_per_day``)
-        self.delay_per_day: Num = delay_per_day(p.delay_cost_per_day)
-        self.capex_budget: Num = p.capex_budget
+        self.delay_per_day: Num | None = delay_per_day(p.delay_cost_per_day)
+        self.capex_budget: Num | None = p.capex_budget
         self.preemptible_share: Num = p.preemptible_share
         self.memo: dict[Any, Any] = {}
         #: the hard constraints each candidate breaks, by ``id`` (``OfferKernel.constraints``)
         self.constraints: dict[int, Any] = {}
         if arrays:
-            self.minimum: Callable[[Any, Any], Any] = minimum
-            self.maximum: Callable[[Any, Any], Any] = maximum
-            self.ceil: Callable[[Any], Any] = ceil
+            self.minimum: Callable[[Num, Num], Num] = minimum
+            self.maximum: Callable[[Num, Num], Num] = maximum
+            self.ceil: Callable[[Num], Num] = ceil
             self.where: Callable[[Any, Any, Any], Any] = where
             self.gt: Callable[[Any, Any], Any] = gt
         else:
@@ -184,7 +186,7 @@ class Columns:
             return tuple.__new__(Range, tuple(values))
         if len(values) == 1 and self.ends == EXPECTED:
             return tuple.__new__(Range, (NAN, values[0], NAN))
-        found = [NAN, NAN, NAN]
+        found: list[Num] = [NAN, NAN, NAN]
         for e, v in zip(self.ends, values, strict=True):
             found[e] = v
         return tuple.__new__(Range, tuple(found))

@@ -92,7 +92,8 @@ def setup_share(setup_minutes: Range, run_hours: Range) -> Range:
 def productive_at(e: int, lead: Range, execution: Range, setup: Range, horizon_days: Num, waits: Any = True) -> Num:
     """``productive_share`` at end ``e``: ``execution × (1 − wait) × (1 − setup)``."""
     wait = where(waits, minimum(lead[2 - e] / horizon_days, 1.0), 0.0)
-    return execution[e] * (1 - wait) * (1 - setup[2 - e])
+    productive: Num = execution[e] * (1 - wait) * (1 - setup[2 - e])
+    return productive
 
 
 def job_at(gpus: Num, rate: Num, detection: Num, restart: Num, write: Num) -> tuple[Num, Num, Num]:
@@ -113,13 +114,14 @@ def job_at(gpus: Num, rate: Num, detection: Num, restart: Num, write: Num) -> tu
 
 def focus_at(e: int, unmet: Range, team_size: Num) -> Num:
     """``model_focus_share`` at end ``e``: ``max(0, 1 − min(1, unmet ÷ team_size))``."""
-    return maximum(1 - minimum(unmet[2 - e] / team_size, 1.0), 0.0)
+    focus: Num = maximum(1 - minimum(unmet[2 - e] / team_size, 1.0), 0.0)
+    return focus
 
 
 def effective_work(e: int, execution: Range, goodput: Range, useful_total: Num) -> Num:
     """The effective GPU-hours the money of end ``e`` buys: ``execution × max(goodput, MIN_GOODPUT) ×
     useful GPU-hours over the horizon``, at the other end of each (``effective_at`` divides by it)."""
-    work = execution[2 - e] * maximum(goodput[2 - e], MIN_GOODPUT) * useful_total
+    work: Num = execution[2 - e] * maximum(goodput[2 - e], MIN_GOODPUT) * useful_total
     if isinstance(work, np.ndarray) and np.any(work <= 0):
         raise ZeroDivisionError("division by a range that reaches zero")
     return work
@@ -194,7 +196,7 @@ def effective_cost(total: Range, extras: Iterable[Range], execution: Range, good
     """The one money scale: ``(total + extras) ÷ (useful GPU-hours over the horizon ×
     execution_efficiency × goodput)``, goodput floored at ``MIN_GOODPUT``."""
     added = sum(extras, ZERO)
-    return Range(*(effective_at(e, total[e], added[e], execution, goodput, useful_total) for e in ALL))
+    return _range([effective_at(e, total[e], added[e], execution, goodput, useful_total) for e in ALL], ALL)
 
 
 def waiting_cost(waiting_days: Range, delay_cost_per_day: Any) -> Range | None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from app.sdk import model
 from app.sdk.capital import annuity, own
-from app.sdk.columns import ALL, gt, holds, minimum
+from app.sdk.columns import ALL, Num, gt, holds, minimum
 from app.sdk.knowledge import ANY, Knowledge
 from app.sdk.model import ZERO
 from app.sdk.offers import Offer, price_row
@@ -35,7 +35,7 @@ from app.sdk.types import Cost, Profile
 __all__ = ["Line", "annuity", "discounted", "gt", "held_at", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
 
 
-def held_at(e: int, useful: Any, held_utilization: Range, ceiling: Any) -> Any:
+def held_at(e: int, useful: Num, held_utilization: Range, ceiling: Num) -> Num:
     """GPU-hours paid for capacity held while it is used, at end ``e``: ``min(GPUs × 8760, useful
     GPU-hours ÷ the utilization achieved on held capacity)`` — ``ceiling`` is every hour of the GPUs held."""
     return minimum(useful / held_utilization[2 - e], ceiling)
@@ -44,13 +44,14 @@ def held_at(e: int, useful: Any, held_utilization: Range, ceiling: Any) -> Any:
 def held_hours(useful: Any, held_utilization: Range, ceiling: Any) -> Range:
     """``held_at`` at every end."""
     ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
-    return Range(*(held_at(e, useful, held_utilization, ceiling) for e in ALL))
+    return Range.elementwise(*(held_at(e, useful, held_utilization, ceiling) for e in ALL))
 
 
-def whole_terms(horizon_years: Any, term_years: float) -> Any:
+def whole_terms(horizon_years: Num, term_years: float) -> Num:
     """Years paid for a commitment sold in whole terms covering the horizon (a 2-year horizon on a
     3-year reservation pays three years)."""
-    return ceil_number(horizon_years / term_years - 1e-9) * term_years
+    years: Num = ceil_number(horizon_years / term_years - 1e-9) * term_years
+    return years
 
 
 def quote_cost(

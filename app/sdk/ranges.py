@@ -47,8 +47,8 @@ class Range(tuple[float, float, float]):
         return cls(low, expected, high)
 
     @classmethod
-    def point(cls, value: Number) -> Range:
-        v = value if isinstance(value, np.ndarray) else float(value)
+    def point(cls, value: Number | np.ndarray) -> Range:
+        v: Any = value if isinstance(value, np.ndarray) else float(value)
         return cls(v, v, v)
 
     @classmethod
