@@ -2,8 +2,8 @@
 
 Profiles that share their categorical fields (ops team, data security, rental plan, currency,
 GPU model, date, weights) form a group; within a group every numeric field becomes a NumPy array
-and each option's plugin runs once for the whole group — the range arithmetic of the plugins is
-element-wise (``app.sdk.ranges``). A plugin that cannot take arrays is called once per profile
+and each option's kernel runs once for the whole group — its arithmetic is element-wise
+(``app.sdk.columns``). A plugin that cannot take arrays is called once per profile
 instead, so a third-party option still works, only slower. Scores, fit points, feasibility and
 ranking come from ``app.engine.scoring``, as for one profile; the sentences (reasons) are left out.
 """

@@ -307,5 +307,5 @@ class OptionSpec:
     #: ``price_plans``); a ``rental_plan`` no loaded option declares is refused with 422
     rental_plans: tuple[str, ...] = ()
     #: the option rents capacity on demand while another's is procured: an option that owns hardware
-    #: bridges its lead time on it (its kernel answers ``bridge(profile)``); one option at most
+    #: bridges its lead time on it (its kernel answers ``bridge(at)``); one option at most
     bridges_lead_time: bool = False

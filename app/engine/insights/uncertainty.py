@@ -39,8 +39,8 @@ class Uncertainty:
 def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator) -> Knowledge:
     """Each ranged row becomes ``draws`` triangular samples (mode = expected); points stay points.
 
-    A sampled value is a Range whose three ends are the same array: the plugins' range arithmetic
-    then computes every draw at once, and a row used twice in a model uses the same draw twice.
+    A sampled value is a Range whose three ends are the same array: the kernels then compute every
+    draw at once, and a row used twice in a model uses the same draw twice.
     """
 
     def sample(r: Range) -> Range:

@@ -56,23 +56,26 @@ class HpcKernel(OfferKernel):
     def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         found = []
         for c in candidates:
-            # ``at.useful``: useful GPU-hours a year, a number — or one element per profile in a batch, so
-            # only element-wise arithmetic from here on (Range arithmetic, the SDK's blocks)
-            annual = c.per_gpu * at.useful
-            total = annual * at.horizon
+            # one row of figures per end of the ranges the caller asks for (``at.ends``: 0 low, 1 expected,
+            # 2 high); ``at.useful`` is a number, or one element per profile in a batch: element-wise only
+            rows = []
+            for e in at.ends:
+                annual = c.per_gpu[e] * at.useful
+                rows.append((annual, annual * at.horizon))
+            annual_range, total_range = at.ranges(rows)
             queue = self.lead(c)  # the row's lead time, else the option's lead_time_days
             found.append(
                 self.finish(
                     at,
                     c,
-                    annual=annual,
-                    total=total,
+                    annual=annual_range,
+                    total=total_range,
                     paid=Range.point(at.useful),
                     committed=False,
                     efficiency=self.efficiency(at, queue),
                     stability=self.stability(at),
                     infra_fte=self.machine_work(c, at, at.utilization),
-                    lines=(("gpu_hours", annual, ZERO, total),),
+                    lines=(("gpu_hours", annual_range, ZERO, total_range),),
                     violations=self.constraints(c, at),  # capacity, lead time, residency…
                     waiting_days=queue,
                 )
