@@ -5,8 +5,8 @@ The reference seeds as the service builds its snapshot (``tests/seed_snapshot.py
 plugins through the same host the service uses, and **distinct profiles** for every call — GPUs,
 utilization, horizon, team and GPU model varied deterministically — so no memo answers a call: the
 DecisionService's memo is not in the path, and each kernel is compiled before timing starts (as it
-is after the first request of a knowledge version). Each row is timed call by call; the median is
-judged (p90 shown). Run alone with ``.venv/bin/python bench/model.py`` (``ROUNDS`` calls per row,
+is after the first request of a knowledge version). Each row is timed call by call in CPU time (the
+process's, so another job on the machine does not lengthen it); the median is judged (p90 shown). Run alone with ``.venv/bin/python bench/model.py`` (``ROUNDS`` calls per row,
 default 400).
 
 - comparison: every option's assessment of one profile, materialised with its alternatives (what a
@@ -59,8 +59,14 @@ TARGETS_US = {
 }
 
 
+#: ``profile(i, gpu_model=REFERENCE)``: the source article's reference server (no GPU model)
+REFERENCE = "reference"
+
+
 def profile(i: int, gpu_model: str | None = None) -> Profile:
-    """The i-th of many distinct profiles."""
+    """The i-th of many distinct profiles: on ``gpu_model`` (``REFERENCE``: the reference server), else on
+    the GPU models of ``GPU_MODELS`` in turn."""
+    model = GPU_MODELS[i % len(GPU_MODELS)] if gpu_model is None else None if gpu_model == REFERENCE else gpu_model
     return Profile(
         gpus=1 + (i * 7) % 512 + (i // 512),
         utilization=round(0.05 + (i % 19) * 0.05, 2),
@@ -70,7 +76,7 @@ def profile(i: int, gpu_model: str | None = None) -> Profile:
         ops_team=("none", "basic", "professional")[i % 3],
         data_security="standard",
         start_within_days=(14, 30, 90, 365)[i % 4],
-        gpu_model=gpu_model if gpu_model is not None else GPU_MODELS[i % len(GPU_MODELS)],
+        gpu_model=model,
     )
 
 
@@ -92,9 +98,9 @@ def timed(name: str, call: Callable[[int], Any], rounds: int, note: str = "") ->
         call(10_000_000 + i)
     times = []
     for i in range(rounds):
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: what the model costs, not what the shared machine lends it
         call(i)
-        times.append((time.perf_counter() - start) * 1e6)
+        times.append((time.process_time() - start) * 1e6)
     times.sort()
     return Row(name, statistics.median(times), times[int(len(times) * 0.9)], rounds, note)
 
@@ -115,7 +121,7 @@ def main() -> int:
 
         def pick(i: int, fixed: str = fixed) -> Profile:
             if fixed == "ref":
-                return profile(i, gpu_model=None)
+                return profile(i, gpu_model=REFERENCE)
             return profile(i, gpu_model=("h100_sxm", "a100_80gb", "h200_sxm", "l40s")[i % 4])
 
         rows.append(timed(f"comparison [{label}]", lambda i, pick=pick: outcomes(host, kb, pick(i)), ROUNDS))

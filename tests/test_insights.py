@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
+import numpy as np
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
@@ -218,3 +219,25 @@ def test_sampled_ranges_stay_within_their_bounds():
         values = np.asarray(row.value.expected)
         assert values.min() >= original.low and values.max() <= original.high
     assert dataclasses.replace(sampled, version="x").version == "x"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 999, 1000, 1001, 10_000])
+def test_percentiles_are_numpys_bit_for_bit(n: int) -> None:
+    """The Monte Carlo answer's P10/P50/P90 come from one partition (``uncertainty.percentiles``), as
+    ``np.percentile`` computes them: random draws, ties, constants, and NaN."""
+    from app.engine.insights.uncertainty import percentiles
+
+    rng = np.random.default_rng(n)
+    samples = [
+        rng.triangular(10.0, 12.5, 20.0, size=n),
+        np.round(rng.uniform(0, 5, size=n)),  # ties
+        np.full(n, 3.25),
+        rng.lognormal(size=n) * 1e6,
+    ]
+    with_nan = rng.uniform(size=n)
+    with_nan[n // 2] = np.nan
+    samples.append(with_nan)
+    for values in samples:
+        expected = np.percentile(values, (10, 50, 90))
+        got = percentiles(values)
+        assert np.array_equal(got, expected, equal_nan=True), (values[:5], got, expected)

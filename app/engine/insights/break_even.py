@@ -7,6 +7,7 @@ Everything re-runs the option plugins — the same model that prices and ranks �
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,12 +127,11 @@ def crossings(
 TREE_STEPS = 12
 
 
-def _crossing_by_tree(
-    costs: Costs, a: Variant, b: Variant, ends: Sequence[str], grid: Sequence[float], steps: int
-) -> Crossing:
-    """The crossing of one pair on a grid of two utilizations: each variant quoted once at both ends and
-    at every midpoint ``steps`` of bisection could visit (2^steps − 1 of them, each computed as the
-    bisection computes it), then the bisection walked on those figures — the same answer as stepping."""
+@functools.cache
+def _tree(lo: float, hi: float, steps: int) -> tuple[float, ...]:
+    """Every midpoint ``steps`` of bisection of ``[lo, hi]`` could visit, each computed as the bisection
+    computes it, in pre-order: a node's left subtree follows it, then its right one (2^steps − 1 points,
+    the same for every profile)."""
     mids: list[float] = []
 
     def visit(lo: float, hi: float, depth: int) -> None:
@@ -141,27 +141,40 @@ def _crossing_by_tree(
             visit(lo, mid, depth + 1)
             visit(mid, hi, depth + 1)
 
-    visit(grid[0], grid[1], 0)
+    visit(lo, hi, 0)
+    return tuple(mids)
+
+
+def _crossing_by_tree(
+    costs: Costs, a: Variant, b: Variant, ends: Sequence[str], grid: Sequence[float], steps: int
+) -> Crossing:
+    """The crossing of one pair on a grid of two utilizations: each variant quoted once at both ends and
+    at every midpoint ``steps`` of bisection could visit (``_tree``), then the bisection walked on those
+    figures — the same answer as stepping, each step reading the midpoint it would have quoted."""
+    mids = _tree(grid[0], grid[1], steps)
     points = [*grid, *mids]
     curves = {v: costs.curve(v, points) for v in (a, b)}
     full = None if grid[-1] == 1.0 else {v: costs.curve(v, (1.0,)) for v in (a, b)}
     utilization: dict[str, float | None] = {}
     cheaper: dict[str, str | None] = {}
     for end in ends:
-        diff = {u: x - y for u, x, y in zip(points, curves[a][end], curves[b][end], strict=True)}
-        found = _first_change(grid, [diff[u] for u in grid])
+        diff = [x - y for x, y in zip(curves[a][end], curves[b][end], strict=True)]
+        found = _first_change(grid, diff[: len(grid)])
         if found is None:
             utilization[end] = None
         else:
             lo, hi, positive = found
-            for _ in range(steps):
-                mid = (lo + hi) / 2
-                if (diff[mid] > 0) == positive:
+            at = 0  # the midpoint's place in ``mids``: its left subtree follows it, then its right one
+            for depth in range(steps):
+                mid = mids[at]
+                if (diff[len(grid) + at] > 0) == positive:
                     lo = mid
+                    at += 2 ** (steps - depth - 1)
                 else:
                     hi = mid
+                    at += 1
             utilization[end] = round((lo + hi) / 2, 4)
-        last = diff[grid[-1]] if full is None else full[a][end][0] - full[b][end][0]
+        last = diff[len(grid) - 1] if full is None else full[a][end][0] - full[b][end][0]
         cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
     return Crossing(a.label, b.label, utilization, cheaper)
 
