@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_snapshot import knowledge_from_seeds
 
-from app.engine import batch, decision
+from app.engine import batch, decision, scoring
 from app.host.manager import create_option_host
 from app.sdk.types import Profile
 
@@ -44,6 +45,36 @@ def test_vectorised_batch_equals_one_profile_at_a_time(batch_profiles):
         single = decision.decide(profile, outcomes, KB, weights)
         assert result.recommended_option == single.recommended_option
         assert _view(result.ranking) == _view(single.ranking)
+
+
+#: totals, spreads and feasibility drawn from a few values, so that profiles tie on them often
+few = st.sampled_from([0.0, -0.0, 1.0, 2.5, 100.0, -7.0, float("inf"), float("-inf")])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 5).flatmap(
+        lambda k: st.lists(
+            st.lists(
+                st.tuples(st.booleans(), few | st.just(float("nan")), few | st.just(float("nan"))),
+                min_size=k,
+                max_size=k,
+            ),
+            min_size=1,
+            max_size=12,
+        )
+    )
+)
+def test_ranking_many_profiles_at_once_orders_as_ranked_does(profiles):
+    k = len(profiles[0])
+    options = [f"option-{j}" for j in range(k)]
+    feasible = np.array([[p[j][0] for p in profiles] for j in range(k)])
+    raw = np.array([[p[j][1] for p in profiles] for j in range(k)])
+    spreads = np.array([[p[j][2] for p in profiles] for j in range(k)])
+    order = scoring.ranked_many(options, feasible, raw, spreads)
+    for i, p in enumerate(profiles):
+        rows = [(options[j], p[j][0], p[j][1], p[j][2]) for j in range(k)]
+        assert order[:, i].tolist() == scoring.ranked(rows)
 
 
 def test_a_plugin_that_cannot_take_arrays_is_called_per_profile():
