@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
@@ -226,10 +227,15 @@ def evaluate(
     choose: Choose,
 ) -> Rankings:
     """Rank the options for every profile; ``weights[i]`` are profile i's (normalised here)."""
+    categorical = attrgetter(*CATEGORICAL)
+    # each mapping of weights as part of a key, made once per mapping (a batch often passes one for all)
+    weight_keys: dict[int, tuple[Any, ...]] = {}
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, p in enumerate(profiles):
-        key = (*(getattr(p, f) for f in CATEGORICAL), tuple(sorted(weights[i].items())))
-        groups.setdefault(key, []).append(i)
+    for i, (fields, w) in enumerate(zip(map(categorical, profiles), weights, strict=True)):
+        weight_key = weight_keys.get(id(w))
+        if weight_key is None:
+            weight_key = weight_keys[id(w)] = tuple(sorted(w.items()))
+        groups.setdefault((fields, weight_key), []).append(i)
     keys = sorted(options)
     sheet = _Sheet(len(keys), len(profiles))
     for idx in groups.values():
@@ -241,11 +247,11 @@ def vector_profile(members: Sequence[Profile]) -> Profile:
     """One profile whose numeric fields are arrays over ``members`` (an absent value is NaN): the
     array contract of ``app.host.hookspecs``. The only place a Profile holds arrays where its type says
     numbers."""
-    arrays = {
-        f: np.array([np.nan if getattr(p, f) is None else getattr(p, f) for p in members], dtype=float)
-        for f in PROFILE_NUMBERS
-    }
+    arrays = {f: np.array(list(map(get, members)), dtype=float) for f, get in _NUMBERS}  # None gives NaN
     return dataclasses.replace(members[0], **arrays)  # type: ignore[arg-type]
+
+
+_NUMBERS = [(f, attrgetter(f)) for f in PROFILE_NUMBERS]
 
 
 def _group(
