@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import struct
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_snapshot import knowledge_from_seeds
 
-from app.engine import batch, decision
+from app.domain.decisions import schemas as s
+from app.domain.decisions.service import _scored_results
+from app.domain.shared.schemas import DimensionScores
+from app.engine import batch, decision, scoring
 from app.host.manager import create_option_host
 from app.sdk.types import Profile
 
@@ -44,6 +50,144 @@ def test_vectorised_batch_equals_one_profile_at_a_time(batch_profiles):
         single = decision.decide(profile, outcomes, KB, weights)
         assert result.recommended_option == single.recommended_option
         assert _view(result.ranking) == _view(single.ranking)
+
+
+#: profiles where some options have no offer (a GPU model or plan they lack) or break a constraint
+awkward = st.builds(
+    Profile,
+    gpus=st.integers(1, 2000),
+    utilization=st.floats(0.01, 1.0),
+    horizon_years=st.floats(0.1, 10),
+    as_of=st.just(AS_OF),
+    team_size=st.integers(1, 200),
+    ops_team=st.sampled_from(["none", "basic", "professional"]),
+    data_security=st.sampled_from(["standard", "extreme"]),
+    start_within_days=st.none() | st.integers(0, 400),
+    rental_plan=st.sampled_from([None, "on_demand", "spot", "reserved_3y"]),
+    gpu_model=st.sampled_from([None, "h100_sxm", "ascend_910b", "h20", "l40s"]),
+    capex_budget=st.none() | st.floats(0, 1e8),
+)
+#: default weights, and weights on one dimension only (where options tie more often)
+weightings = st.sampled_from(
+    [
+        None,
+        *(
+            {d: float(d == one) for d in ("cost", "efficiency", "stability", "usability")}
+            for one in ("stability", "usability")
+        ),
+    ]
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(awkward, weightings), min_size=1, max_size=20))
+def test_options_without_offers_or_feasibility_rank_as_for_one_profile(cases):
+    ps = [p for p, _ in cases]
+    ws = [decision.default_weights(KB) if w is None else w for _, w in cases]
+    results = batch.evaluate(ps, ws, KB, list(HOST.options), HOST.choose)
+    assert len(results) == len(ps)
+    for profile, w, result in zip(ps, ws, results, strict=True):
+        outcomes = decision.assess_all(HOST.options, lambda o, p=profile: HOST.assess(o, p, KB))
+        single = decision.decide(profile, outcomes, KB, w)
+        assert result.recommended_option == single.recommended_option
+        assert _view(result.ranking) == _view(single.ranking)
+        assert [e.error_code for e in result.ranking] == [r.outcome.error_code for r in single.ranking]
+
+
+def test_the_answer_made_from_the_columns_is_the_one_made_from_each_result():
+    ps = [
+        Profile(gpus=g, utilization=u, horizon_years=2, as_of=AS_OF, gpu_model=m, rental_plan=plan)
+        for g, u, m, plan in [
+            (64, 0.5, None, None),
+            (8, 0.9, "h20", None),
+            (512, 0.2, None, "spot"),
+            (16, 0.6, "l40s", None),
+            (100, 0.7, "ascend_910b", "reserved_3y"),
+        ]
+    ]
+    found = batch.evaluate(ps, [decision.default_weights(KB)] * len(ps), KB, list(HOST.options), HOST.choose)
+    expected = [
+        s.ScoredResult(
+            recommended_option=r.recommended_option,
+            ranking=[
+                s.ScoredEntry(
+                    option=e.option,
+                    rank=e.rank,
+                    score=e.score,
+                    scores=DimensionScores(**e.scores),
+                    fit=e.fit,
+                    feasible=e.feasible,
+                    annual_cost=e.annual_cost,
+                    total_cost=e.total_cost,
+                    cost_per_useful_gpu_hour=e.cost_per_useful_gpu_hour,
+                    error=e.error,
+                    cost_per_effective_gpu_hour=e.cost_per_effective_gpu_hour,
+                    error_code=e.error_code,
+                )
+                for e in r.ranking
+            ],
+        )
+        for r in found
+    ]
+    assert _scored_results(found) == expected
+    assert {e.error_code for r in expected for e in r.ranking} == {None, "no-offer"}
+    assert found[-1] == found[len(ps) - 1] and found[1:3] == [found[1], found[2]]
+    with pytest.raises(IndexError):
+        found[len(ps)]
+
+
+#: totals, spreads and feasibility drawn from a few values, so that profiles tie on them often
+few = st.sampled_from([0.0, -0.0, 1.0, 2.5, 100.0, -7.0, float("inf"), float("-inf")])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 5).flatmap(
+        lambda k: st.lists(
+            st.lists(
+                st.tuples(st.booleans(), few | st.just(float("nan")), few | st.just(float("nan"))),
+                min_size=k,
+                max_size=k,
+            ),
+            min_size=1,
+            max_size=12,
+        )
+    )
+)
+def test_ranking_many_profiles_at_once_orders_as_ranked_does(profiles):
+    k = len(profiles[0])
+    options = [f"option-{j}" for j in range(k)]
+    feasible = np.array([[p[j][0] for p in profiles] for j in range(k)])
+    raw = np.array([[p[j][1] for p in profiles] for j in range(k)])
+    spreads = np.array([[p[j][2] for p in profiles] for j in range(k)])
+    order = scoring.ranked_many(options, feasible, raw, spreads)
+    for i, p in enumerate(profiles):
+        rows = [(options[j], p[j][0], p[j][1], p[j][2]) for j in range(k)]
+        assert order[:, i].tolist() == scoring.ranked(rows)
+
+
+def _bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=True, allow_infinity=True)
+        | st.integers(-(10**9), 10**9).map(lambda i: i / 2000)
+        | st.integers(-(10**6), 10**6).map(lambda i: i / 20 + 0.005),
+        min_size=2,
+        max_size=40,
+    ),
+    st.sampled_from([1, 2, 4]),
+)
+def test_rounding_at_once_is_pythons_round_bit_for_bit(values, digits):
+    given = np.array(values)
+    assert [_bits(x) for x in batch.rounded(given, digits).tolist()] == [_bits(round(x, digits)) for x in values]
+    strided = np.stack([given, given])[:, ::2]  # not contiguous, two dimensions
+    assert [_bits(x) for x in batch.rounded(strided, digits)[1].tolist()] == [
+        _bits(round(x, digits)) for x in values[::2]
+    ]
 
 
 def test_a_plugin_that_cannot_take_arrays_is_called_per_profile():

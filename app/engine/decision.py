@@ -134,7 +134,7 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
             _Scored(outcome, feasible, raw, scores, fit, _reasons(profile, a, cheapest, applied), tuple(applied))
         )
 
-    order = scoring.ranked([(r.outcome.option, r.feasible, r.raw, sum(r.scores.values()) + r.fit) for r in rows])
+    order = scoring.ranked([(r.outcome.option, r.feasible, r.raw, scoring.spread(r.scores, r.fit)) for r in rows])
     ranking = tuple(
         Ranked(
             option=r.outcome.option,

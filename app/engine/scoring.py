@@ -65,12 +65,35 @@ def order_value(feasible: Any, raw: Any) -> Any:
     return raw if feasible else raw - INFEASIBLE_OFFSET
 
 
+def spread(scores: Mapping[str, Any], fit: Any) -> Any:
+    """What breaks a tie of totals: the unweighted sum of the dimension scores, plus the fit points."""
+    return sum(scores[d] for d in DIMENSIONS) + fit
+
+
 def ranked(rows: Sequence[tuple[str, bool, float, float]]) -> list[int]:
-    """Indices of ``(option, feasible, raw total, sum of dimension scores and fit)`` rows, best first:
-    feasible before infeasible, then the higher total, then — on a tie — the higher unweighted sum
-    (so that an option better somewhere and worse nowhere ranks first even where that dimension
-    weighs nothing), then the option key."""
+    """Indices of ``(option, feasible, raw total, spread)`` rows, best first: feasible before
+    infeasible, then the higher total, then — on a tie — the higher ``spread`` (so that an option
+    better somewhere and worse nowhere ranks first even where that dimension weighs nothing), then
+    the option key."""
     return sorted(range(len(rows)), key=lambda i: (-order_value(rows[i][1], rows[i][2]), -rows[i][3], rows[i][0]))
+
+
+def ranked_many(options: Sequence[str], feasible: np.ndarray, raw: np.ndarray, spreads: np.ndarray) -> np.ndarray:
+    """``ranked`` for many profiles at once: ``feasible``, ``raw`` and ``spreads`` are arrays of options
+    (rows, sorted by key) × profiles (columns); column ``i`` of the answer is profile i's option
+    indices, best first. The same keys as ``ranked``, compared as it compares them, ties included; a
+    profile with a NaN among its keys (which ``sorted`` does not order consistently) is ranked by
+    ``ranked`` itself."""
+    assert list(options) == sorted(options), "options must be sorted by key"
+    value = np.asarray(order_value(feasible, raw), dtype=float)
+    index = np.broadcast_to(np.arange(len(options))[:, None], value.shape)
+    order: np.ndarray = np.lexsort((index, -spreads, -value), axis=0)
+    with np.errstate(invalid="ignore"):
+        odd = np.isnan(value).any(axis=0) | np.isnan(spreads).any(axis=0)
+    for i in np.flatnonzero(odd).tolist():
+        rows = [(o, bool(feasible[j, i]), float(raw[j, i]), float(spreads[j, i])) for j, o in enumerate(options)]
+        order[:, i] = ranked(rows)
+    return order
 
 
 def first(options: Sequence[str], feasible: Sequence[Any], raw: Sequence[Any]) -> Any:

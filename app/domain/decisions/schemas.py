@@ -180,7 +180,10 @@ class RecommendationRead(Evaluation, kw_only=True):
     created_at: dt.datetime
 
 
-class ScoredEntry(msgspec.Struct):
+# gc=False: a batch of 10,000 profiles answers 30,000 entries and 10,000 results, whose tracking set off
+# collections over the whole heap; neither holds anything that could lead back to it (an entry no
+# container, a result only its list of entries), so neither can be part of a reference cycle
+class ScoredEntry(msgspec.Struct, gc=False):
     option: str
     rank: int
     score: float
@@ -196,7 +199,7 @@ class ScoredEntry(msgspec.Struct):
     error_code: str | None = None
 
 
-class ScoredResult(msgspec.Struct):
+class ScoredResult(msgspec.Struct, gc=False):
     """One profile's ranking: what a recommendation would rank, without its sentences."""
 
     recommended_option: str | None

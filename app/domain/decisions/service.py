@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import threading
 from collections.abc import Hashable
+from itertools import repeat
 from typing import Any
 
 from cachetools import LRUCache
@@ -39,6 +40,7 @@ from app.sdk.errors import TooMuchWork
 from app.sdk.knowledge import Knowledge
 from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.types import Alternative, Profile
+from app.sdk.vocab import DIMENSIONS
 from app.web import metrics
 
 MEMO_SIZE = 256
@@ -238,13 +240,9 @@ class DecisionService:
             ):
                 profiles = [self.engine.profile(p, kb) for p in req.profiles]
                 weights = [self.engine.weights(p, kb) for p in req.profiles]
-                results = [
-                    s.ScoredResult(
-                        recommended_option=r.recommended_option,
-                        ranking=[_scored_entry(e) for e in r.ranking],
-                    )
-                    for r in batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.choose)
-                ]
+                results = _scored_results(
+                    batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.choose)
+                )
             metrics.evaluation_computed("batch", len(profiles))
         full = None
         if req.detail == "full":
@@ -324,26 +322,37 @@ def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRe
     )
 
 
-def _scored_entry(e: batch.Entry) -> s.ScoredEntry:
-    """A vectorised batch's entry as answered (field by field: ``dataclasses.fields`` per entry cost more
-    than the rest of a 10,000-profile batch's answer)."""
-    sc = e.scores
-    return s.ScoredEntry(
-        option=e.option,
-        rank=e.rank,
-        score=e.score,
-        scores=DimensionScores(
-            cost=sc["cost"], efficiency=sc["efficiency"], stability=sc["stability"], usability=sc["usability"]
-        ),
-        fit=e.fit,
-        feasible=e.feasible,
-        annual_cost=e.annual_cost,
-        total_cost=e.total_cost,
-        cost_per_useful_gpu_hour=e.cost_per_useful_gpu_hour,
-        error=e.error,
-        cost_per_effective_gpu_hour=e.cost_per_effective_gpu_hour,
-        error_code=e.error_code,
-    )
+#: ``ScoredEntry``'s fields in order: ``_scored_results`` passes them by position
+SCORED_ENTRY_FIELDS = ("option", "rank", "score", "scores", "fit", "feasible", "annual_cost", "total_cost",
+                       "cost_per_useful_gpu_hour", "error", "cost_per_effective_gpu_hour", "error_code")  # fmt: skip
+assert s.ScoredEntry.__struct_fields__ == SCORED_ENTRY_FIELDS, "ScoredEntry's fields moved: update _scored_results"
+assert DimensionScores.__struct_fields__ == DIMENSIONS, "a batch's columns hold the scores in DIMENSIONS order"
+
+
+def _scored_results(found: batch.Rankings) -> list[s.ScoredResult]:
+    """A vectorised batch's answers, made from its columns: one ``ScoredEntry`` (with its scores) per
+    option and profile, made option by option and laid out per profile best first."""
+    made = [
+        list(
+            map(
+                s.ScoredEntry,
+                repeat(c.option),
+                c.rank,
+                c.score,
+                map(DimensionScores, *c.scores),
+                c.fit,
+                c.feasible,
+                c.annual_cost,
+                c.total_cost,
+                c.cost_per_useful_gpu_hour,
+                c.error,
+                c.cost_per_effective_gpu_hour,
+                c.error_code,
+            )
+        )
+        for c in found.columns
+    ]
+    return list(map(s.ScoredResult, found.recommended, found.arranged(made)))
 
 
 def _scored(e: s.Evaluation) -> s.ScoredResult:
