@@ -6,8 +6,8 @@ plugins through the same host the service uses, and **distinct profiles** for ev
 utilization, horizon, team and GPU model varied deterministically — so no memo answers a call: the
 DecisionService's memo is not in the path, and each kernel is compiled before timing starts (as it
 is after the first request of a knowledge version). Each row is timed call by call in CPU time (the
-process's, so another job on the machine does not lengthen it); the median is judged (p90 shown). Run alone with ``.venv/bin/python bench/model.py`` (``ROUNDS`` calls per row,
-default 400).
+process's, so another job on the machine does not lengthen it); the median is judged (p90 shown).
+Run alone with ``.venv/bin/python bench/model.py`` (``ROUNDS`` calls per row, default 400).
 
 - comparison: every option's assessment of one profile, materialised with its alternatives (what a
   price comparison answers, before the answer is encoded);

@@ -92,15 +92,29 @@ class RentedKernel(OfferKernel):
             on_demand = [c for c in allowed if c.plan == "on_demand"]
             if not narrowed:  # one list per GPU model (a request's providers and regions are not kept)
                 self.compiled[("on_demand", p.gpu_model)] = on_demand
-        usable = [c for c in on_demand if multi_node(c) or not holds(gt(job, c.node_gpus))]
+        # the offers that can run the largest job: all of it, or per profile of a batch
+        fits = [(c, True if multi_node(c) else ~np.asarray(gt(job, c.node_gpus))) for c in on_demand]
+        usable = [(c, where) for c, where in fits if holds(where)]
         found = None
         if usable:
-            cheapest = min(usable, key=lambda c: offers.level(c.per_gpu.expected))
             held = self.value("held_utilization")
             ceiling = at.gpus * HOURS_PER_YEAR
             ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
-            price = cheapest.per_gpu
-            yearly = at.range([held_at(e, at.useful, held, ceiling) * price[e] for e in at.ends])
+            # the cheapest that fits (the offers come cheapest per GPU first): per profile over a batch
+            cheapest = min((c for c, _ in usable), key=lambda c: offers.level(c.per_gpu.expected))
+            if all(where is True or bool(np.all(where)) for _, where in usable) or not at.arrays:
+                price = cheapest.per_gpu
+                yearly = at.range([held_at(e, at.useful, held, ceiling) * price[e] for e in at.ends])
+            else:
+                masks = [np.broadcast_to(where, np.shape(at.gpus)) for _, where in usable]
+                yearly = at.range(
+                    [
+                        np.select(
+                            masks, [held_at(e, at.useful, held, ceiling) * c.per_gpu[e] for c, _ in usable], np.inf
+                        )
+                        for e in at.ends
+                    ]
+                )
             found = Bridge(yearly, (*cheapest.offer.refs, self.ref("held_utilization")))
         at.memo[key] = found
         return found

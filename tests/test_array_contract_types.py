@@ -13,7 +13,7 @@ mypy_api = pytest.importorskip("mypy.api")
 
 ROOT = Path(__file__).resolve().parent.parent
 
-BREAKS = '''
+BREAKS = """
 from app.sdk import Columns
 
 
@@ -28,9 +28,9 @@ def quote(at: Columns) -> float:
     for _ in range(at.gpus):
         total += hours
     return total + nodes
-'''
+"""
 
-KEEPS = '''
+KEEPS = """
 from app.sdk import Columns
 from app.sdk.columns import Num
 from app.sdk.pricing import held_at, whole_terms
@@ -42,7 +42,7 @@ def quote(at: Columns, held_utilization: Range, term: float) -> Num:
     paid = held_at(1, at.useful, held_utilization, every_hour)
     years = whole_terms(at.horizon, term)
     return at.minimum(paid * years, at.useful_total)
-'''
+"""
 
 
 def _mypy(tmp_path: Path, source: str) -> tuple[str, int]:

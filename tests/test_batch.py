@@ -249,3 +249,46 @@ def test_small_batches_one_at_a_time_equal_the_vectorised_path(client):
     small = client.post("/v1/evaluations", json={"profiles": profiles[:SMALL_BATCH]}).json()["results"]
     large = client.post("/v1/evaluations", json={"profiles": profiles}).json()["results"]
     assert small == large[:SMALL_BATCH]
+
+
+def test_every_profile_field_is_grouped_or_an_array():
+    """A field neither shared by a group nor an array over it would take its first member's value for
+    the whole group (``buyer_country`` once did: a batch mixing buyers answered the first one's)."""
+    import dataclasses
+
+    from app.sdk.types import PROFILE_NUMBERS
+
+    fields = {f.name for f in dataclasses.fields(Profile)}
+    assert set(batch.CATEGORICAL) | set(PROFILE_NUMBERS) == fields
+    assert not set(batch.CATEGORICAL) & set(PROFILE_NUMBERS)
+
+
+#: profiles with the fields a buyer of named GPUs sends: where the cluster is bought, the largest job,
+#: the preemptible share, a delay cost
+buyers = st.builds(
+    lambda gpus, job_share, **rest: Profile(gpus=gpus, largest_job_gpus=max(1, round(gpus * job_share)), **rest),
+    gpus=st.integers(1, 3000),
+    job_share=st.sampled_from([0.01, 0.125, 1.0]),
+    utilization=st.floats(0.05, 1.0),
+    horizon_years=st.sampled_from([1.0, 3.0, 5.0]),
+    as_of=st.just(dt.date(2026, 12, 1)),
+    team_size=st.integers(1, 200),
+    ops_team=st.sampled_from(["none", "professional"]),
+    gpu_model=st.sampled_from(["h100_sxm", "a100_80gb", "h800_sxm"]),
+    buyer_country=st.sampled_from([None, "US", "CN", "DE"]),
+    preemptible_share=st.sampled_from([0.0, 1.0]),
+    delay_cost_per_day=st.none() | st.sampled_from([0.0, 5e4]),
+    currency=st.sampled_from(["CNY", "USD"]),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(buyers, min_size=2, max_size=16))
+def test_a_batch_of_buyers_ranks_each_as_one_profile(batch_profiles):
+    weights = decision.default_weights(KB)
+    results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.choose)
+    for profile, result in zip(batch_profiles, results, strict=True):
+        outcomes = decision.assess_all(HOST.options, lambda o, p=profile: HOST.assess(o, p, KB))
+        single = decision.decide(profile, outcomes, KB, weights)
+        assert result.recommended_option == single.recommended_option
+        assert _view(result.ranking) == _view(single.ranking)

@@ -32,7 +32,18 @@ from app.sdk.knowledge import Knowledge
 from app.sdk.types import PROFILE_NUMBERS, Profile
 from app.sdk.vocab import DIMENSIONS
 
-CATEGORICAL = ("ops_team", "data_security", "rental_plan", "currency", "gpu_model", "as_of", "providers", "regions")
+#: the profile's fields a group shares (every other field is one of ``PROFILE_NUMBERS``, an array over the group)
+CATEGORICAL = (
+    "ops_team",
+    "data_security",
+    "rental_plan",
+    "currency",
+    "gpu_model",
+    "as_of",
+    "providers",
+    "regions",
+    "buyer_country",
+)
 #: choose(option, profile, knowledge) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
 Choose = Callable[[str, Profile, Knowledge], tuple[Quote, int]]
 T = TypeVar("T")
