@@ -29,13 +29,12 @@ from app.sdk import (
     hookimpl,
     offers,
 )
-from app.sdk.columns import NAN, Columns, minimum
+from app.sdk.columns import NAN, Columns
 from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.model import MINUTES_PER_HOUR
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import Line, annuity, discounted, held_at
+from app.sdk.pricing import HELD_CLUSTER, JOB_SECONDS, POOLED, Line, annuity, billed_at, discounted
 from app.sdk.text import money_range, msg, num, pct
-from app.sdk.vocab import BILLINGS
 from plugins import messages
 
 KEY = "ai_compute_platform"
@@ -49,9 +48,6 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
     "subscription_1y": 1.0,
     "savings_plan_3y": 3.0,
 }
-#: how a platform offer bills (``Price.billing``, the ``Billing`` vocabulary; a row that says nothing is the
-#: article's pooled platform)
-JOB_SECONDS, HELD_CLUSTER, POOLED = BILLINGS
 #: hours in a day, for fees quoted per GPU-day
 HOURS_PER_DAY = 24
 
@@ -180,14 +176,13 @@ class PlatformKernel(OfferKernel):
         return found
 
     def billed_at(self, e: int, billing: str, useful: Any, ceiling: Any) -> Any:
-        """GPU-hours a year the platform bills for ``useful`` ones at end ``e``, never more than every hour
-        of the GPUs (``ceiling``): a pool bills the useful hours over its pooled utilization; a cluster
-        held for the allocation, over the utilization a team achieves on held capacity; job-second
-        billing, the useful hours plus one start-up per training run."""
+        """GPU-hours a year the platform bills for ``useful`` ones at end ``e`` (``pricing.billed_at``): a
+        pool over its pooled utilization, a cluster held for the allocation over the utilization a team
+        achieves on held capacity, job seconds with one start-up per training run."""
         if billing == JOB_SECONDS:
-            return minimum((self.startup_share()[e] + 1.0) * useful, ceiling)
+            return billed_at(e, billing, useful, ceiling, utilization=ZERO, startup_share=self.startup_share())
         utilization = self.value("held_cluster_utilization" if billing == HELD_CLUSTER else "pooled_utilization")
-        return held_at(e, useful, utilization, ceiling)
+        return billed_at(e, billing, useful, ceiling, utilization=utilization)
 
     def startup_share(self) -> Range:
         """Job-second billing's start-up per training run, as a share of the run: ``job_startup_minutes ÷

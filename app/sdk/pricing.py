@@ -3,6 +3,7 @@ blocks"; docs/methodology.md names each).
 
 - ``held_hours``: GPU-hours paid for on capacity held while it is used (rented instances on demand,
   a platform billed for a pool, an own cluster's bridge until it is installed);
+- ``billed_at``: GPU-hours a platform bills under its billing rule (job seconds, a held cluster, a pool);
 - ``whole_terms``: the years paid for when capacity is committed in whole terms (reservations,
   subscriptions, capacity blocks);
 - ``quote_cost``: a quote's ``Cost`` (cost per useful GPU-hour over the hours the compute is used);
@@ -31,14 +32,46 @@ from app.sdk.offers import Offer, price_row
 from app.sdk.quotes import Line
 from app.sdk.ranges import Range, ceil_number
 from app.sdk.types import Cost, Profile
+from app.sdk.vocab import BILLINGS
 
-__all__ = ["Line", "annuity", "discounted", "gt", "held_at", "held_hours", "holds", "own", "quote_cost", "whole_terms"]
+JOB_SECONDS, HELD_CLUSTER, POOLED = BILLINGS
+
+__all__ = [
+    "HELD_CLUSTER",
+    "JOB_SECONDS",
+    "POOLED",
+    "Line",
+    "annuity",
+    "billed_at",
+    "discounted",
+    "gt",
+    "held_at",
+    "held_hours",
+    "holds",
+    "own",
+    "quote_cost",
+    "whole_terms",
+]
 
 
 def held_at(e: int, useful: Num, held_utilization: Range, ceiling: Num) -> Num:
     """GPU-hours paid for capacity held while it is used, at end ``e``: ``min(GPUs × 8760, useful
     GPU-hours ÷ the utilization achieved on held capacity)`` — ``ceiling`` is every hour of the GPUs held."""
     return minimum(useful / held_utilization[2 - e], ceiling)
+
+
+def billed_at(
+    e: int, billing: str, useful: Num, ceiling: Num, *, utilization: Range, startup_share: Range | None = None
+) -> Num:
+    """GPU-hours a year a platform bills at end ``e`` for ``useful`` ones under its billing rule
+    (``vocab.BILLINGS``), never more than every hour of the GPUs (``ceiling``): ``job_seconds`` bills
+    the useful hours plus one start-up per training run (``startup_share``: the start-up's share of a
+    run); a ``held_cluster`` or ``pooled`` platform bills ``held_at`` the utilization it achieves on
+    what it holds (``utilization``: the team's on a held cluster, the pool's)."""
+    if billing == JOB_SECONDS:
+        assert startup_share is not None, "job-second billing needs the start-up's share of a run"
+        return minimum((startup_share[e] + 1.0) * useful, ceiling)
+    return held_at(e, useful, utilization, ceiling)
 
 
 def held_hours(useful: Any, held_utilization: Range, ceiling: Any) -> Range:
