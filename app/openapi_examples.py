@@ -51,7 +51,9 @@ def _prepare(url: str) -> str:
 
 
 def _dated(body: dict[str, Any]) -> dict[str, Any]:
-    return {**body, "as_of": AS_OF} if "gpus" in body and "parameters" not in body else body
+    """The body answered on ``AS_OF`` (a profile's, a training plan's, a demand's), not on the day the
+    examples are made: they would change every day."""
+    return {**body, "as_of": AS_OF} if "gpus" in body or "demand" in body else body
 
 
 def collect() -> dict[str, dict[str, Any]]:

@@ -191,10 +191,10 @@ def test_rounding_at_once_is_pythons_round_bit_for_bit(values, digits):
 
 
 def test_a_plugin_that_cannot_take_arrays_is_called_per_profile():
-    def scalar_only(option, profile, knowledge):
+    def scalar_only(option, profile, knowledge, ends):
         if not isinstance(profile.gpus, int):
             raise TypeError("arrays not supported")
-        return HOST.choose(option, profile, knowledge)
+        return HOST.choose(option, profile, knowledge, ends)
 
     ps = [Profile(gpus=g, utilization=0.5, horizon_years=1, as_of=AS_OF) for g in (8, 64, 512)]
     w = decision.default_weights(KB)

@@ -341,3 +341,20 @@ def test_render_of_seed_reasons_leaves_no_placeholder() -> None:
     for r in seed_rules:
         text = rules.render(r.reason, context)  # type: ignore[attr-defined]
         assert "{" not in text, (r.key, text)  # type: ignore[attr-defined]
+
+
+def test_a_batch_reads_the_ends_its_rules_test():
+    """A batch's kernels compute the expected end alone unless a scenario rule tests another end of an
+    assessment's figure, as its field or as the value it compares with."""
+    from app.engine.rules import ends_read
+    from app.sdk.columns import ALL, EXPECTED
+    from app.sdk.knowledge import Condition, Rule
+
+    def rule(field: str, value: object) -> Rule:
+        return Rule("r", "*", "", "all", (Condition(field, "gt", value),), "bonus", 1.0, "", "", "", "assumption")
+
+    assert ends_read([]) == EXPECTED
+    assert ends_read([rule("profile.gpus", 64), rule("assessment.total_cost", 1e6)]) == EXPECTED
+    assert ends_read([rule("assessment.total_cost.expected", 1e6)]) == EXPECTED
+    assert ends_read([rule("assessment.total_cost.high", 1e6)]) == ALL
+    assert ends_read([rule("profile.capex_budget", {"ref": "assessment.upfront_cost.low"})]) == ALL

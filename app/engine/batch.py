@@ -44,8 +44,8 @@ CATEGORICAL = (
     "regions",
     "buyer_country",
 )
-#: choose(option, profile, knowledge) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
-Choose = Callable[[str, Profile, Knowledge], tuple[Quote, int]]
+#: choose(option, profile, knowledge, ends) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
+Choose = Callable[[str, Profile, Knowledge, tuple[int, ...]], tuple[Quote, int]]
 T = TypeVar("T")
 
 
@@ -333,14 +333,16 @@ def _clamped(values: np.ndarray) -> np.ndarray:
 def _assess_option(
     option: str, vp: Profile, members: Sequence[Profile], knowledge: Knowledge, choose: Choose, n: int
 ) -> _Figures:
+    # a batch answers the expected figures: the other ends only where a scenario rule tests them
+    ends = rule_engine.ends_read(knowledge.rules)
     try:
         try:
-            quotes = [choose(option, vp, knowledge)[0]]
+            quotes = [choose(option, vp, knowledge, ends)[0]]
             profiles = [vp]
         except MissingKnowledge:
             raise
         except Exception:  # the array contract's fallback: a plugin that only takes single profiles, one call each
-            quotes = [choose(option, p, knowledge)[0] for p in members]
+            quotes = [choose(option, p, knowledge, ends)[0] for p in members]
             profiles = list(members)
         width = n if len(quotes) == 1 else 1
 

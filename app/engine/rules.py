@@ -12,12 +12,13 @@ import dataclasses
 import functools
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from app.sdk.columns import ALL, EXPECTED
 from app.sdk.knowledge import Rule
 from app.sdk.ranges import Range
 from app.sdk.text import Msg
@@ -73,6 +74,18 @@ class Context:
         if figure is None:
             return None
         return getattr(figure, parts[2] if len(parts) == 3 else "expected")
+
+
+def ends_read(rules: Sequence[Rule]) -> tuple[int, ...]:
+    """Which ends of an assessment's ranges ``rules`` read (``app.sdk.columns``): every end where a
+    condition names ``assessment.<figure>.low`` or ``.high`` (its field, or its value's ``ref``), else
+    the expected end alone — so a batch's kernels compute no end a rule will not test."""
+    for rule in rules:
+        for c in rule.conditions:
+            for path in (c.field, c.value.get("ref") if isinstance(c.value, Mapping) else None):
+                if isinstance(path, str) and path.startswith("assessment.") and path.endswith((".low", ".high")):
+                    return ALL
+    return EXPECTED
 
 
 def holds(rule: Rule, ctx: Context) -> bool:
