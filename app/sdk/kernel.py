@@ -213,25 +213,40 @@ class Kernel:
         others are NaN)."""
         at = self.columns(profile, ends)
         shortlist = self.shortlist(at)
+        # an offer refused for every profile (or draw) by a hard constraint is never chosen while another
+        # is feasible: the others are quoted first, and every offer only where none of them is feasible
+        viable = [c for c in shortlist if not self.refused(c, at)]
         if at.arrays:
+            if viable and len(viable) < len(shortlist):
+                chosen = select_each(self.quotes(at, viable))
+                if not holds_anywhere(chosen.violations[0][1]):
+                    return chosen, len(viable)
             quotes = self.quotes(at, shortlist)
             return select_each(quotes), len(quotes)
-        if ends == ALL and len(shortlist) > 1:  # chosen at the expected figures, the chosen one quoted at every end
+        if ends == ALL and len(viable) > 1:  # chosen at the expected figures, the chosen one quoted at every end
             expected = self.columns(profile, EXPECTED)
             expected.constraints = at.constraints
             at = expected
-        quotes = self.quotes(at, shortlist)
+        quotes = self.quotes(at, viable or shortlist)
+        infeasible = [holds_anywhere(q.broken()) for q in quotes]
+        if all(infeasible) and len(quotes) < len(shortlist):  # none feasible: the cheapest of every offer
+            quotes = self.quotes(at, shortlist)
+            infeasible = [holds_anywhere(q.broken()) for q in quotes]
         if len(quotes) == 1:
             best = 0
         else:
             keys = [q.effective.expected for q in quotes]
-            infeasible = [holds_anywhere(q.broken()) for q in quotes]
             best = min(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
         if ends != at.ends:
             full = self.columns(profile, ends)
             full.constraints = at.constraints
             return self.quotes(full, [_candidate(quotes[best])])[0], len(quotes)
         return quotes[best], len(quotes)
+
+    def refused(self, candidate: Candidate, at: Columns) -> bool:
+        """Whether a hard constraint refuses the offer for every profile of ``at`` (every element of its
+        arrays): such an offer is chosen only where no other is feasible (default: never refused)."""
+        return False
 
     def _assess_each(self, profile: Profile, quotes: list[Quote]) -> Assessment:
         chosen = select_each(quotes)

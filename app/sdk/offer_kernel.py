@@ -127,6 +127,9 @@ class OfferKernel(Kernel):
     def acceptable(self, c: Candidate, at: Columns) -> bool:
         return not self.constraints(c, at)
 
+    def refused(self, c: Candidate, at: Columns) -> bool:
+        return any(where is True or bool(np.all(where)) for _, where in self.constraints(c, at))
+
     def constraints(self, c: Candidate, at: Columns) -> list[tuple[str, Any]]:
         """The hard constraints the offer breaks (``app.sdk.constraints``): codes and where they hold
         (computed once per candidate and call)."""
