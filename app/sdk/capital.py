@@ -108,10 +108,15 @@ class Factors:
     one: bool
 
 
-def flow_factors(life: Any, residual: Residual, start: Any, horizon: Any, rate: Any) -> Factors:
-    """``asset_flows``'s factors: purchases, residuals, the replacements' discounted series."""
+def flow_factors(
+    life: Any, residual: Residual, start: Any, horizon: Any, rate: Any, shared: dict[Any, Any] | None = None
+) -> Factors:
+    """``asset_flows``'s factors: purchases, residuals, the replacements' discounted series. ``shared``:
+    a dict in which assets of several kinds priced together keep the discount factors they share
+    (the delivery's and the horizon's end), computed once for arrays."""
     if all(isinstance(x, float | int) and not isinstance(x, bool) for x in (life, start, horizon, rate)):
         return _factors_one(float(life), residual, float(start), float(horizon), float(rate))
+    keep: dict[Any, Any] = {} if shared is None else shared
     in_service = np.maximum(np.asarray(horizon, dtype=float) - start, 0.0)
     purchases = np.maximum(1.0, np.ceil(in_service / life - 1e-9))
     replacements = purchases - 1.0
@@ -122,11 +127,18 @@ def flow_factors(life: Any, residual: Residual, start: Any, horizon: Any, rate: 
     if isinstance(rate, np.ndarray) or rate > 0:
         r = np.maximum(rate, MIN_RATE) if isinstance(rate, np.ndarray) else rate
         v_life = (1.0 + r) ** (-life)
-        series = (1.0 + r) ** (-start) * v_life * (1.0 - v_life**replacements) / (1.0 - v_life)
+        delivery_key = ("delivery", _key(rate), _key(start))
+        delivery = keep.get(delivery_key)
+        if delivery is None:
+            delivery = keep[delivery_key] = ((1.0 + r) ** (-start), rate, start)
+        series = delivery[0] * v_life * (1.0 - v_life**replacements) / (1.0 - v_life)
     else:
         series = replacements
-    end_discount = (1.0 + rate) ** (-np.asarray(horizon, dtype=float))
-    return Factors(purchases, at_life, replacements, at_end, 1.0 - at_life, series, end_discount, False)
+    end_key = ("end", _key(rate), _key(horizon))
+    end = keep.get(end_key)
+    if end is None:
+        end = keep[end_key] = ((1.0 + rate) ** (-np.asarray(horizon, dtype=float)), rate, horizon)
+    return Factors(purchases, at_life, replacements, at_end, 1.0 - at_life, series, end[0], False)
 
 
 def _factors_one(life: float, residual: Residual, start: float, horizon: float, rate: float) -> Factors:
@@ -284,7 +296,7 @@ def own(
             key = (id(c.curves), id(c.life), e, delivered)
             factors = memo.get(key)
             if factors is None:
-                factors = memo[key] = (flow_factors(c.life[2 - e], c.curves[e], start_ex, horizon, rate), c)
+                factors = memo[key] = (flow_factors(c.life[2 - e], c.curves[e], start_ex, horizon, rate, memo), c)
             cash, npv, _ = flows(c.upfront[e], factors[0])
             cash_total, npv_total = cash_total + cash, npv_total + npv
             cash_lines.append(cash)
