@@ -44,7 +44,7 @@ from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.openapi import docs_ui
-from app.openapi.document import complete_openapi
+from app.openapi.document import complete_openapi, document_option_fields
 from app.openapi.generators import document_for_generators
 from app.settings import Settings
 from app.web import metrics, tracing
@@ -301,6 +301,7 @@ def create_app(
         debug=settings.debug,
     )
     complete_openapi(app.openapi_schema)
+    document_option_fields(app.openapi_schema, host.profile_fields)
     document_security(app, app.openapi_schema)
     document_for_generators(app.openapi_schema, PROBLEM_TYPES)
     # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the

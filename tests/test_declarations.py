@@ -78,6 +78,8 @@ MIDPOINT = {"expected": "never null once read: the snapshot fills a missing expe
 
 #: a demand over time (app.domain.shared.demand): the core's profile is its peak phase's
 DEMAND = {"demand": "phases or the growth shorthand, instead of gpus and utilization (their peak is the profile's)"}
+#: the options' own fields: an object a request may leave out (its defaults), pairs in the profile
+OPTION_FIELDS = {"option_fields": "optional in a request: each field's default; the profile holds the values"}
 PLAIN_OR_DEMAND = {
     "gpus": "absent with a demand (exactly one of gpus or demand)",
     "utilization": "absent with a demand of phases",
@@ -191,22 +193,34 @@ ENTITIES = (
             Shape(
                 shared_api.ProfileCreate,
                 adds={"weights": "how to rank, not what the team needs: the scoring's input, not the profile's"},
-                nullable={"as_of": "optional in a request: the service fills in today"},
+                nullable={"as_of": "optional in a request: the service fills in today", **OPTION_FIELDS},
             ),
             Shape(
                 demand_api.ComparisonCreate,
                 adds=DEMAND,
-                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
+                nullable={
+                    "as_of": "optional in a request: the service fills in today",
+                    **PLAIN_OR_DEMAND,
+                    **OPTION_FIELDS,
+                },
             ),
             Shape(
                 demand_api.RecommendationCreate,
                 adds={**DEMAND, "weights": "how to rank, not what the team needs: the scoring's input"},
-                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
+                nullable={
+                    "as_of": "optional in a request: the service fills in today",
+                    **PLAIN_OR_DEMAND,
+                    **OPTION_FIELDS,
+                },
             ),
             Shape(
                 capacity_api.CapacityPlanCreate,
                 adds={**DEMAND, "weights": "how to rank portfolios' options", "owned": "GPUs already held"},
-                nullable={"as_of": "optional in a request: the service fills in today", **PLAIN_OR_DEMAND},
+                nullable={
+                    "as_of": "optional in a request: the service fills in today",
+                    **PLAIN_OR_DEMAND,
+                    **OPTION_FIELDS,
+                },
             ),
         ),
     ),
@@ -397,6 +411,7 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "PROVIDER_KINDS": "ProviderKind",
         "CURRENCIES": "Currency",
         "LANGUAGES": "Language",
+        "FIELD_KINDS": "FieldKind",
         "SOURCE_QUALITIES": "SourceQuality",
         "PRICE_UNITS": "PriceUnit",
         "ASSUMPTION_UNITS": "AssumptionUnit",

@@ -26,7 +26,7 @@ from app.engine.batch import vector_profile
 from app.engine.insights import sample_knowledge
 from app.host.hookspecs import ENTRY_POINT_GROUP
 from app.host.manager import create_option_host
-from app.sdk import Assessment, Kernel, OptionSpec, Profile, hookimpl
+from app.sdk import Assessment, Kernel, OptionSpec, Profile, ProfileField, hookimpl
 
 EXAMPLE = Path(__file__).parent / "plugins_example"
 PACKAGE = EXAMPLE / "hpc_allocation"
@@ -138,6 +138,56 @@ def test_the_example_joins_the_api_through_its_entry_point(example_client: Clien
     assert [prices[ref]["provider"] for ref in cited] == ["regional_hpc_centre"]
 
 
+def test_the_example_declares_a_profile_field(example_client: Client) -> None:
+    """``hpc_queue`` (OptionSpec.profile_fields): listed by /v1/options and in the API document, sent in
+    ``option_fields``, checked against its declaration, read by the kernel on every endpoint."""
+    declared = {o["key"]: o for o in example_client.get("/v1/options").json()["items"]}[KEY]["profile_fields"]
+    assert declared == [
+        {
+            "name": "hpc_queue",
+            "description": "The centre's queue: standard, or priority, billed at priority_price_factor × the price.",
+            "kind": "string",
+            "default": "standard",
+            "minimum": None,
+            "maximum": None,
+            "choices": ["standard", "priority"],
+        }
+    ]
+    schemas = example_client.get("/docs/openapi.json").json()["components"]["schemas"]
+    given = schemas["ComparisonCreate"]["properties"]["option_fields"]["oneOf"][0]
+    queue = given["properties"]["hpc_queue"]
+    named = queue["allOf"][0]["$ref"].rsplit("/", 1)[1] if "allOf" in queue else None  # an enum gets its name
+    assert (schemas[named] if named else queue)["enum"] == ["standard", "priority"]
+    assert queue["default"] == "standard"
+    assert given["additionalProperties"] is False
+
+    def annual(body: dict[str, Any]) -> dict[str, float]:
+        r = example_client.post("/v1/price-comparisons", json=body)
+        assert r.status_code == 200, r.text
+        return {i["option"]: i for i in r.json()["items"]}[KEY]["annual_cost"]  # type: ignore[no-any-return]
+
+    standard = annual(PROFILE)
+    assert standard == annual({**PROFILE, "option_fields": {"hpc_queue": "standard"}})
+    # 35,040 useful GPU-hours a year at 8–12 CNY × the priority factor 1.25–2 (expected 1.5)
+    priority = annual({**PROFILE, "option_fields": {"hpc_queue": "priority"}})
+    assert (priority["low"], priority["expected"], priority["high"]) == (350_400, 525_600, 840_960)
+    r = example_client.post(
+        "/v1/evaluations", json={"profiles": [{**PROFILE, "option_fields": {"hpc_queue": "priority"}}] * 9}
+    )
+    assert r.status_code == 200, r.text
+    entry = {e["option"]: e for e in r.json()["results"][8]["ranking"]}[KEY]
+    assert entry["annual_cost"] == 525_600
+
+    for fields, named in (
+        ({"hpc_queue": "express"}, "option_fields.hpc_queue"),
+        ({"queue": "x"}, "option_fields.queue"),
+    ):
+        r = example_client.post("/v1/price-comparisons", json={**PROFILE, "option_fields": fields})
+        assert r.status_code == 422, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert [e["field"] for e in r.json()["errors"]] == [named]
+
+
 def test_the_example_is_infeasible_above_the_centres_gpus(example_client: Client) -> None:
     r = example_client.post("/v1/recommendations", params={"store": "false"}, json={**PROFILE, "gpus": 512})
     assert r.status_code == 200, r.text
@@ -240,6 +290,15 @@ def test_hook_compute_advisor_options(example_package: None) -> None:
         name="HPC centre allocation",
         description="GPU-hours on a regional HPC centre's shared cluster: billed per GPU-hour used, after a queue.",
         version="0.1.0",
+        profile_fields=(
+            ProfileField(
+                name="hpc_queue",
+                description="The centre's queue: standard, or priority, billed at priority_price_factor × the price.",
+                kind="string",
+                choices=("standard", "priority"),
+                default="standard",
+            ),
+        ),
     )
     assert specs["self_built_cluster"].owns_hardware and specs["rented_gpu_instances"].plans
 

@@ -4,9 +4,11 @@ installed as a package joins the API without any change to app/."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 import logging
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from litestar.testing import TestClient
 from app.host.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from app.host.manager import OptionHost, PluginError, create_option_host
 from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, OptionSpec, Profile
+from app.sdk.types import Assessment, OptionSpec, Profile, ProfileField
 
 BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
 AS_OF = "2025-06-01"
@@ -137,6 +139,55 @@ class Malformed:
 def test_a_malformed_options_answer_fails_at_start_up() -> None:
     with pytest.raises(PluginError, match="list\\[OptionSpec\\]"):
         create_option_host(extra_plugins=[Malformed()])
+
+
+class Declares:
+    """An option declaring profile fields (``OptionSpec.profile_fields``)."""
+
+    def __init__(self, key: str, *fields: ProfileField) -> None:
+        self.key, self.fields = key, fields
+
+    @hookimpl
+    def compute_advisor_options(self) -> list[OptionSpec]:
+        return [dataclasses.replace(spec(self.key), profile_fields=self.fields)]
+
+    @hookimpl
+    def compute_advisor_assess(self, option: str) -> Assessment | None:
+        raise AssertionError("never called")
+
+
+def _field(**changes: Any) -> ProfileField:
+    return dataclasses.replace(ProfileField(name="queue", description="d", kind="string"), **changes)
+
+
+@pytest.mark.parametrize(
+    ("field", "problem"),
+    [
+        (_field(name="Queue"), "lower_snake_case"),
+        (_field(name="gpus"), "not a Profile field"),
+        (_field(kind="date"), "kind 'date'"),
+        (_field(kind="number", choices=("a",)), "only a string field has choices"),
+        (_field(minimum=1.0), "only a number has bounds"),
+        (_field(kind="integer", minimum=5.0, maximum=1.0), "minimum is above its maximum"),
+        (_field(kind="integer", minimum=1.0, default=0), "its default 0 must be at least 1"),
+        (_field(choices=("a", "b"), default="c"), "must be one of a, b"),
+        (_field(kind="boolean", default="yes"), "must be true or false"),
+    ],
+)
+def test_a_profile_field_against_the_rules_fails_at_start_up(field: ProfileField, problem: str) -> None:
+    with pytest.raises(PluginError, match=re.escape(problem)):
+        create_option_host(extra_plugins=[Declares("declaring", field)], entry_points=False)
+
+
+def test_a_profile_field_declared_by_two_options_fails_at_start_up() -> None:
+    with pytest.raises(PluginError, match="'queue' is declared by both options alpha and beta"):
+        create_option_host(extra_plugins=[Declares("alpha", _field()), Declares("beta", _field())], entry_points=False)
+
+
+def test_declared_profile_fields_are_the_hosts() -> None:
+    host = create_option_host(extra_plugins=[Declares("alpha", _field(choices=("a", "b"), default="a"))])
+    assert host.profile_fields == {"queue": _field(choices=("a", "b"), default="a")}
+    assert create_option_host().profile_fields == {}  # the built-ins read no field of their own
 
 
 def test_distinct_extra_plugins_load_side_by_side() -> None:

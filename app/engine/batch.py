@@ -43,6 +43,7 @@ CATEGORICAL = (
     "providers",
     "regions",
     "buyer_country",
+    "option_fields",
 )
 #: choose(option, profile, knowledge, ends) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
 Choose = Callable[[str, Profile, Knowledge, tuple[int, ...]], tuple[Quote, int]]

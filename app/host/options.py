@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +19,8 @@ from app.sdk.kernel import Kernel, Quote
 from app.sdk.knowledge import Knowledge
 from app.sdk.model import with_effective_cost
 from app.sdk.text import flat_messages, placeholders
-from app.sdk.types import Assessment, OptionSpec, Profile
-from app.sdk.vocab import LANGUAGES, Language
+from app.sdk.types import Assessment, OptionSpec, Profile, ProfileField
+from app.sdk.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
 
 #: the roles an option may declare in its spec, at most one option each
 ROLES = ("owns_hardware", "bridges_lead_time")
@@ -66,6 +67,8 @@ class OptionHost:
                 self.roles[role] = holders[0]
         #: each plugin's message catalogs (``compute_advisor_messages``): plugin → language → code → template
         self.messages: dict[str, dict[Language, dict[str, str]]] = plugin_messages(pm)
+        #: the profile fields the options declare, by name (``OptionSpec.profile_fields``)
+        self.profile_fields: dict[str, ProfileField] = profile_fields(self.options)
 
     # ---- kernels ------------------------------------------------------------------------------------
 
@@ -130,6 +133,37 @@ class AssessKernel(Kernel):
 
     def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         return quote_of(self.assess(profile)), 1
+
+
+# ---- the fields and words the plugins declare -----------------------------------------------------
+
+
+def profile_fields(options: Mapping[str, LoadedOption]) -> dict[str, ProfileField]:
+    """Every profile field the options declare, checked: a name of the pattern, unique, not one of the
+    service's own; a known kind; choices for strings and bounds for numbers only; a default it takes."""
+    found: dict[str, ProfileField] = {}
+    owner: dict[str, str] = {}
+    own = {f.name for f in dataclasses.fields(Profile)}
+    for key, loaded in options.items():
+        for f in loaded.spec.profile_fields:
+            where = f"option '{key}' (plugin {loaded.plugin_name}): profile field '{f.name}'"
+            if not re.fullmatch(FIELD_NAME_PATTERN, f.name) or f.name in own:
+                raise PluginError(f"{where}: a name is lower_snake_case, 40 characters at most, not a Profile field")
+            if f.name in found:
+                raise PluginError(f"profile field '{f.name}' is declared by both options {owner[f.name]} and {key}")
+            if f.kind not in FIELD_KINDS:
+                raise PluginError(f"{where}: kind '{f.kind}' is none of {', '.join(FIELD_KINDS)}")
+            if f.choices and f.kind != "string":
+                raise PluginError(f"{where}: only a string field has choices")
+            numeric = f.kind in ("number", "integer")
+            if (f.minimum is not None or f.maximum is not None) and not numeric:
+                raise PluginError(f"{where}: only a number has bounds")
+            if f.minimum is not None and f.maximum is not None and f.minimum > f.maximum:
+                raise PluginError(f"{where}: its minimum is above its maximum")
+            if f.default is not None and (problem := f.refuses(f.default)) is not None:
+                raise PluginError(f"{where}: its default {f.default!r} {problem}")
+            found[f.name], owner[f.name] = f, key
+    return dict(sorted(found.items()))
 
 
 # ---- the plugins' words ---------------------------------------------------------------------------

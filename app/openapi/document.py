@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from litestar.openapi.spec import (
@@ -12,10 +13,12 @@ from litestar.openapi.spec import (
     OpenAPIResponse,
     OpenAPIType,
     Operation,
+    Reference,
     Schema,
 )
 from pydantic import BaseModel
 
+from app.sdk.types import ProfileField
 from app.web.spreadsheets import XLSX
 
 _CONSTRAINTS = {
@@ -195,3 +198,47 @@ def complete_openapi(openapi: OpenAPI) -> None:
             if isinstance(content, dict):
                 for media, description in ALTERNATIVE_MEDIA[op.operation_id].items():
                     content[media] = OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING, description=description))
+
+
+#: JSON Schema types of the kinds of profile fields the options declare
+_FIELD_TYPES = {
+    "number": OpenAPIType.NUMBER,
+    "integer": OpenAPIType.INTEGER,
+    "string": OpenAPIType.STRING,
+    "boolean": OpenAPIType.BOOLEAN,
+}
+
+
+def document_option_fields(openapi: OpenAPI, fields: Mapping[str, ProfileField]) -> None:
+    """``option_fields`` of every request model that has it, as the loaded options declare them
+    (``OptionSpec.profile_fields``): one property per field with its kind, bounds, choices and default,
+    no other name (an app without such options takes none)."""
+    properties: dict[str, Schema | Reference] = {
+        name: Schema(
+            type=_FIELD_TYPES[f.kind],
+            description=f.description,
+            default=f.default,
+            minimum=f.minimum,
+            maximum=f.maximum,
+            enum=list(f.choices) or None,
+            max_length=64 if f.kind == "string" else None,
+        )
+        for name, f in fields.items()
+    }
+    for target in (openapi.components.schemas or {}).values() if openapi.components else ():
+        if not isinstance(target, Schema) or not target.properties or "option_fields" not in target.properties:
+            continue
+        given = target.properties["option_fields"]
+        described = given.description if isinstance(given, Schema) else None
+        target.properties["option_fields"] = Schema(
+            description=described,
+            one_of=[
+                Schema(
+                    type=OpenAPIType.OBJECT,
+                    properties=dict(properties),
+                    additional_properties=False,
+                    max_properties=64,
+                ),
+                Schema(type=OpenAPIType.NULL),
+            ],
+        )

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.sdk.knowledge import SourceRef
 from app.sdk.ranges import Range
-from app.sdk.vocab import DataSecurity, OpsTeam
+from app.sdk.vocab import DataSecurity, FieldKind, OpsTeam
 
 HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
 
@@ -66,6 +66,16 @@ class Profile:
     #: ISO 3166-1 alpha-2 code of the buyer's jurisdiction: where an own cluster is bought, staffed and
     #: powered, and whose availability rules apply (None: none assumed)
     buyer_country: str | None = None
+    #: the fields the options declare (``OptionSpec.profile_fields``), as ``(name, value)`` pairs sorted by
+    #: name: those the request gave, and the others' defaults (``option``)
+    option_fields: tuple[tuple[str, Any], ...] = ()
+
+    def option(self, name: str) -> Any:
+        """The value of the profile field ``name`` an option declares (None where it has none)."""
+        for key, value in self.option_fields:
+            if key == name:
+                return value
+        return None
 
     @property
     def useful_gpu_hours_per_year(self) -> float:
@@ -286,6 +296,48 @@ METRICS = (
 )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileField:
+    """A profile field an option declares (``OptionSpec.profile_fields``): requests that price or rank
+    options send it in ``option_fields`` (the API document lists it there with these bounds), the
+    service checks it against this declaration (422 naming ``option_fields.<name>``), and the option's
+    kernel reads it with ``Profile.option(name)`` — a plain value, the same for a batch's group."""
+
+    #: lower_snake_case (``vocab.FIELD_NAME_PATTERN``), unique among the loaded options, not a field of
+    #: ``Profile`` itself
+    name: str
+    description: str
+    kind: FieldKind
+    #: the value when a request gives none (None: no value; the kernel reads None)
+    default: float | int | str | bool | None = None
+    #: bounds of a number (inclusive)
+    minimum: float | None = None
+    maximum: float | None = None
+    #: the values a string may take (empty: any string of up to 64 characters)
+    choices: tuple[str, ...] = ()
+
+    def refuses(self, value: Any) -> str | None:
+        """Why ``value`` is not one this field takes, or None."""
+        if self.kind == "boolean":
+            return None if isinstance(value, bool) else "must be true or false"
+        if self.kind == "string":
+            if not isinstance(value, str):
+                return "must be a string"
+            if self.choices and value not in self.choices:
+                return f"must be one of {', '.join(self.choices)}"
+            return None if len(value) <= 64 else "must be at most 64 characters"
+        integral = isinstance(value, int) and not isinstance(value, bool)
+        if self.kind == "integer" and not integral:
+            return "must be a whole number"
+        if not (integral or (isinstance(value, float) and value == value and abs(value) != float("inf"))):
+            return "must be a number"
+        if self.minimum is not None and value < self.minimum:
+            return f"must be at least {self.minimum:g}"
+        if self.maximum is not None and value > self.maximum:
+            return f"must be at most {self.maximum:g}"
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
     """What a plugin says about the option it provides."""
@@ -309,3 +361,5 @@ class OptionSpec:
     #: the option rents capacity on demand while another's is procured: an option that owns hardware
     #: bridges its lead time on it (its kernel answers ``bridge(at)``); one option at most
     bridges_lead_time: bool = False
+    #: the fields of a profile this option reads beyond the service's own (``ProfileField``)
+    profile_fields: tuple[ProfileField, ...] = ()

@@ -30,6 +30,8 @@ Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "o
 Currency = Literal["CNY", "USD", "EUR"]
 #: the languages answers come in (``Accept-Language``; ``app.i18n``), English first
 Language = Literal["en", "zh"]
+#: what a profile field an option declares holds (``app.sdk.types.ProfileField``)
+FieldKind = Literal["number", "integer", "string", "boolean"]
 #: the currency every exchange rate is quoted in, and every conversion goes through
 Pivot = Literal["CNY"]
 ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
@@ -76,6 +78,8 @@ DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
 PLAN_PATTERN = r"^(\*|[a-z][a-z0-9_]{0,23})$"
 #: a plan a request names (``rental_plan``): one a loaded option declares (``OptionSpec.rental_plans``)
 PLAN_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,23}$"
+#: the name of a profile field an option declares (``option_fields.<name>`` in a request)
+FIELD_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
 BILLINGS: tuple[Billing, ...] = get_args(Billing)
 REGION_KINDS: tuple[RegionKind, ...] = get_args(RegionKind)
@@ -86,6 +90,7 @@ RESIDENCIES: tuple[Residency, ...] = get_args(Residency)
 PROVIDER_KINDS: tuple[ProviderKind, ...] = get_args(ProviderKind)
 CURRENCIES: tuple[Currency, ...] = get_args(Currency)
 LANGUAGES: tuple[Language, ...] = get_args(Language)
+FIELD_KINDS: tuple[FieldKind, ...] = get_args(FieldKind)
 PIVOT: Pivot = get_args(Pivot)[0]
 SOURCE_QUALITIES: tuple[SourceQuality, ...] = get_args(SourceQuality)
 PRICE_UNITS: tuple[PriceUnit, ...] = get_args(PriceUnit)

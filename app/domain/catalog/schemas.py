@@ -25,6 +25,18 @@ from app.sdk.vocab import (
 )
 
 
+class ProfileFieldRead(msgspec.Struct):
+    """A profile field an option declares: requests send it in ``option_fields``."""
+
+    name: str
+    description: str
+    kind: str
+    default: float | int | str | bool | None
+    minimum: float | None
+    maximum: float | None
+    choices: list[str]
+
+
 class OptionRead(msgspec.Struct):
     key: str
     name: str
@@ -35,6 +47,8 @@ class OptionRead(msgspec.Struct):
     price_plans: list[str] | None
     #: the plans a profile's ``rental_plan`` may name to narrow this option to one
     rental_plans: list[str]
+    #: the fields of a profile the option reads beyond the service's own (sent in ``option_fields``)
+    profile_fields: list[ProfileFieldRead] = msgspec.field(default_factory=list)
 
 
 class Page(msgspec.Struct):

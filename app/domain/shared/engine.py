@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
@@ -33,8 +34,9 @@ from app.web import metrics
 log = logging.getLogger(__name__)
 #: the core profile's fields (``app.sdk.types.Profile``), each a request field of the same name
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
-#: those the engine derives from the request rather than copies (a default date, sorted sets)
-DERIVED = frozenset({"as_of", "providers", "regions"})
+#: those the engine derives from the request rather than copies (a default date, sorted sets, the options'
+#: fields with their defaults)
+DERIVED = frozenset({"as_of", "providers", "regions", "option_fields"})
 
 
 def utc_today() -> dt.date:
@@ -197,7 +199,32 @@ class Engine:
             as_of=req.as_of or self.today(),
             providers=None if req.providers is None else tuple(sorted(set(req.providers))),
             regions=None if req.regions is None else tuple(sorted(set(req.regions))),
+            option_fields=self.option_fields(req.option_fields or {}),
         )
+
+    def option_fields(self, given: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        """The profile fields the options declare (``OptionSpec.profile_fields``): those ``given``, each
+        checked against its declaration (422 naming ``option_fields.<name>``), and the others' defaults."""
+        declared = self.host.profile_fields
+        for name, value in given.items():
+            field = declared.get(name)
+            if field is None:
+                known = ", ".join(declared) or "none"
+                text = f"no option declares the profile field '{name}'; the options declare {known} (see /v1/options)"
+                raise UnknownReference(
+                    msg("problem.detail.unknown_option_field", text, name=name, known=known),
+                    field=f"option_fields.{name}",
+                )
+            problem = field.refuses(value)
+            if problem is not None:
+                raise InconsistentProfile(
+                    msg(
+                        "problem.detail.bad_option_field", f"option_fields.{name} {problem}", name=name, problem=problem
+                    ),
+                    field=f"option_fields.{name}",
+                )
+        values = {name: given.get(name, f.default) for name, f in declared.items()}
+        return tuple((name, value) for name, value in values.items() if value is not None)
 
     def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
         """Every option's assessment (or its error); 422 when no option can be assessed at all."""

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.sdk.vocab import DIMENSIONS, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
+from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
 from app.web.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
@@ -21,6 +21,9 @@ MAX_START_DAYS = 3650
 MIN_UTILIZATION = 0.001
 Key = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,60}$")]
 Region = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_*-]+$")]
+#: a profile field an option declares (``OptionSpec.profile_fields``): its name and a value of its kind
+OptionFieldName = Annotated[str, Field(pattern=FIELD_NAME_PATTERN)]
+OptionFieldValue = bool | int | float | Annotated[str, Field(max_length=64)]
 
 
 class Weights(RequestModel):
@@ -122,6 +125,12 @@ class ProfileFields(RequestModel):
         pattern=r"^[A-Z]{2}$",
         description="ISO 3166-1 alpha-2 code of the buyer's jurisdiction (see /v1/regions): an own cluster's "
         "servers, staff, power and colocation come from there, and its availability rules apply.",
+    )
+    option_fields: dict[OptionFieldName, OptionFieldValue] | None = Field(
+        default=None,
+        max_length=64,
+        description="Fields the loaded options declare beyond these, by name (`profile_fields` of /v1/options): "
+        "each checked against its declaration; absent: its default.",
     )
 
 

@@ -26,6 +26,7 @@ from app.sdk import (
     OptionPlugin,
     OptionSpec,
     Profile,
+    ProfileField,
     Quote,
     Range,
     hookimpl,
@@ -38,6 +39,8 @@ from app.sdk import (
 KEY = "hpc_allocation"
 REGION = "CN"
 GPUS_PER_NODE = 8
+#: the profile field the option declares: which of the centre's queues the team's jobs go to
+QUEUE = "hpc_queue"
 
 
 class HpcKernel(OfferKernel):
@@ -54,13 +57,17 @@ class HpcKernel(OfferKernel):
         return [kernel.candidate(o, per_machine=GPUS_PER_NODE) for o in priced]
 
     def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
+        # the profile field this option declares (``OptionSpec.profile_fields``): one value for a whole
+        # request, or a batch's group of profiles
+        factor = self.value("priority_price_factor") if at.profile.option(QUEUE) == "priority" else None
         found = []
         for c in candidates:
             # one row of figures per end of the ranges the caller asks for (``at.ends``: 0 low, 1 expected,
             # 2 high); ``at.useful`` is a number, or one element per profile in a batch: element-wise only
             rows = []
             for e in at.ends:
-                annual = c.per_gpu[e] * at.useful
+                price = c.per_gpu[e] if factor is None else c.per_gpu[e] * factor[e]
+                annual = price * at.useful
                 rows.append((annual, annual * at.horizon))
             annual_range, total_range = at.ranges(rows)
             queue = self.lead(c)  # the row's lead time, else the option's lead_time_days
@@ -86,13 +93,14 @@ class HpcKernel(OfferKernel):
         c = quote.candidate
         assert c is not None
         key, annual, upfront, total = quote.lines[0]
+        priority = profile.option(QUEUE) == "priority"
         line = LineItem(
             key=key,
             label=text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
             annual=annual,
             upfront=upfront,
-            basis="useful GPU-hours × price per GPU-hour",
-            sources=c.offer.refs,
+            basis="useful GPU-hours × price per GPU-hour" + (" × priority_price_factor" if priority else ""),
+            sources=(*c.offer.refs, self.ref("priority_price_factor")) if priority else c.offer.refs,
             total=total,
         )
         shown, provider = text.money_range(annual, profile.currency), c.offer.row.provider
@@ -116,6 +124,15 @@ class HpcAllocation(OptionPlugin):
         name="HPC centre allocation",
         description="GPU-hours on a regional HPC centre's shared cluster: billed per GPU-hour used, after a queue.",
         version="0.1.0",
+        profile_fields=(
+            ProfileField(
+                name=QUEUE,
+                description="The centre's queue: standard, or priority, billed at priority_price_factor × the price.",
+                kind="string",
+                choices=("standard", "priority"),
+                default="standard",
+            ),
+        ),
     )
     kernel = HpcKernel
 
