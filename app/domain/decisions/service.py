@@ -200,9 +200,7 @@ class DecisionService:
             recommended_option=result.recommended_option,
             knowledge_version=kb.version,
             methodology_version=METHODOLOGY_VERSION,
-            profile={
-                k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in dataclasses.asdict(profile).items()
-            },
+            profile=_profile_echo(profile),
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
             ranking=[self._entry(r, profile.currency, lang, found) for r in result.ranking],
             confidence=confidence,
@@ -353,6 +351,19 @@ def _scored_results(found: batch.Rankings) -> list[s.ScoredResult]:
         for c in found.columns
     ]
     return list(map(s.ScoredResult, found.recommended, found.arranged(made)))
+
+
+def _profile_echo(profile: Profile) -> dict[str, Any]:
+    """The profile an evaluation was computed for: its fields, and the options' own fields as an object
+    where it has any (``option_fields``)."""
+    echo = {
+        k: (v.isoformat() if isinstance(v, dt.date) else v)
+        for k, v in dataclasses.asdict(profile).items()
+        if k != "option_fields"
+    }
+    if profile.option_fields:
+        echo["option_fields"] = dict(profile.option_fields)
+    return echo
 
 
 def _scored(e: s.Evaluation) -> s.ScoredResult:
