@@ -8,12 +8,13 @@ will cite, grouped by GPU model — and its assumption values. Compiling is lazy
 cached on the snapshot (``Knowledge.derived``), so a new request body never compiles; providers,
 regions and plans are masks over the compiled candidates.
 
-Per profile, the kernel **quotes** candidates: pure arithmetic on ``Range`` ends from the profile's
-numbers — plain floats for one profile, NumPy arrays for a batch (one element per profile) or for
-Monte Carlo draws (a kernel compiled over sampled knowledge). A quote holds numbers and the
-constraints an offer breaks, no words. ``choose`` keeps the cheapest feasible quote per effective
-GPU-hour (per element over arrays). Only what is answered is **materialised** into an ``Assessment``
-with its sentences, breakdown labels and sources.
+Per profile, the kernel **quotes** candidates: plain arithmetic from the profile's columns
+(``app.sdk.columns.Columns``: floats for one profile, NumPy arrays for a batch, a sweep or a kernel
+compiled over Monte Carlo draws), one end of every range at a time and only the ends the caller
+reads. A quote holds numbers and the constraints an offer breaks, no words. ``choose`` keeps the
+cheapest feasible quote per effective GPU-hour (per element over arrays), ``assess`` chooses at the
+expected figures and quotes only the offers it answers at every end. Only what is answered is
+**materialised** into an ``Assessment`` with its sentences, breakdown labels and sources.
 """
 
 from __future__ import annotations
