@@ -31,7 +31,8 @@ class ProfileFieldRead(msgspec.Struct):
     name: str
     description: str
     kind: str
-    default: float | int | str | bool | None
+    #: a number (integral or not), a string, a boolean, or none
+    default: float | str | bool | None
     minimum: float | None
     maximum: float | None
     choices: list[str]
