@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -139,7 +140,7 @@ class Columns:
         self.profile = p
         self.ends = ends
         # a kernel compiled over Monte Carlo draws (``sampled``) computes arrays from a plain profile
-        arrays = sampled or any(isinstance(getattr(p, f), np.ndarray) for f in PROFILE_NUMBERS)
+        arrays = sampled or any(isinstance(x, np.ndarray) for x in _numbers(p))
         self.arrays = arrays
         self.gpus: Num = p.gpus
         self.utilization: Num = p.utilization
@@ -168,6 +169,16 @@ class Columns:
         else:
             self.minimum, self.maximum, self.ceil, self.where, self.gt = _fmin, _fmax, math.ceil, _fwhere, _fgt
 
+    def at_ends(self, ends: tuple[int, ...]) -> Columns:
+        """The same profile's columns for other ``ends``: a new memo (its records depend on the ends),
+        the constraints found shared (they do not)."""
+        other = object.__new__(Columns)
+        for name in _COPIED:
+            object.__setattr__(other, name, getattr(self, name))
+        other.ends = ends
+        other.memo = {}
+        return other
+
     def ranges(self, rows: Sequence[Sequence[Num]]) -> list[Range]:
         """Per-end rows of figures (one row per end of ``ends``, in order) as one ``Range`` per figure
         (NaN at an end not computed)."""
@@ -191,6 +202,11 @@ class Columns:
             found[e] = v
         return tuple.__new__(Range, tuple(found))
 
+
+#: a profile's numbers (``PROFILE_NUMBERS``), read at once
+_numbers = attrgetter(*PROFILE_NUMBERS)
+#: what ``Columns.at_ends`` keeps: everything but the ends and the memo
+_COPIED = tuple(n for n in Columns.__slots__ if n not in ("ends", "memo"))
 
 __all__ = [
     "ALL",

@@ -178,9 +178,7 @@ class Kernel:
         at = self.columns(profile, EXPECTED)
         shortlist = self.shortlist(at)
         if at.arrays or len(shortlist) <= FEASIBLE_ALTERNATIVES + 1:  # every offer is answered: one pass
-            full = self.columns(profile)
-            full.constraints = at.constraints
-            quotes = self.quotes(full, shortlist)
+            quotes = self.quotes(at.at_ends(ALL), shortlist)
             if at.arrays:
                 return self._assess_each(profile, quotes)
             return self._answer(profile, quotes, quotes)
@@ -191,9 +189,7 @@ class Kernel:
         feasible = [i for i in order[1:] if not infeasible[i]][:FEASIBLE_ALTERNATIVES]
         refused = [i for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
         answered = [order[0], *feasible, *refused]
-        full = self.columns(profile)
-        full.constraints = at.constraints
-        return self._answer(profile, self.quotes(full, [_candidate(quotes[i]) for i in answered]), quotes)
+        return self._answer(profile, self.quotes(at.at_ends(ALL), [_candidate(quotes[i]) for i in answered]), quotes)
 
     def _answer(self, profile: Profile, answered: list[Quote], quoted: list[Quote]) -> Assessment:
         """The chosen quote materialised with its alternatives: ``answered`` quoted at every end, the
@@ -205,7 +201,7 @@ class Kernel:
         refused = [answered[i] for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
         best = self.materialise(profile, answered[order[0]])
         listed = [self._alternative(profile, q) for q in (*feasible, *refused)]
-        return dataclasses.replace(best, alternatives=tuple(listed), offers_considered=len(quoted))
+        return best.answered(tuple(listed), len(quoted))
 
     def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         """The cheapest feasible quote (per element over arrays, with a single violation saying where
@@ -225,9 +221,7 @@ class Kernel:
             quotes = self.quotes(at, shortlist)
             return select_each(quotes), len(quotes)
         if ends == ALL and len(viable) > 1:  # chosen at the expected figures, the chosen one quoted at every end
-            expected = self.columns(profile, EXPECTED)
-            expected.constraints = at.constraints
-            at = expected
+            at = at.at_ends(EXPECTED)
         quotes = self.quotes(at, viable or shortlist)
         infeasible = [holds_anywhere(q.broken()) for q in quotes]
         if all(infeasible) and len(quotes) < len(shortlist):  # none feasible: the cheapest of every offer
@@ -239,9 +233,7 @@ class Kernel:
             keys = [q.effective.expected for q in quotes]
             best = min(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
         if ends != at.ends:
-            full = self.columns(profile, ends)
-            full.constraints = at.constraints
-            return self.quotes(full, [_candidate(quotes[best])])[0], len(quotes)
+            return self.quotes(at.at_ends(ends), [_candidate(quotes[best])])[0], len(quotes)
         return quotes[best], len(quotes)
 
     def refused(self, candidate: Candidate, at: Columns) -> bool:

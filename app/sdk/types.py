@@ -258,6 +258,21 @@ class Assessment:
         o = self.offer
         return "" if o is None else f"{o.provider} {o.subject} {o.region} {o.plan} {o.variant or ''}"
 
+    def answered(self, alternatives: tuple[Alternative, ...], offers_considered: int) -> Assessment:
+        """The same assessment with its alternatives and the number of offers quoted."""
+        return Assessment(
+            self.option,
+            self.cost,
+            self.efficiency,
+            self.stability,
+            self.usability,
+            self.notes,
+            self.offer,
+            alternatives,
+            self.violations,
+            offers_considered,
+        )
+
     def metrics(self) -> dict[str, Range]:
         """Named figures that scenario rules may test (``assessment.<name>``; ``METRICS`` names them)."""
         return metrics_of(self)
