@@ -40,6 +40,7 @@ from seed_snapshot import knowledge_from_seeds  # type: ignore[import-not-found]
 from app.engine import batch, decision  # noqa: E402
 from app.engine import insights as ins  # noqa: E402
 from app.host.manager import create_option_host  # noqa: E402
+from app.kb import heap  # noqa: E402
 from app.sdk.knowledge import Knowledge  # noqa: E402
 from app.sdk.types import Profile  # noqa: E402
 
@@ -112,6 +113,7 @@ def outcomes(host: Any, kb: Knowledge, p: Profile) -> list[decision.Outcome]:
 def main() -> int:
     host = create_option_host()
     kb = knowledge_from_seeds()
+    heap.settle()  # as the service does after loading a snapshot (GC_FREEZE): no full collection walks it
     options = list(host.options)
     weights = decision.default_weights(kb)
     owner, rent = ins.Variant("self_built_cluster"), ins.Variant("rented_gpu_instances", "on_demand")
