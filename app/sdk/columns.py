@@ -127,6 +127,7 @@ class Columns:
         "minimum",
         "preemptible_share",
         "profile",
+        "sampled",
         "start_within_days",
         "team_size",
         "useful",
@@ -139,6 +140,7 @@ class Columns:
         p = profile
         self.profile = p
         self.ends = ends
+        self.sampled = sampled
         # a kernel compiled over Monte Carlo draws (``sampled``) computes arrays from a plain profile
         arrays = sampled or any(isinstance(x, np.ndarray) for x in _numbers(p))
         self.arrays = arrays
@@ -172,11 +174,8 @@ class Columns:
     def at_ends(self, ends: tuple[int, ...]) -> Columns:
         """The same profile's columns for other ``ends``: a new memo (its records depend on the ends),
         the constraints found shared (they do not)."""
-        other = object.__new__(Columns)
-        for name in _COPIED:
-            object.__setattr__(other, name, getattr(self, name))
-        other.ends = ends
-        other.memo = {}
+        other = Columns(self.profile, ends, sampled=self.sampled)
+        other.constraints = self.constraints
         return other
 
     def ranges(self, rows: Sequence[Sequence[Num]]) -> list[Range]:
@@ -205,8 +204,6 @@ class Columns:
 
 #: a profile's numbers (``PROFILE_NUMBERS``), read at once
 _numbers = attrgetter(*PROFILE_NUMBERS)
-#: what ``Columns.at_ends`` keeps: everything but the ends and the memo
-_COPIED = tuple(n for n in Columns.__slots__ if n not in ("ends", "memo"))
 
 __all__ = [
     "ALL",
