@@ -43,6 +43,11 @@ def _view(ranking):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(profiles, min_size=1, max_size=30))
 def test_vectorised_batch_equals_one_profile_at_a_time(batch_profiles):
+    _ranks_as_one_at_a_time(batch_profiles)
+
+
+def _ranks_as_one_at_a_time(batch_profiles):
+    """The batch of ``batch_profiles`` (default weights) ranks every profile as it ranks it alone."""
     weights = decision.default_weights(KB)
     results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.choose)
     for profile, result in zip(batch_profiles, results, strict=True):
@@ -285,10 +290,4 @@ buyers = st.builds(
 @settings(max_examples=25, deadline=None)
 @given(st.lists(buyers, min_size=2, max_size=16))
 def test_a_batch_of_buyers_ranks_each_as_one_profile(batch_profiles):
-    weights = decision.default_weights(KB)
-    results = batch.evaluate(batch_profiles, [weights] * len(batch_profiles), KB, list(HOST.options), HOST.choose)
-    for profile, result in zip(batch_profiles, results, strict=True):
-        outcomes = decision.assess_all(HOST.options, lambda o, p=profile: HOST.assess(o, p, KB))
-        single = decision.decide(profile, outcomes, KB, weights)
-        assert result.recommended_option == single.recommended_option
-        assert _view(result.ranking) == _view(single.ranking)
+    _ranks_as_one_at_a_time(batch_profiles)

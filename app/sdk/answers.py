@@ -17,6 +17,32 @@ from app.sdk.text import msg
 from app.sdk.types import Assessment, Cost, LineItem, Profile, Violation
 
 
+def work_line(annual: Range, upfront: Range, total: Range, sources: tuple[SourceRef, ...]) -> LineItem:
+    """The line of the infrastructure work left to the team, priced at an engineer's cost."""
+    return LineItem(
+        key="infrastructure_work",
+        label=msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
+        annual=annual,
+        upfront=upfront,
+        basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
+        sources=sources,
+        total=total,
+    )
+
+
+def waiting_line(annual: Range, upfront: Range, total: Range) -> LineItem:
+    """The line of waiting for the compute, priced at the profile's ``delay_cost_per_day``."""
+    return LineItem(
+        key="waiting",
+        label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
+        annual=annual,
+        upfront=upfront,
+        basis="lead_time_days × delay_cost_per_day",
+        sources=(),
+        total=total,
+    )
+
+
 class Answering(Protocol):
     """What the words read of an offer kernel (``app.sdk.offer_kernel.OfferKernel``)."""
 
@@ -55,31 +81,10 @@ def assessment(
             engineer = kernel.engineer(c.offer.row.region)
             assert engineer is not None
             coverage_ref = kernel.ref(f"ops_coverage_{profile.ops_team}")
-            extras.append(
-                LineItem(
-                    key="infrastructure_work",
-                    label=msg(
-                        "line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"
-                    ),
-                    annual=annual,
-                    upfront=upfront,
-                    basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
-                    sources=(engineer[1].ref, *refs((coverage_ref,), engineer[2])),
-                    total=total,
-                )
-            )
+            sources = (engineer[1].ref, *refs((coverage_ref,), engineer[2]))
+            extras.append(work_line(annual, upfront, total, sources))
         else:
-            extras.append(
-                LineItem(
-                    key="waiting",
-                    label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
-                    annual=annual,
-                    upfront=upfront,
-                    basis="lead_time_days × delay_cost_per_day",
-                    sources=(),
-                    total=total,
-                )
-            )
+            extras.append(waiting_line(annual, upfront, total))
     violations = tuple(
         Violation(kernel.violation_reason(profile, quote, code), where) for code, where in quote.violations
     )

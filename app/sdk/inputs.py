@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from app.sdk.answers import waiting_line, work_line
 from app.sdk.errors import MissingKnowledge
 from app.sdk.knowledge import ANY, Knowledge, Price, SourceRef
 from app.sdk.model import (
@@ -30,7 +31,6 @@ from app.sdk.model import (
     waiting_cost,
 )
 from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.text import msg
 from app.sdk.types import (
     Assessment,
     Cost,
@@ -242,28 +242,8 @@ def _priced_extras(
     if found is not None:
         price, row = found
         yearly = unmet_fte * price
-        lines.append(
-            LineItem(
-                key="infrastructure_work",
-                label=msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
-                annual=yearly,
-                upfront=ZERO,
-                basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
-                sources=(row.ref, *inputs.take_refs()),
-                total=yearly * profile.horizon_years,
-            )
-        )
+        lines.append(work_line(yearly, ZERO, yearly * profile.horizon_years, (row.ref, *inputs.take_refs())))
     waiting = waiting_cost(waiting_days, profile.delay_cost_per_day)
     if waiting is not None:
-        lines.append(
-            LineItem(
-                key="waiting",
-                label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
-                annual=ZERO,
-                upfront=ZERO,
-                basis="lead_time_days × delay_cost_per_day",
-                sources=(),
-                total=waiting,
-            )
-        )
+        lines.append(waiting_line(ZERO, ZERO, waiting))
     return lines
