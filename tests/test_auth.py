@@ -191,6 +191,30 @@ def test_degraded_mode_keeps_recently_verified_keys_working_while_the_database_i
     assert asyncio.run(v.verify("ca_alice")) is None
 
 
+def test_requests_that_find_the_cache_expired_together_share_one_lookup() -> None:
+    alice = Principal(1, "alice", "ca_abcde", frozenset({"catalog:read"}))
+    lookups: list[str] = []
+    release = asyncio.Event()
+
+    async def lookup(key: str) -> Principal | None:
+        lookups.append(key)
+        await release.wait()
+        return alice if key == "ca_alice" else None
+
+    async def burst() -> list[Principal | None]:
+        v = KeyVerifier(lookup, 1.0)
+        waiting = [asyncio.ensure_future(v.verify(k)) for k in ["ca_alice"] * 30 + ["ca_bob"] * 2]
+        await asyncio.sleep(0)
+        waiting[0].cancel()  # a client that goes away does not cancel the others' lookup
+        await asyncio.sleep(0)
+        release.set()
+        return await asyncio.gather(*waiting[1:])
+
+    answers = asyncio.run(burst())
+    assert sorted(lookups) == ["ca_alice", "ca_bob"]  # one lookup per key, not one per request
+    assert answers == [alice] * 29 + [None, None]
+
+
 def test_recommendations_are_visible_to_their_creator_and_admin_only(seeded_db: str) -> None:
     _, writer = create_key(seeded_db, ["recommendations:write"], name="writer")
     _, other = create_key(seeded_db, ["recommendations:write"], name="other")

@@ -108,6 +108,10 @@ class KeyVerifier:
         self._clock = clock
         #: sha256 of the key -> (principal, when the database last confirmed it)
         self._verified: dict[str, tuple[Principal, float]] = {}
+        #: sha256 of the key -> the lookup under way: the requests that find the cache expired together
+        #: wait for one lookup, not one each (every second, a key's burst of requests queued one database
+        #: read per request behind each other: up to half a second under load)
+        self._lookups: dict[str, asyncio.Future[Principal | None]] = {}
 
     def recently_verified(self, key: str) -> bool:
         """The database confirmed this key within the grace period (rate limits charge it, not the address)."""
@@ -121,7 +125,7 @@ class KeyVerifier:
         if cached is not None and now - cached[1] < self.cache_seconds:
             return cached[0]
         try:
-            principal = await asyncio.wait_for(self._lookup(key), LOOKUP_TIMEOUT_SECONDS)
+            principal = await asyncio.shield(self._looked_up(key, digest))
         except Exception as exc:  # the database is unreachable: degraded mode
             if cached is not None and now - cached[1] < self.grace_seconds:
                 log.warning("API key lookup failed (%s); key %s trusted from cache", type(exc).__name__, cached[0].id)
@@ -135,6 +139,22 @@ class KeyVerifier:
             return None
         self._verified[digest] = (principal, now)
         return principal
+
+    def _looked_up(self, key: str, digest: str) -> asyncio.Future[Principal | None]:
+        """The lookup of ``key`` under way, or a new one (shielded by its callers: a request that goes
+        away does not cancel the others' lookup)."""
+        lookup = self._lookups.get(digest)
+        if lookup is None:
+            lookup = asyncio.ensure_future(asyncio.wait_for(self._lookup(key), LOOKUP_TIMEOUT_SECONDS))
+            self._lookups[digest] = lookup
+            lookup.add_done_callback(lambda done: self._looked(digest, done))
+        return lookup
+
+    def _looked(self, digest: str, done: asyncio.Future[Principal | None]) -> None:
+        if self._lookups.get(digest) is done:
+            del self._lookups[digest]
+        if not done.cancelled():
+            done.exception()  # retrieved: its waiters (if any are left) answer it
 
     async def identify(self, header: str) -> Principal | None:
         """The principal of an ``X-API-Key`` value on an open path (health), or None — no key, an unknown,
