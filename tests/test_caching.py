@@ -20,6 +20,26 @@ def test_catalog_reads_carry_an_etag_and_answer_304_when_current(client):
     assert listed.status_code == 304
 
 
+def test_a_known_etag_is_answered_304_without_running_the_handler(client, monkeypatch):
+    from app.domain.catalog.service import CatalogService
+
+    calls = []
+    real = CatalogService.gpus
+    monkeypatch.setattr(CatalogService, "gpus", lambda self, page: calls.append(page) or real(self, page))
+    first = client.get("/v1/gpus", params={"limit": 3})
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and len(calls) == 1
+    again = client.get("/v1/gpus", params={"limit": 3}, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and len(calls) == 1  # the handler did not run
+    assert again.headers["etag"] == etag and again.headers["cache-control"] == first.headers["cache-control"]
+    assert again.headers["vary"] == first.headers["vary"] and "x-request-id" in again.headers
+    # another representation is not known: its handler runs, and a stale tag gets the 200
+    other = client.get("/v1/gpus", params={"limit": 4}, headers={"If-None-Match": etag})
+    assert other.status_code == 200 and len(calls) == 2
+    # still no 304 without a key
+    assert client.get("/v1/gpus", params={"limit": 3}, headers={"If-None-Match": etag, "X-API-Key": ""}).status_code == 401
+
+
 def test_the_etag_follows_the_normalised_query(client):
     a = client.get("/v1/prices", params={"option": "rented_gpu_instances", "limit": 10}).headers["etag"]
     b = client.get("/v1/prices", params={"limit": 10, "option": "rented_gpu_instances"}).headers["etag"]

@@ -31,6 +31,10 @@ VARY = "Accept, Accept-Language, X-API-Key"
 NO_STORE = "private, no-store"
 
 
+#: how many ETags answered 200 a worker remembers, to answer a matching ``If-None-Match`` without the handler
+KNOWN_ETAGS = 4096
+
+
 def make_etag(*parts: str) -> str:
     digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
     return f'"{digest}"'
@@ -78,10 +82,16 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     """For the catalog's GETs: add ``ETag``/``Cache-Control``/``Vary`` to a 200, and turn that 200 into a
     304 when the client's ``If-None-Match`` names the ETag.
 
-    The handler always runs first: a 304 is only ever the replacement of a 200, so ``If-None-Match: *``
-    on a GPU that does not exist still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the
-    condition applies to the representation the request would select). Catalog answers are cheap
-    in-memory reads; what a 304 saves is the transfer."""
+    A 304 is only ever the replacement of a 200, so ``If-None-Match: *`` on a GPU that does not exist
+    still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the condition applies to the
+    representation the request would select). The handler runs the first time an ETag is made; the
+    ETags this worker answered 200 are remembered (at most :data:`KNOWN_ETAGS`, forgotten all at once
+    past that), and a request whose ETag is one of them and whose ``If-None-Match`` names it is answered
+    304 without running the handler again: the ETag is made of everything the answer depends on (the
+    knowledge version and plugins, the language, the path, the query and the media type), so the
+    handler would answer that same 200. Authentication and the rate limit run before this, as always."""
+
+    answered: set[str] = set()  # the ETags this worker answered 200 (the docstring)
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP or scope["method"] not in ("GET", "HEAD"):
@@ -94,6 +104,10 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         headers = caching_headers(etag)
+        if etag in answered and not_modified(scope, etag):
+            await send(_not_modified_start(headers))
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         replaced = False
 
         async def send_with_etag(message: Message) -> None:
@@ -103,14 +117,12 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             if message["type"] == "http.response.start" and message["status"] == 200:
+                if len(answered) >= KNOWN_ETAGS:
+                    answered.clear()
+                answered.add(etag)
                 if not_modified(scope, etag):
                     replaced = True
-                    start: Any = {
-                        "type": "http.response.start",
-                        "status": 304,
-                        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-                    }
-                    await send(start)
+                    await send(_not_modified_start(headers))
                     return
                 mutable = MutableScopeHeaders.from_message(message)
                 for k, v in headers.items():
@@ -120,6 +132,14 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
         await app(scope, receive, send_with_etag)
 
     return middleware
+
+
+def _not_modified_start(headers: dict[str, str]) -> Any:
+    return {
+        "type": "http.response.start",
+        "status": 304,
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
 
 
 def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:
