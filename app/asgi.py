@@ -54,7 +54,7 @@ from app.web.caching import plugins_fingerprint
 from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
 from app.web.edge import Edge
-from app.web.logs import configure_logging
+from app.web.logs import configure_logging, flush_logs
 from app.web.negotiation import require_json_body
 from app.web.offload import WorkerPool
 from app.web.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
@@ -144,7 +144,7 @@ def create_app(
     """The service. ``tracer_provider``: spans go there (tests hand in one with an in-memory exporter);
     else to what the ``OTEL_*`` variables configure, or nowhere."""
     settings = settings or Settings.from_env()
-    configure_logging(settings)
+    configure_logging(settings, queued=True)  # lines written off the request path
     host = option_host or create_option_host()
     db = database_config(settings)
     own_provider = None if tracer_provider else tracing.tracer_provider(settings)
@@ -210,6 +210,7 @@ def create_app(
             if own_provider is not None:
                 own_provider.shutdown()  # sends the spans still buffered
             metrics.process_exit(settings.prometheus_multiproc_dir)
+            flush_logs()  # the lines still queued, written before the worker goes
 
     @asynccontextmanager
     async def resources_lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -258,8 +259,6 @@ def create_app(
             "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
             "insights": singleton(InsightService(engine)),
             "capacity": singleton(CapacityService(engine)),
-            "recommendation_writer": singleton(writer),
-            "worker_pool": singleton(worker_pool),
             "knowledge_versions": Provide(provide_knowledge_versions),
             "recommendations": Provide(provide_recommendations),
             "audit_events_repository": Provide(provide_audit_events),
@@ -278,6 +277,10 @@ def create_app(
                 "dependencies": dependencies,
                 "engine": engine,
                 "key_usage": key_usage,
+                # shared by many handlers, read from the state (app.web.offload.worker_pool): not
+                # dependencies, which a handler taking two resolves in a task group of their own
+                "worker_pool": worker_pool,
+                "recommendation_writer": writer,
                 "migration_head": migration_head(),
                 "migration_revisions": migration_revisions(),
                 "plugins_fingerprint": plugins_fingerprint(
@@ -287,7 +290,12 @@ def create_app(
         ),
         request_class=StrictJsonRequest,  # hostile bodies are 400s (app.web.bodies)
         request_max_body_size=settings.max_body_bytes,
-        cors_config=CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS),
+        # no CORS layer at all unless origins are configured (it would only pass every request through)
+        cors_config=(
+            CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS)
+            if settings.cors_origins
+            else None
+        ),
         logging_config=None,  # app.web.logs configures logging, for the service and the CLI alike
         openapi_config=OpenAPIConfig(
             title="compute-advisor",

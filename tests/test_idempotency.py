@@ -234,7 +234,7 @@ def test_a_full_writer_queue_answers_503_with_retry_after(databases: Databases, 
     load_seeds(url)
     settings = Settings(database_url=url, rate_limit=None, writer_queue_limit=1)
     with make_client(url, settings=settings) as client:
-        writer = client.app.dependencies["recommendation_writer"].dependency()  # type: ignore[operator]
+        writer = client.app.state.recommendation_writer
         writer._committing = 1  # a group commit under way fills the queue of one
         answer = client.post("/v1/recommendations", json=SME_PROFILE)
         writer._committing = 0

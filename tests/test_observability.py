@@ -363,8 +363,9 @@ def test_cors_origins_for_a_browser_page(db: str) -> None:
         assert "x-request-id" in r.headers["access-control-expose-headers"].lower()
         other = c.get("/v1/options", headers={"Origin": "https://elsewhere.example.org"})
         assert "access-control-allow-origin" not in other.headers
-    with make_client(db, settings=settings(db)) as c:  # none by default
+    with make_client(db, settings=settings(db)) as c:  # none by default, and no CORS layer installed
         assert "access-control-allow-origin" not in c.get("/v1/options", headers={"Origin": origin}).headers
+        assert c.app.cors_config is None
 
 
 # ---- a new knowledge version announced on PostgreSQL ---------------------------------------------

@@ -12,13 +12,18 @@ command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and 
   path, status, duration, the API key's *name* (never the key), the knowledge version being served,
   the client address and, when tracing is on, the trace id. It replaces uvicorn's access log, which
   is switched off.
+- In the serving worker the lines are formatted and written by a thread of their own
+  (``configure_logging(queued=True)``): a request only queues its record.
 """
 
 from __future__ import annotations
 
+import atexit
+import collections
 import datetime as dt
 import logging
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
 HANDLER_NAME = "compute-advisor"
 REQUEST_LOGGER = "app.request"
 #: a request line's fields that its console message already shows
+#: how often the serving worker's log thread writes what was logged since (``configure_logging(queued=True)``)
+WRITE_INTERVAL_SECONDS = 0.05
 _IN_CONSOLE_MESSAGE = frozenset({"method", "path", "status", "duration_ms"})
 
 log = logging.getLogger(REQUEST_LOGGER)
@@ -110,15 +117,97 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
         pass
 
 
-def configure_logging(settings: Settings, *, default_level: str = "INFO") -> None:
+class _QueuedStderrHandler(_StderrHandler):
+    """The serving worker's handler: a record is queued where it is logged (its request id already on
+    it, its message merged with its arguments) and formatted and written by one thread of its own, which
+    wakes every :data:`WRITE_INTERVAL_SECONDS` and writes every line queued since in one ``write``. A
+    request pays for the record and an append, not for formatting it, the write, or waking a thread.
+    ``flush()`` returns once every line queued before it is written (the app's shutdown and the
+    interpreter's exit call it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: records to write; an Event is set once what came before it is written; None ends the thread
+        self.queued: collections.deque[logging.LogRecord | threading.Event | None] = collections.deque()
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.started = threading.Lock()
+        atexit.register(self.flush)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.args:  # merged now: an argument may change once the caller goes on
+            record.msg, record.args = record.getMessage(), None
+        if self.thread is None:
+            self._start()
+        self.queued.append(record)
+
+    def _start(self) -> None:
+        with self.started:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._write_queued, name="log-writer", daemon=True)
+                self.thread.start()
+
+    def _write_queued(self) -> None:
+        while True:
+            self.wake.wait(WRITE_INTERVAL_SECONDS)
+            self.wake.clear()
+            lines: list[str] = []
+            while self.queued:
+                item = self.queued.popleft()
+                if item is None:
+                    self._write(lines)
+                    return
+                if isinstance(item, threading.Event):
+                    self._write(lines)
+                    lines = []
+                    item.set()
+                    continue
+                try:
+                    lines.append(self.format(item) + self.terminator)
+                except Exception:  # logging's own rule: a bad record never stops the others
+                    self.handleError(item)
+            self._write(lines)
+
+    def _write(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        try:
+            stream = self.stream
+            stream.write("".join(lines))
+            stream.flush()
+        except Exception:  # a closed or full stream loses these lines, never the worker
+            pass
+
+    def flush(self) -> None:
+        if self.thread is None or not self.thread.is_alive():
+            super().flush()
+            return
+        written = threading.Event()
+        self.queued.append(written)
+        self.wake.set()
+        written.wait(timeout=5)
+
+    def close(self) -> None:
+        """Write what is queued and end the thread (the handler replaced, or the interpreter exiting)."""
+        self.flush()
+        atexit.unregister(self.flush)
+        if self.thread is not None:
+            self.queued.append(None)
+            self.wake.set()
+        super().close()
+
+
+def configure_logging(settings: Settings, *, default_level: str = "INFO", queued: bool = False) -> None:
     """Install the one handler on the root logger (replacing an earlier one of ours, leaving others),
     in ``settings.log_format``, at ``settings.log_level`` (else ``default_level``); route uvicorn's
-    loggers through it and switch its access log off."""
+    loggers through it and switch its access log off. ``queued`` (the serving worker): lines are
+    formatted and written by a thread of their own, off the request's path."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if handler.get_name() == HANDLER_NAME:
             root.removeHandler(handler)
-    handler = _StderrHandler()
+            handler.close()
+    handler = _QueuedStderrHandler() if queued else _StderrHandler()
     handler.set_name(HANDLER_NAME)
     handler.setFormatter(JsonFormatter() if settings.log_format == "json" else ConsoleFormatter())
     handler.addFilter(RequestContextFilter())
@@ -129,6 +218,13 @@ def configure_logging(settings: Settings, *, default_level: str = "INFO") -> Non
         uvicorn_logger.handlers.clear()
         uvicorn_logger.propagate = True
     logging.getLogger("uvicorn.access").disabled = True  # the request line below replaces it
+
+
+def flush_logs() -> None:
+    """Every line logged so far written (the queued handler's thread waited for)."""
+    for handler in logging.getLogger().handlers:
+        if handler.get_name() == HANDLER_NAME:
+            handler.flush()
 
 
 def log_request(scope: HTTPScope, status: int | None, seconds: float, knowledge_version: str | None) -> None:

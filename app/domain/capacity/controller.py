@@ -16,7 +16,7 @@ from app.domain.shared import costs
 from app.i18n import language
 from app.web.bodies import CAPACITY_BODY_BYTES
 from app.web.negotiation import CSV, JSON, negotiate
-from app.web.offload import WorkerPool
+from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
 from app.web.spreadsheets import XLSX, attachment
 
@@ -40,17 +40,16 @@ class CapacityController(Controller):
         self,
         request: Request[Any, Any, Any],
         capacity: NamedDependency[CapacityService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[CapacityPlanCreate, Body()],
     ) -> Response[CapacityPlanRead]:
         media = negotiate(request, [JSON, charts.SVG, CSV, XLSX])
         lang = language(request.scope)
         headers = {"Vary": "Accept, Accept-Language"}
         if media == JSON:
-            answer = await worker_pool.answer(capacity.plan, data, lang)
+            answer = await worker_pool(request).answer(capacity.plan, data, lang)
             answer.headers.update(headers)
             return answer  # type: ignore[return-value]
-        doc = await worker_pool.run(capacity.plan, data, lang)
+        doc = await worker_pool(request).run(capacity.plan, data, lang)
         if media == charts.SVG:
             svg = charts.capacity_svg(doc, lang)
             return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
@@ -58,5 +57,5 @@ class CapacityController(Controller):
             headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "csv")
             return Response(sheets.plan_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "xlsx")
-        book = await worker_pool.run(sheets.plan_workbook, doc, lang)
+        book = await worker_pool(request).run(sheets.plan_workbook, doc, lang)
         return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]

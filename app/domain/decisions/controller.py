@@ -27,7 +27,7 @@ from app.web.auth import principal_of
 from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.caching import answer_etag, caching_headers, not_modified
 from app.web.negotiation import CSV, JSON, negotiate
-from app.web.offload import WorkerPool
+from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 from app.web.spreadsheets import XLSX, attachment
 
@@ -53,12 +53,11 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
         media = negotiate(request, [JSON, CSV, XLSX])
         if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
-            await worker_pool.run(decisions.compare, data, language(request.scope))
+            await worker_pool(request).run(decisions.compare, data, language(request.scope))
         etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
         headers = caching_headers(etag) if etag else {}
         lang = language(request.scope)
@@ -102,9 +101,7 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
-        recommendation_writer: NamedDependency[RecommendationWriter],
         db_session: NamedDependency[AsyncSession],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[RecommendationCreate, Body()],
         # deprecated, outside the documented contract (README, Deprecations): POST /v1/evaluations answers it
         store: Annotated[bool, Parameter(include_in_schema=False)] = True,
@@ -124,16 +121,17 @@ class DecisionController(Controller):
         if idempotency_key is not None:
             check_idempotency_key(idempotency_key)  # a malformed header is refused whether or not it is used
         if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
-            await worker_pool.run(decisions.evaluate, data, insights=True, lang=language(request.scope))
+            await worker_pool(request).run(decisions.evaluate, data, insights=True, lang=language(request.scope))
         if not store:
             evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             evaluated = Response(evaluation, status_code=HTTP_200_OK, headers=STORE_FALSE_DEPRECATION)
             return cast("Response[s.RecommendationRead]", evaluated)
+        writer: RecommendationWriter = request.app.state.recommendation_writer  # app state, as the worker pool
         answer = await storing.recommend(
             decisions,
             data,
             api_key_id=principal_of(request).id,
-            writer=recommendation_writer,
+            writer=writer,
             session=db_session,
             idempotency_key=idempotency_key,
             lang=language(request.scope),
@@ -179,17 +177,16 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[s.EvaluationCreate, Body()],
     ) -> Response[s.EvaluationsRead]:
         media = negotiate(request, [JSON, XLSX])
         lang = language(request.scope)
         if media == XLSX:  # a workbook is written off the loop whatever the batch's size
-            doc, book = await worker_pool.run(_evaluations_workbook, decisions, data, lang)
+            doc, book = await worker_pool(request).run(_evaluations_workbook, decisions, data, lang)
             headers = attachment("evaluations", doc.knowledge_version, decisions.engine.today(), "xlsx")
             return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]
         if decisions.is_heavy(data):
-            return await worker_pool.answer(decisions.evaluate_many, data, lang)  # type: ignore[return-value]
+            return await worker_pool(request).answer(decisions.evaluate_many, data, lang)  # type: ignore[return-value]
         return Response(decisions.evaluate_many(data, lang))
 
 

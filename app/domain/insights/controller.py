@@ -23,7 +23,7 @@ from app.domain.shared.schemas import ProfileCreate
 from app.i18n import Lang, language
 from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.negotiation import JSON, negotiate
-from app.web.offload import WorkerPool
+from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
 
 
@@ -51,10 +51,9 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[BreakEvenRead]:
-        return await worker_pool.answer(insights.break_even, data, language(request.scope))  # type: ignore[return-value]
+        return await worker_pool(request).answer(insights.break_even, data, language(request.scope))  # type: ignore[return-value]
 
     @post(
         "/sensitivity",
@@ -70,14 +69,13 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[SensitivityRead]:
         media, lang, headers = _chart_headers(request)
         if media == charts.SVG:
-            svg = await worker_pool.run(_tornado, insights, data, lang)
+            svg = await worker_pool(request).run(_tornado, insights, data, lang)
             return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        answer = await worker_pool.answer(insights.sensitivity, data, lang)
+        answer = await worker_pool(request).answer(insights.sensitivity, data, lang)
         for name, value in headers.items():
             answer.headers[name] = value
         return answer  # type: ignore[return-value]
@@ -96,14 +94,13 @@ class InsightsController(Controller):
         self,
         request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[CostCurvesRead]:
         media, lang, headers = _chart_headers(request)
         if media == charts.SVG:
-            svg = await worker_pool.run(_cost_curve, insights, data, lang)
+            svg = await worker_pool(request).run(_cost_curve, insights, data, lang)
             return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        answer = await worker_pool.answer(insights.cost_curves, data, lang)
+        answer = await worker_pool(request).answer(insights.cost_curves, data, lang)
         for name, value in headers.items():
             answer.headers[name] = value
         return answer  # type: ignore[return-value]
@@ -119,11 +116,11 @@ class InsightsController(Controller):
     )
     async def uncertainty(
         self,
+        request: Request[Any, Any, Any],
         insights: NamedDependency[InsightService],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[UncertaintyCreate, Body()],
     ) -> Response[UncertaintyRead]:
-        return await worker_pool.answer(insights.uncertainty, data)  # type: ignore[return-value]
+        return await worker_pool(request).answer(insights.uncertainty, data)  # type: ignore[return-value]
 
 
 def _tornado(insights: InsightService, data: ProfileCreate, lang: Lang) -> str:

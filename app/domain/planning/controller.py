@@ -14,7 +14,7 @@ from app.domain.shared import costs
 from app.domain.shared.engine import Engine
 from app.i18n import language
 from app.web.bodies import SINGLE_BODY_BYTES
-from app.web.offload import WorkerPool
+from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
 
 
@@ -35,7 +35,6 @@ class PlanningController(Controller):
         self,
         request: Request[Any, Any, Any],
         engine: NamedDependency[Engine],
-        worker_pool: NamedDependency[WorkerPool],
         data: Annotated[TrainingPlanCreate, Body()],
     ) -> Response[TrainingPlanRead]:
-        return await worker_pool.answer(plan, engine, data, language(request.scope))  # type: ignore[return-value]
+        return await worker_pool(request).answer(plan, engine, data, language(request.scope))  # type: ignore[return-value]
