@@ -402,3 +402,24 @@ def test_postgresql_announces_a_new_version_to_every_worker_at_once(databases: D
 def test_sqlite_has_no_announcements_and_polls(db: str) -> None:
     with make_client(db, settings=settings(db)) as c:
         assert c.app.state.knowledge_store.listening is False
+
+
+def test_request_ids_made_here_are_32_hex_digits_and_never_repeat(client) -> None:
+    ids = [client.get("/health/live").headers["x-request-id"] for _ in range(50)]
+    assert len(set(ids)) == 50 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+def test_a_forked_worker_draws_its_own_request_id_prefix() -> None:
+    import os
+
+    from app.web.request_id import _IDS
+
+    parent = _IDS.new()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first id, to the parent
+        os.write(write, _IDS.new().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    assert len(child) == 32 and child[:16] != parent[:16]

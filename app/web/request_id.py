@@ -3,7 +3,8 @@ and named in every problem and log line about the request."""
 
 from __future__ import annotations
 
-import uuid
+import itertools
+import os
 from contextvars import ContextVar
 
 from litestar.types import Scope
@@ -11,6 +12,26 @@ from litestar.types import Scope
 REQUEST_ID_HEADER = "x-request-id"
 #: the id of the request being served in this task, for log lines (``app.web.logs``)
 CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+class _Ids:
+    """New ids: 32 hex digits, a random half drawn once per process (again in a forked child) and a
+    counter. Unique across workers and restarts as uuid4 would be, without a ``getrandom`` system call
+    per request (about 30 µs on the service's virtual machines)."""
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self.prefix = os.urandom(8).hex()
+        self.counter = itertools.count()
+
+    def new(self) -> str:
+        return f"{self.prefix}{next(self.counter) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+_IDS = _Ids()
 
 
 def request_id(scope: Scope) -> str:
@@ -21,6 +42,6 @@ def request_id(scope: Scope) -> str:
         return rid
     given = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"), "")
     # visible ASCII only: the id is echoed in a header and written in logs, where other bytes do not belong
-    rid = given if 0 < len(given) <= 128 and given.isascii() and given.isprintable() else uuid.uuid4().hex
+    rid = given if 0 < len(given) <= 128 and given.isascii() and given.isprintable() else _IDS.new()
     state["request_id"] = rid
     return rid
