@@ -81,15 +81,18 @@ def quoted(text: str) -> str:
     return json.dumps(cut, ensure_ascii=True) + ("…" if len(text) > QUOTE_CHARS else "")
 
 
+def _named(key: str | None) -> str:
+    return f" {quoted(key)}" if key is not None else ""
+
+
 def _check_value(value: Any, key: str | None = None) -> None:
     """A string or an array within an object (or an array): the scanner has no hook of its own for them."""
-    named = f" {quoted(key)}" if key is not None else ""
     if isinstance(value, str):
         if len(value) > MAX_STRING:
-            raise BodyRefused(f"the string{named} has {len(value)} characters, more than {MAX_STRING}", key)
+            raise BodyRefused(f"the string{_named(key)} has {len(value)} characters, more than {MAX_STRING}", key)
     elif isinstance(value, list):
         if len(value) > MAX_ARRAY:
-            raise BodyRefused(f"the array{named} has {len(value)} items, more than {MAX_ARRAY}", key)
+            raise BodyRefused(f"the array{_named(key)} has {len(value)} items, more than {MAX_ARRAY}", key)
         for item in value:
             if isinstance(item, str | list):  # objects were checked when the scanner closed them
                 _check_value(item, key)

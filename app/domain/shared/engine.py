@@ -145,11 +145,11 @@ class Engine:
             raise UnknownReference(
                 msg("problem.detail.unknown_gpu_model", text, gpu_model=gpu_model), field="gpu_model"
             )
-        unknown = ", ".join(sorted(set(providers or ()) - set(kb.providers)))
+        unknown = ", ".join(sorted(set(providers) - set(kb.providers))) if providers else ""
         if unknown:
             text = f"unknown provider(s) {unknown} (see /v1/providers and /v1/offers)"
             raise UnknownReference(msg("problem.detail.unknown_providers", text, providers=unknown), field="providers")
-        unknown = ", ".join(sorted(set(regions or ()) - set(kb.regions) - {ANY}))
+        unknown = ", ".join(sorted(set(regions) - set(kb.regions) - {ANY})) if regions else ""
         if unknown:
             text = f"unknown region(s) {unknown} (see /v1/regions)"
             raise UnknownReference(msg("problem.detail.unknown_regions", text, regions=unknown), field="regions")
@@ -160,8 +160,7 @@ class Engine:
                 msg("problem.detail.unknown_buyer_country", text, buyer_country=buyer_country, known=known),
                 field="buyer_country",
             )
-        plans = self.rental_plans()
-        if rental_plan is not None and rental_plan not in plans:
+        if rental_plan is not None and rental_plan not in (plans := self.rental_plans()):
             known = ", ".join(plans)
             text = f"no option rents on plan '{rental_plan}'; the options' plans are {known} (see /v1/options)"
             raise UnknownReference(
