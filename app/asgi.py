@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar, Request
+from litestar import Litestar, Request, Response
 from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
@@ -50,7 +50,7 @@ from app.settings import Settings
 from app.web import metrics, tracing
 from app.web.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.web.bodies import StrictJsonRequest
-from app.web.caching import plugins_fingerprint
+from app.web.caching import KnownEtags, known_not_modified, plugins_fingerprint
 from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
 from app.web.edge import Edge
@@ -224,11 +224,12 @@ def create_app(
 
     request_metrics = metrics.request_metrics()
 
-    async def before_request(request: Request[Any, Any, Any]) -> None:
+    async def before_request(request: Request[Any, Any, Any]) -> Response[None] | None:
         request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
         if limiter is not None:
             await limiter.charge_request(request)  # the request's cost, against its key
+        return known_not_modified(request.scope)  # a catalog read's 304 without its handler, or None
 
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
     if provider is not None:
@@ -281,6 +282,7 @@ def create_app(
                 # dependencies, which a handler taking two resolves in a task group of their own
                 "worker_pool": worker_pool,
                 "recommendation_writer": writer,
+                "known_etags": KnownEtags(),  # catalog reads answered 200 (app.web.caching)
                 "migration_head": migration_head(),
                 "migration_revisions": migration_revisions(),
                 "plugins_fingerprint": plugins_fingerprint(

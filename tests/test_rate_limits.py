@@ -103,6 +103,21 @@ def test_the_limit_answers_429_problem_with_retry_after_per_key(db, keys):
         assert "ratelimit-limit" not in c.get("/health/live").headers
 
 
+def test_a_304_of_a_known_catalog_etag_is_charged_and_counted_like_any_read(db, keys):
+    first, _ = keys
+    with make_client(db, api_key=first, settings=limited(db)) as c:
+        etag = c.get("/v1/gpus").headers["etag"]  # answered 200: its ETag is now known
+        again = c.get("/v1/gpus", headers={"If-None-Match": etag})
+        assert again.status_code == 304 and again.headers["ratelimit-remaining"] == "1"
+        assert c.get("/v1/gpus", headers={"If-None-Match": etag}).headers["ratelimit-remaining"] == "0"
+        assert_429(c.get("/v1/gpus", headers={"If-None-Match": etag}))
+    with make_client(db, api_key=first) as unlimited:  # the gauge is the process's
+        scraped = unlimited.get("/metrics").text
+    gauge = [x for x in scraped.splitlines() if x.startswith("compute_advisor_requests_in_progress{")]
+    line = next(x for x in gauge if '"/v1/gpus"' in x)
+    assert line.endswith(" 0.0"), gauge  # raised for each 304 and lowered again
+
+
 def test_without_a_key_the_client_address_is_limited(db, keys):
     with make_client(db, api_key=keys[0], settings=limited(db)) as c:
         # the key's first request counts against the address too (not yet verified), then it is known

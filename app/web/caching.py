@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from litestar import Response
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
@@ -78,20 +79,39 @@ def not_modified(scope: Scope, etag: str | None) -> bool:
     return etag is not None and matches(_header(scope, b"if-none-match"), etag)
 
 
+class KnownEtags:
+    """The catalog ETags this worker answered 200 (the last :data:`KNOWN_ETAGS`, forgotten all at once
+    past that), kept in the app's state as ``known_etags``."""
+
+    def __init__(self, limit: int = KNOWN_ETAGS) -> None:
+        self.limit = limit
+        self._etags: set[str] = set()
+
+    def __contains__(self, etag: str) -> bool:
+        return etag in self._etags
+
+    def add(self, etag: str) -> None:
+        if len(self._etags) >= self.limit:
+            self._etags.clear()
+        self._etags.add(etag)
+
+
+#: the scope state's key for the ETag the conditional middleware made for the request
+_ETAG_STATE = "conditional_etag"
+
+
 def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     """For the catalog's GETs: add ``ETag``/``Cache-Control``/``Vary`` to a 200, and turn that 200 into a
     304 when the client's ``If-None-Match`` names the ETag.
 
     A 304 is only ever the replacement of a 200, so ``If-None-Match: *`` on a GPU that does not exist
     still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the condition applies to the
-    representation the request would select). The handler runs the first time an ETag is made; the
-    ETags this worker answered 200 are remembered (at most :data:`KNOWN_ETAGS`, forgotten all at once
-    past that), and a request whose ETag is one of them and whose ``If-None-Match`` names it is answered
-    304 without running the handler again: the ETag is made of everything the answer depends on (the
-    knowledge version and plugins, the language, the path, the query and the media type), so the
-    handler would answer that same 200. Authentication and the rate limit run before this, as always."""
-
-    answered: set[str] = set()  # the ETags this worker answered 200 (the docstring)
+    representation the request would select). The handler runs the first time an ETag is made, and the
+    ETags answered 200 are remembered (:class:`KnownEtags`): a later request naming one of them is
+    answered 304 by :func:`known_not_modified`, from the app's ``before_request`` — after authentication,
+    the rate limit's charge and the request metrics, before the handler. The ETag is made of everything
+    the answer depends on (the knowledge version and plugins, the language, the path, the query and the
+    media type), so the handler would answer that same 200."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP or scope["method"] not in ("GET", "HEAD"):
@@ -103,11 +123,9 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
         if etag is None:
             await app(scope, receive, send)
             return
+        scope.setdefault("state", {})[_ETAG_STATE] = etag
+        known: KnownEtags | None = scope["app"].state.get("known_etags")
         headers = caching_headers(etag)
-        if etag in answered and not_modified(scope, etag):
-            await send(_not_modified_start(headers))
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
         replaced = False
 
         async def send_with_etag(message: Message) -> None:
@@ -117,9 +135,8 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             if message["type"] == "http.response.start" and message["status"] == 200:
-                if len(answered) >= KNOWN_ETAGS:
-                    answered.clear()
-                answered.add(etag)
+                if known is not None:
+                    known.add(etag)
                 if not_modified(scope, etag):
                     replaced = True
                     await send(_not_modified_start(headers))
@@ -132,6 +149,16 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
         await app(scope, receive, send_with_etag)
 
     return middleware
+
+
+def known_not_modified(scope: Scope) -> Response[None] | None:
+    """A 304 for a catalog read whose ETag this worker already answered 200 and whose ``If-None-Match``
+    names it (the app's ``before_request`` answers it instead of the handler); else None."""
+    etag = (scope.get("state") or {}).get(_ETAG_STATE)
+    known: KnownEtags | None = scope["app"].state.get("known_etags")
+    if etag is None or known is None or etag not in known or not not_modified(scope, etag):
+        return None
+    return Response(None, status_code=304, headers=caching_headers(etag))
 
 
 def _not_modified_start(headers: dict[str, str]) -> Any:
