@@ -70,6 +70,13 @@ class MemoryCounters:
         self._used.clear()
 
 
+_CHARGE = """
+redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local used = redis.call('INCRBY', KEYS[1], ARGV[1])
+return {used, redis.call('TTL', KEYS[1])}
+"""
+
+
 class RedisCounters:
     """Counters in Redis, one key per identity (``<namespace>:<identity>``) expiring with its window.
 
@@ -94,6 +101,9 @@ class RedisCounters:
             driver_info=DriverInfo(),
         )
         self._namespace = namespace
+        #: one charge, atomic on the server: the window's key made with its expiry if new, the units
+        #: added, the seconds left — one command a request (EVALSHA; the script loaded once per server)
+        self._charge = self._redis.register_script(_CHARGE)
         #: the whole call's deadline: a connection and one round trip
         self.deadline = connect_timeout + timeout
         self._pending: set[asyncio.Future[Any]] = set()
@@ -121,11 +131,7 @@ class RedisCounters:
             task.exception()  # retrieved: a late failure is no news (the caller already fell back)
 
     async def _add(self, key: str, units: int, window_seconds: int) -> tuple[int, int]:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(key, 0, ex=window_seconds, nx=True)
-            pipe.incrby(key, units)
-            pipe.ttl(key)
-            _, used, ttl = await pipe.execute()
+        used, ttl = await self._charge(keys=[key], args=[units, window_seconds])
         return int(used), max(1, int(ttl))
 
     async def add(self, identity: str, units: int, window_seconds: int) -> tuple[int, int]:
