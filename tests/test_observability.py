@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import io
 import json
 import logging
 import shutil
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -423,3 +425,68 @@ def test_a_forked_worker_draws_its_own_request_id_prefix() -> None:
     os.waitpid(pid, 0)
     child = os.read(read, 64).decode()
     assert len(child) == 32 and child[:16] != parent[:16]
+
+
+def _queued_logging(monkeypatch: pytest.MonkeyPatch, stream: Any) -> logging.Logger:
+    from app.web import logs
+
+    monkeypatch.setattr(sys, "stderr", stream)
+    logs.configure_logging(Settings(database_url="sqlite:///unused.db", log_format="json"), queued=True)
+    return logging.getLogger("app.queued-test")
+
+
+def test_queued_lines_are_written_in_order_by_the_thread_and_flushed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.web import logs
+    from app.web.request_id import CURRENT_REQUEST_ID
+
+    stream = io.StringIO()
+    log = _queued_logging(monkeypatch, stream)
+    token = CURRENT_REQUEST_ID.set("queued-rid")
+    try:
+        for i in range(5):
+            log.warning("line %d of %s", i, "five")
+    finally:
+        CURRENT_REQUEST_ID.reset(token)
+        logs.flush_logs()
+    lines = _json_lines(stream.getvalue())
+    logs.configure_logging(Settings(database_url="sqlite:///unused.db"))  # the plain handler back
+    assert [x["message"] for x in lines] == [f"line {i} of five" for i in range(5)]
+    assert {x["request_id"] for x in lines} == {"queued-rid"}  # read where the line was logged
+
+
+def test_lines_past_the_queue_limit_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.web import logs
+
+    monkeypatch.setattr(logs, "WRITE_INTERVAL_SECONDS", 60.0)  # the thread writes on flush only
+    monkeypatch.setattr(logs, "MAX_QUEUED", 3)
+    stream = io.StringIO()
+    log = _queued_logging(monkeypatch, stream)
+    for i in range(10):
+        log.warning("line %d", i)
+    logs.flush_logs()
+    text = stream.getvalue()
+    logs.configure_logging(Settings(database_url="sqlite:///unused.db"))
+    assert [x["message"] for x in _json_lines(text)] == ["line 0", "line 1", "line 2"]
+    assert text.rstrip().endswith("7 log lines dropped: the log stream did not take them")
+
+
+def test_a_forked_worker_writes_its_queued_lines_with_a_thread_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from app.web import logs
+
+    log = _queued_logging(monkeypatch, io.StringIO())
+    log.warning("the parent's thread is started")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its line through its own thread, into the pipe
+        sys.stderr = os.fdopen(write, "w")
+        log.warning("from the child")
+        logs.flush_logs()
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as child:
+        written = child.read()
+    logs.configure_logging(Settings(database_url="sqlite:///unused.db"))
+    assert [x["message"] for x in _json_lines(written)] == ["from the child"]

@@ -22,8 +22,10 @@ import atexit
 import collections
 import datetime as dt
 import logging
+import os
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
@@ -38,9 +40,12 @@ if TYPE_CHECKING:
 HANDLER_NAME = "compute-advisor"
 REQUEST_LOGGER = "app.request"
 #: a request line's fields that its console message already shows
+_IN_CONSOLE_MESSAGE = frozenset({"method", "path", "status", "duration_ms"})
 #: how often the serving worker's log thread writes what was logged since (``configure_logging(queued=True)``)
 WRITE_INTERVAL_SECONDS = 0.05
-_IN_CONSOLE_MESSAGE = frozenset({"method", "path", "status", "duration_ms"})
+#: the most lines waiting for that thread: past it (a stream that does not take them), new lines are
+#: counted and dropped, and the count is written once the stream takes lines again
+MAX_QUEUED = 100_000
 
 log = logging.getLogger(REQUEST_LOGGER)
 _JSON = msgspec.json.Encoder(enc_hook=str)  # anything it cannot encode as itself, as its str()
@@ -132,14 +137,28 @@ class _QueuedStderrHandler(_StderrHandler):
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.started = threading.Lock()
+        self.dropped = 0
         atexit.register(self.flush)
+        _QUEUED_HANDLERS.add(self)
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.args:  # merged now: an argument may change once the caller goes on
             record.msg, record.args = record.getMessage(), None
         if self.thread is None:
             self._start()
+        if len(self.queued) >= MAX_QUEUED:
+            self.dropped += 1
+            return
         self.queued.append(record)
+
+    def _forked(self) -> None:
+        """In a forked child the parent's thread is gone: the next line starts one of the child's own;
+        the lines queued before the fork are the parent's to write, not written twice."""
+        self.queued = collections.deque()
+        self.wake = threading.Event()
+        self.thread = None
+        self.started = threading.Lock()
+        self.dropped = 0
 
     def _start(self) -> None:
         with self.started:
@@ -166,6 +185,9 @@ class _QueuedStderrHandler(_StderrHandler):
                     lines.append(self.format(item) + self.terminator)
                 except Exception:  # logging's own rule: a bad record never stops the others
                     self.handleError(item)
+            if self.dropped:
+                dropped, self.dropped = self.dropped, 0
+                lines.append(f"{dropped} log lines dropped: the log stream did not take them{self.terminator}")
             self._write(lines)
 
     def _write(self, lines: list[str]) -> None:
@@ -195,6 +217,17 @@ class _QueuedStderrHandler(_StderrHandler):
             self.queued.append(None)
             self.wake.set()
         super().close()
+
+
+_QUEUED_HANDLERS: weakref.WeakSet[_QueuedStderrHandler] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for handler in _QUEUED_HANDLERS:
+        handler._forked()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def configure_logging(settings: Settings, *, default_level: str = "INFO", queued: bool = False) -> None:
