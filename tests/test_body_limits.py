@@ -106,6 +106,34 @@ def test_huge_key_in_a_batch_is_400(client: TestClient[Litestar]) -> None:
     problem(client.post(EVALUATE, content=raw, headers=JSON_TYPE), 400, f"longer than {MAX_STRING}")
 
 
+def test_a_large_body_is_read_off_the_event_loop_with_the_same_answers(
+    client: TestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from app.web import bodies
+
+    readers: list[int] = []
+
+    def recorded(body: bytes) -> Any:
+        readers.append(threading.get_ident())
+        return strict_json(body)
+
+    monkeypatch.setattr(bodies, "strict_json", recorded)
+    small = client.post(EVALUATE, json={"profiles": [BASE]})
+    assert small.status_code == 200, small.text
+    many = {"profiles": [{**BASE, "gpus": 1 + i} for i in range(2_000)], "detail": "scores"}
+    raw = json.dumps(many).encode()
+    assert len(raw) > bodies.OFF_LOOP_BYTES
+    large = client.post(EVALUATE, content=raw, headers=JSON_TYPE)
+    assert large.status_code == 200 and len(large.json()["results"]) == 2_000
+    loop, *others = readers
+    assert others and loop not in others  # the small one on the loop, the large one in a thread
+    # a refusal found in the thread is the same problem
+    refused = raw[:-1] + b', "detail": "scores"}'  # a key twice
+    problem(client.post(EVALUATE, content=refused, headers=JSON_TYPE), 400, "appears twice")
+
+
 def test_ten_thousand_invalid_profiles_answer_a_bounded_problem(client: TestClient[Litestar]) -> None:
     """Each profile wrong in two fields: the problem lists the first MAX_ERRORS and counts the rest."""
     raw = json.dumps({"profiles": [{**BASE, "gpus": "8", "utilization": "x" * 200}] * 10_000}).encode()
