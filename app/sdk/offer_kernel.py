@@ -24,7 +24,7 @@ from app.sdk.model import GENERAL, ZERO
 from app.sdk.pricing import annuity, whole_terms
 from app.sdk.quotes import Line
 from app.sdk.ranges import Range
-from app.sdk.types import Assessment, Efficiency, LineItem, Profile, Stability, Usability
+from app.sdk.types import Efficiency, Profile, Stability, Usability
 
 
 class OfferKernel(Kernel):
@@ -353,26 +353,8 @@ class OfferKernel(Kernel):
 
     # ---- words, for what is answered ----------------------------------------------------------------
 
-    def assessment_of(
-        self,
-        profile: Profile,
-        quote: Quote,
-        *,
-        breakdown: Sequence[LineItem],
-        notes: tuple[str, ...],
-        efficiency_refs: tuple[SourceRef, ...],
-        stability_refs: tuple[SourceRef, ...],
-        usability_refs: tuple[SourceRef, ...],
-    ) -> Assessment:
-        """The materialised assessment of ``quote``: the option's own breakdown lines and notes, and the
-        shared parts' sources, extras lines and violation sentences (``app.sdk.answers``)."""
-        return answers.assessment(
-            self,
-            profile,
-            quote,
-            breakdown=breakdown,
-            notes=notes,
-            efficiency_refs=efficiency_refs,
-            stability_refs=stability_refs,
-            usability_refs=usability_refs,
-        )
+    #: the materialised assessment of a quote: the option's own breakdown lines and notes, and the shared
+    #: parts' sources, extras lines and violation sentences (``app.sdk.answers.assessment``, this kernel
+    #: its first argument): ``self.assessment_of(profile, quote, breakdown=…, notes=…, efficiency_refs=…,
+    #: stability_refs=…, usability_refs=…)``
+    assessment_of = answers.assessment
