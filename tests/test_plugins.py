@@ -5,6 +5,7 @@ installed as a package joins the API without any change to app/."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import importlib
 import importlib.metadata
 import logging
@@ -188,6 +189,54 @@ def test_declared_profile_fields_are_the_hosts() -> None:
     host = create_option_host(extra_plugins=[Declares("alpha", _field(choices=("a", "b"), default="a"))])
     assert host.profile_fields == {"queue": _field(choices=("a", "b"), default="a")}
     assert create_option_host().profile_fields == {}  # the built-ins read no field of their own
+
+
+def test_a_batchs_profiles_are_each_made_as_one_alone() -> None:
+    """``Engine.profiles`` works out what profiles share once (references, the options' fields, today);
+    each profile is still what ``Engine.profile`` makes of it alone, and the first refusal in order is
+    raised. ``True == 1`` in Python: a field declared an integer takes 1 and refuses true, whatever came first."""
+    from seed_snapshot import knowledge_from_seeds
+
+    from app.domain.shared.engine import Engine
+    from app.domain.shared.schemas import ProfileFields
+    from app.sdk.errors import InconsistentProfile, UnknownReference
+
+    fields = (_field(name="nodes", kind="integer", default=2), _field(name="urgent", kind="boolean", default=False))
+    host = create_option_host(extra_plugins=[Declares("declaring", *fields)])
+    kb = knowledge_from_seeds()
+    engine = Engine(host, lambda: kb, today=lambda: dt.date(2026, 3, 1))
+    base = {"gpus": 16, "utilization": 0.5, "horizon_years": 2}
+    bodies = [
+        {**base, "option_fields": {"nodes": 1}},
+        {**base, "option_fields": {"urgent": True}},
+        {**base, "option_fields": {"nodes": 1, "urgent": True}},
+        {**base, "providers": ["aws", "alibaba_cloud", "aws"], "as_of": "2025-06-01"},
+        {**base, "providers": ["alibaba_cloud", "aws"], "currency": "USD"},
+        {**base, "largest_job_gpus": 8},
+        base,
+    ]
+    reqs = [ProfileFields.model_validate(b) for b in bodies]
+    made = engine.profiles(reqs, kb)
+    assert made == [engine.profile(r, kb) for r in reqs]
+    assert [p.option_fields for p in made[:3]] == [
+        (("nodes", 1), ("urgent", False)),
+        (("nodes", 2), ("urgent", True)),
+        (("nodes", 1), ("urgent", True)),
+    ]
+    assert made[3].providers == made[4].providers == ("alibaba_cloud", "aws") and made[3].as_of == dt.date(2025, 6, 1)
+    assert made[6].as_of == dt.date(2026, 3, 1)
+
+    refused = ProfileFields.model_validate({**base, "option_fields": {"nodes": True}})
+    with pytest.raises(InconsistentProfile) as one:
+        engine.profile(refused, kb)
+    with pytest.raises(InconsistentProfile) as many:
+        engine.profiles([*reqs, refused], kb)  # reqs[0] gave nodes 1 first: true is refused all the same
+    assert one.value.field == many.value.field == "option_fields.nodes"
+    later = [ProfileFields.model_validate({**base, "gpus": 4, "largest_job_gpus": 8}), *reqs]
+    first = ProfileFields.model_validate({**base, "gpu_model": "no-such-gpu"})
+    with pytest.raises(UnknownReference) as bad:
+        engine.profiles([*reqs, first, *later], kb)
+    assert bad.value.field == "gpu_model"
 
 
 def test_distinct_extra_plugins_load_side_by_side() -> None:

@@ -55,6 +55,7 @@ class RequestModel(BaseModel):
             ints = _INT_FIELDS[cls] = frozenset(
                 name for name, f in cls.model_fields.items() if f.annotation in (int, int | None)
             )
-        if not any(type(data.get(k)) is float for k in ints):  # the common body: nothing to turn, no copy
-            return data
-        return {k: _integral(v) if k in ints else v for k, v in data.items()}
+        for k in ints:  # a loop, not any() over a generator: this runs once per object of a 10,000-profile batch
+            if type(data.get(k)) is float:
+                return {k: _integral(v) if k in ints else v for k, v in data.items()}
+        return data  # the common body: nothing to turn, no copy

@@ -236,7 +236,7 @@ class DecisionService:
             with self.engine.tracer.start_as_current_span(
                 "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
             ):
-                profiles = [self.engine.profile(p, kb) for p in req.profiles]
+                profiles = self.engine.profiles(req.profiles, kb)
                 weights = [self.engine.weights(p, kb) for p in req.profiles]
                 results = _scored_results(
                     batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.choose)
