@@ -23,6 +23,7 @@ from app.web.bodies import (
     MAX_ARRAY,
     MAX_KEYS,
     MAX_STRING,
+    OFF_LOOP_BYTES,
     SINGLE_BODY_BYTES,
     BodyRefused,
     strict_json,
@@ -132,6 +133,53 @@ def test_a_large_body_is_read_off_the_event_loop_with_the_same_answers(
     # a refusal found in the thread is the same problem
     refused = raw[:-1] + b', "detail": "scores"}'  # a key twice
     problem(client.post(EVALUATE, content=refused, headers=JSON_TYPE), 400, "appears twice")
+
+
+def test_a_large_body_is_validated_in_its_reading_thread_once(
+    client: TestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The route's model validates a large body in the thread that read it; the handler takes that model
+    (no second validation on the loop). A body the model refuses is refused on the loop with the same
+    problem as a small one."""
+    import threading
+
+    from pydantic import BaseModel
+
+    from app.domain.decisions.schemas import EvaluationCreate
+
+    validated: list[tuple[int, bool]] = []  # (thread, given a dict: a validation, not an instance passed on)
+    validate = EvaluationCreate.model_validate.__func__  # type: ignore[attr-defined]
+
+    def recorded(cls: type[BaseModel], value: Any, **kwargs: Any) -> Any:
+        validated.append((threading.get_ident(), isinstance(value, dict)))
+        return validate(cls, value, **kwargs)
+
+    monkeypatch.setattr(EvaluationCreate, "model_validate", classmethod(recorded))
+    from app.web import bodies
+
+    loop: list[int] = []
+    model_of = bodies.request_model
+
+    def on_the_loop(handler: Any) -> Any:
+        loop.append(threading.get_ident())
+        return model_of(handler)
+
+    monkeypatch.setattr(bodies, "request_model", on_the_loop)
+    many = {"profiles": [{**BASE, "gpus": 1 + i} for i in range(2_000)]}
+    raw = json.dumps(many).encode()
+    assert len(raw) > OFF_LOOP_BYTES
+    large = client.post(EVALUATE, content=raw, headers=JSON_TYPE)
+    assert large.status_code == 200 and len(large.json()["results"]) == 2_000
+    # one validation, of the JSON value, in the reading thread; the handler was given that model
+    assert validated == [(validated[0][0], True)] and loop and validated[0][0] not in loop
+
+    validated.clear()
+    wrong = {"profiles": [*many["profiles"][:-1], {**BASE, "gpus": 0}]}
+    big = problem(client.post(EVALUATE, content=json.dumps(wrong).encode(), headers=JSON_TYPE), 400, "")
+    small = problem(client.post(EVALUATE, json={"profiles": [{**BASE, "gpus": 0}]}), 400, "")
+    assert [e["field"] for e in big["errors"]] == ["profiles.1999.gpus"]
+    assert [e["message"] for e in big["errors"]] == [e["message"] for e in small["errors"]]
+    assert big["detail"] == small["detail"].replace("profiles.0.", "profiles.1999.")
 
 
 def test_ten_thousand_invalid_profiles_answer_a_bounded_problem(client: TestClient[Litestar]) -> None:

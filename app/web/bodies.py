@@ -21,7 +21,12 @@ module's decoder refuses each of them with a ``detail`` that says which:
   string 50 characters, its longest array the 10,000 profiles of a batch).
 
 A body over :data:`OFF_LOOP_BYTES` is read in a thread (``asyncio.to_thread``), so that the event loop
-goes on serving other requests meanwhile; the reader and its answers are the same.
+goes on serving other requests meanwhile; the reader and its answers are the same. When its route takes
+a request model (a batch's ``EvaluationCreate``, a capacity plan's), the same thread validates it too
+(pydantic, strict, as ``PydanticPlugin(validate_strict=True)`` does): ``json()`` then gives the model, and
+Litestar's signature step takes an instance of the handler's type as it is. A body the model refuses is
+handed on as its JSON value, and the signature step refuses it on the loop with the problem it always
+gives. Cost functions read the JSON value (``json_value()``) whatever the route takes.
 
 Before this reader, each route bounds its body's size (:data:`BODY_LIMITS`, 413 problem): a body over
 its route's limit is refused from its ``Content-Length`` (or as soon as the bytes streamed pass it)
@@ -43,6 +48,7 @@ from litestar import Request
 from litestar.exceptions import ClientException, ValidationException
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.types import Empty
+from pydantic import BaseModel, ValidationError
 
 #: the most keys one object may have
 MAX_KEYS = 64
@@ -175,6 +181,14 @@ class StrictJsonRequest(Request[Any, Any, Any]):
             ) from None
 
     async def json(self) -> Any:
+        """The body as the route's ``data`` takes it: its JSON value, or, for a body over
+        :data:`OFF_LOOP_BYTES` whose route takes a request model, the model validated in the reading thread."""
+        value = await self.json_value()
+        validated = self.scope.get("state", {}).get(_VALIDATED)
+        return value if validated is None else validated
+
+    async def json_value(self) -> Any:
+        """The body's JSON value (400 problem when the strict reader refuses it)."""
         if self._json is Empty:
             cached = self._connection_state.json
             if cached is not Empty:
@@ -183,7 +197,10 @@ class StrictJsonRequest(Request[Any, Any, Any]):
                 body = await self.body()
                 try:
                     if len(body) > OFF_LOOP_BYTES:  # a batch's: read in a thread, the loop serves on
-                        decoded = await asyncio.to_thread(strict_json, body)
+                        model = request_model(self.route_handler)
+                        decoded, validated = await asyncio.to_thread(_read_and_validate, body, model)
+                        if validated is not None:
+                            self.scope.setdefault("state", {})[_VALIDATED] = validated
                     else:
                         decoded = strict_json(body or b"null")
                 except BodyRefused as exc:
@@ -194,3 +211,32 @@ class StrictJsonRequest(Request[Any, Any, Any]):
                     raise ClientException(detail=detail) from None
                 self._json = self._connection_state.json = decoded
         return self._json
+
+
+#: the scope state's key of a body validated in the reading thread
+_VALIDATED = "compute_advisor.validated_body"
+#: per route handler, the request model its ``data`` is (None: none)
+_MODELS: dict[str, type[BaseModel] | None] = {}
+
+
+def request_model(handler: Any) -> type[BaseModel] | None:
+    """The pydantic model a route handler's ``data`` parameter is, if it is one."""
+    key = handler.handler_id
+    if key not in _MODELS:
+        field = handler.parsed_fn_signature.parameters.get("data")
+        annotation = None if field is None else field.annotation
+        is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+        _MODELS[key] = annotation if is_model else None
+    return _MODELS[key]
+
+
+def _read_and_validate(body: bytes, model: type[BaseModel] | None) -> tuple[Any, BaseModel | None]:
+    """In a thread: the body's JSON value, and the model of it when ``model`` takes it (else None: the
+    signature step validates the value again on the loop, and refuses it with its own problem)."""
+    value = strict_json(body)
+    if model is None:
+        return value, None
+    try:
+        return value, model.model_validate(value, strict=True)
+    except ValidationError:
+        return value, None

@@ -39,6 +39,7 @@ from litestar.exceptions import ClientException, HTTPException, TooManyRequestsE
 
 from app.settings import TrustedProxies
 from app.web import metrics
+from app.web.bodies import StrictJsonRequest
 from app.web.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
 from app.web.dependencies import Circuit, Dependencies
 from app.web.public import PUBLIC_PATHS
@@ -218,7 +219,8 @@ class RateLimiter:
 async def _body_or_none(request: Request[Any, Any, Any]) -> Any:
     if request.method not in ("POST", "PUT", "PATCH") or not await request.body():
         return None
-    return await request.json()  # app.web.bodies: a hostile body is a 400 here already
+    assert isinstance(request, StrictJsonRequest), "the app's request_class reads bodies (app.web.bodies)"
+    return await request.json_value()  # a hostile body is a 400 here already; a cost reads the JSON value
 
 
 def _refused_size(request: Request[Any, Any, Any]) -> int:
