@@ -159,6 +159,8 @@ def create_app(
         gauges.state(store.version, store.last_read_at, store.degraded)
         dependencies.mark("database", not store.degraded, "the knowledge poll cannot read the database")
 
+    heap.tune(settings.gc_young_threshold)
+
     def knowledge_loaded(_version: str, trigger: str) -> None:
         gauges.loaded(trigger)
         if settings.gc_freeze:

@@ -114,6 +114,9 @@ class Settings:
     knowledge_refresh_seconds: float = 2.0
     #: freeze the objects alive after each snapshot load out of the cyclic collector's walks (app.kb.heap)
     gc_freeze: bool = True
+    #: allocations of container objects between two collections of the cyclic collector's youngest
+    #: generation (Python's default: 700; app.kb.heap.tune)
+    gc_young_threshold: int = 10_000
     #: largest request body accepted, in bytes
     max_body_bytes: int = 4_194_304
     #: seconds a verified API key is trusted in-process before the database is asked again
@@ -215,6 +218,7 @@ class Settings:
             seeds_path=Path(env.get("SEEDS_PATH") or DEFAULT_SEEDS_PATH),
             knowledge_refresh_seconds=float(env.get("KNOWLEDGE_REFRESH_SECONDS") or 2.0),
             gc_freeze=(env.get("GC_FREEZE") or "on").strip().lower() not in {"off", "0", "false", "no"},
+            gc_young_threshold=_count(env, "GC_YOUNG_THRESHOLD", 10_000, minimum=100),
             max_body_bytes=int(env.get("MAX_BODY_BYTES") or 4_194_304),
             api_key_cache_seconds=float(env.get("API_KEY_CACHE_SECONDS") or 1.0),
             debug=(env.get("DEBUG") or "").lower() in {"1", "true", "yes"},

@@ -47,3 +47,18 @@ def test_the_served_app_freezes_its_snapshot(seeded_db: str) -> None:
 def test_gc_freeze_is_a_setting() -> None:
     assert Settings.from_env({}).gc_freeze is True
     assert Settings.from_env({"GC_FREEZE": "off"}).gc_freeze is False
+
+
+def test_the_young_generations_threshold_is_a_setting(seeded_db: str) -> None:
+    assert Settings.from_env({}).gc_young_threshold == 10_000
+    assert Settings.from_env({"GC_YOUNG_THRESHOLD": "700"}).gc_young_threshold == 700
+    with pytest.raises(ValueError, match="GC_YOUNG_THRESHOLD must be a whole number >= 100"):
+        Settings.from_env({"GC_YOUNG_THRESHOLD": "0"})
+    before = gc.get_threshold()
+    try:
+        settings = Settings(database_url=seeded_db, rate_limit=None, gc_freeze=False, gc_young_threshold=4_321)
+        with make_client(seeded_db, settings=settings) as client:
+            assert client.get("/health/live").status_code == 200
+            assert gc.get_threshold() == (4_321, *before[1:])
+    finally:
+        gc.set_threshold(*before)

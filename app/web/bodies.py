@@ -78,6 +78,8 @@ BODY_LIMITS = {
 OFF_LOOP_BYTES = SINGLE_BODY_BYTES
 #: at most this many characters of a client's value are quoted back in a problem
 QUOTE_CHARS = 40
+#: the scope state's key of a large body's model, validated in the thread that read it
+_VALIDATED = "compute_advisor.validated_body"
 
 
 class BodyRefused(ValueError):
@@ -213,21 +215,11 @@ class StrictJsonRequest(Request[Any, Any, Any]):
         return self._json
 
 
-#: the scope state's key of a body validated in the reading thread
-_VALIDATED = "compute_advisor.validated_body"
-#: per route handler, the request model its ``data`` is (None: none)
-_MODELS: dict[str, type[BaseModel] | None] = {}
-
-
 def request_model(handler: Any) -> type[BaseModel] | None:
     """The pydantic model a route handler's ``data`` parameter is, if it is one."""
-    key = handler.handler_id
-    if key not in _MODELS:
-        field = handler.parsed_fn_signature.parameters.get("data")
-        annotation = None if field is None else field.annotation
-        is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
-        _MODELS[key] = annotation if is_model else None
-    return _MODELS[key]
+    field = handler.parsed_fn_signature.parameters.get("data")
+    annotation = None if field is None else field.annotation
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
 def _read_and_validate(body: bytes, model: type[BaseModel] | None) -> tuple[Any, BaseModel | None]:

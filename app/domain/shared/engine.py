@@ -185,8 +185,8 @@ class Engine:
         """The core's profile of each request (a batch's profiles), each checked as one alone is, in order:
         the first refusal is raised. What profiles share is worked out once per distinct value — the
         checks of their references with their sorted provider and region sets, the options' fields, today's
-        date — since a batch of 10,000 profiles usually names a handful (``make bench``: 6.5 → 2.9 µs a
-        profile)."""
+        date — since a batch of 10,000 profiles usually names a handful of them (10,000 profiles in
+        process: 65 → 52 ms, most of the rest making the frozen ``Profile``s)."""
         today: dt.date | None = None
         references: dict[tuple[Any, ...], tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {}
         declared: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
