@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from app.engine import rules as rule_engine
@@ -72,13 +73,15 @@ def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> l
     return outcomes
 
 
-def default_weights(knowledge: Knowledge) -> dict[str, float]:
-    """The knowledge base's ``weight_<dimension>`` assumptions (read once per snapshot; a copy each time)."""
-    found: dict[str, float] | None = knowledge.derived.get(("default_weights",))
+def default_weights(knowledge: Knowledge) -> Mapping[str, float]:
+    """The knowledge base's ``weight_<dimension>`` assumptions: read once per snapshot, and the same
+    read-only mapping every time (a batch's profiles without weights of their own share it, and are
+    grouped by it once rather than once each)."""
+    found: Mapping[str, float] | None = knowledge.derived.get(("default_weights",))
     if found is None:
-        found = {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
-        knowledge.derived[("default_weights",)] = found
-    return dict(found)
+        read = {d: knowledge.assumption("*", f"weight_{d}").value.expected for d in DIMENSIONS}
+        found = knowledge.derived[("default_weights",)] = MappingProxyType(read)
+    return found
 
 
 def effective_cost(assessment: Assessment) -> Any:

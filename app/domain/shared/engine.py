@@ -280,7 +280,7 @@ class Engine:
         return outcomes
 
     @staticmethod
-    def weights(req: ProfileCreate, kb: Knowledge) -> dict[str, float]:
+    def weights(req: ProfileCreate, kb: Knowledge) -> Mapping[str, float]:
         """The request's weights, else the knowledge base's defaults (not yet normalised)."""
         return req.weights.model_dump() if req.weights else decision.default_weights(kb)
 
