@@ -22,8 +22,9 @@ one-profile evaluations and stored recommendations (the default answer: with its
 confidence) run with one repeated body (answered from the worker's memo: reported, not judged) and with
 ``DISTINCT`` bodies (every one computed: judged). Then ``/health/live`` is probed every 10 ms on one
 connection while ``HEAVY_CONNECTIONS`` connections send heavy requests (100,000 uncertainty draws,
-break-even, sensitivity, 2,000 distinct profiles), a ``BATCH``-profile evaluation is timed over HTTP while
-the worker's resident memory is sampled every 5 ms, and ``bench/model.py`` (the model's work in process)
+break-even, sensitivity, 2,000 distinct profiles), a ``BATCH``-profile evaluation is timed over HTTP
+``BATCH_RUNS`` times (each with profiles of its own; judged on the median time and the highest peak)
+while the worker's resident memory is sampled every 5 ms, and ``bench/model.py`` (the model's work in process)
 runs after the servers are stopped. Last, one PASS/MISS line per target of the issue, for each limits-on
 service. The exit status is 0 with MISS lines (a report); 1 only when the run is broken (an answer
 other than the endpoint's, a transport error, a 429, a limits-on service answering without rate-limit
@@ -31,8 +32,8 @@ headers, bench/model.py failing). Every process it starts is stopped on exit, er
 (``lib.run_main``); everything it writes goes to a temp dir.
 
 Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32), ``BATCH``
-(profiles in the batch, 10000), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if found), ``DISTINCT``
-(distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER`` (``uvicorn``, the
+(profiles in the batch, 10000), ``BATCH_RUNS`` (3), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if
+found), ``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER`` (``uvicorn``, the
 default, or ``granian``: every app is served by it), ``LIMITS`` (which services, default
 ``memory,redis,off``), ``HEAVY_CONNECTIONS`` (4), ``BENCH_RATE_LIMIT``, ``BENCH_REDIS_URL``.
 
@@ -51,6 +52,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,8 @@ DURATION = float(os.environ.get("DURATION") or 8)
 WARMUP = float(os.environ.get("WARMUP") or 2)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 32)
 BATCH = int(os.environ.get("BATCH") or 10_000)
+#: how many times the batch is timed: one request's wall time moved 0.26–0.36 s between runs on one machine
+BATCH_RUNS = int(os.environ.get("BATCH_RUNS") or 3)
 DISTINCT = int(os.environ.get("DISTINCT") or 4000)
 HEAVY_CONNECTIONS = int(os.environ.get("HEAVY_CONNECTIONS") or 4)
 #: the bench key's budget with limits on: the documented setting, far above what the bench can spend
@@ -259,9 +263,10 @@ def distinct_bodies(n: int, shape: Callable[[dict[str, Any]], dict[str, Any]]) -
     return bodies
 
 
-def batch_body(n: int) -> bytes:
-    """n profiles, utilization and gpus varied deterministically; the scores of each (``detail: "scores"``)."""
-    return lib.dumps({"profiles": [varied(i) for i in range(n)], "detail": "scores"})
+def batch_body(n: int, run: int = 0) -> bytes:
+    """n profiles, utilization and gpus varied deterministically (from the ``run``-th n on); the scores of
+    each (``detail: "scores"``)."""
+    return lib.dumps({"profiles": [varied(run * n + i) for i in range(n)], "detail": "scores"})
 
 
 def as_evaluation(p: dict[str, Any]) -> dict[str, Any]:
@@ -569,8 +574,8 @@ class Probe:
     rss_before_mb: float = 0.0
 
 
-def time_batch(app: App, n: int) -> Probe:
-    body = batch_body(n)
+def time_batch(app: App, n: int, run: int = 0) -> Probe:
+    body = batch_body(n, run)
     before = peak = lib.rss_mb(app.pid).get("VmRSS", 0.0)
     running = threading.Event()
     running.set()
@@ -602,9 +607,12 @@ def time_batch(app: App, n: int) -> Probe:
 
 
 def measure_batch(app: App) -> list[Probe]:
-    """A batch of BATCH profiles; if refused, the largest accepted batch, to within 1 % of BATCH."""
-    print(f"… {app.label}: batch of {BATCH} profiles", file=sys.stderr, flush=True)
+    """A batch of BATCH profiles, BATCH_RUNS times; if refused, the largest accepted batch, to within 1 % of
+    BATCH."""
+    print(f"… {app.label}: batch of {BATCH} profiles, {BATCH_RUNS} times", file=sys.stderr, flush=True)
     probes = [time_batch(app, BATCH)]
+    if probes[0].status == 200:
+        probes += [time_batch(app, BATCH, run) for run in range(1, BATCH_RUNS)]
     if probes[0].status != 200:
         lo, hi = 0, BATCH
         while hi - lo > max(1, BATCH // 100):
@@ -706,6 +714,11 @@ def print_liveness(live: dict[str, Liveness]) -> None:
         )
 
 
+def full_batches(probes: list[Probe]) -> list[Probe]:
+    """The runs of the whole batch that were answered."""
+    return [p for p in probes if p.status == 200 and p.profiles == BATCH]
+
+
 def print_batches(batches: dict[str, list[Probe]]) -> None:
     print(
         "| app | batch POST /v1/evaluations | body | status | wall time s | worker RSS before MB "
@@ -768,7 +781,10 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
                 return None
             first = batches[mode][0]
             if first.status == 200:
-                return f"{first.seconds:.2f} s", first.seconds < TARGET_BATCH_S
+                times = sorted(p.seconds for p in full_batches(batches[mode]))
+                median = statistics.median(times)
+                runs = ", ".join(f"{t:.2f}" for t in times)
+                return f"{median:.2f} s (median of {runs})", median < TARGET_BATCH_S
             ok = [p for p in batches[mode] if p.status == 200]
             largest = max(ok, key=lambda p: p.profiles, default=None)
             tail = f"; largest accepted {largest.profiles:,} in {largest.seconds:.2f} s" if largest else ""
@@ -778,7 +794,8 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
             if mode not in batches:
                 return None
             first = batches[mode][0]
-            return f"{first.rss_mb:.0f} MB", first.rss_mb < TARGET_RSS_MB and first.status == 200
+            peak = max(p.rss_mb for p in batches[mode])
+            return f"{peak:.0f} MB (highest of {len(batches[mode])})", peak < TARGET_RSS_MB and first.status == 200
 
         lines.append((f"batch of {BATCH:,} profiles, detail scores, over HTTP < {TARGET_BATCH_S:g} s", batch_cell))
         lines.append((f"worker RSS during the batch < {TARGET_RSS_MB:g} MB", rss_cell))
