@@ -24,6 +24,7 @@ import pytest
 from conftest import Server, create_key, make_client
 
 from app import i18n
+from app.host.manager import create_option_host
 from app.settings import PROJECT_ROOT
 
 ATTRIBUTE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
@@ -273,6 +274,11 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
     sync_playwright, executable = _browser()  # type: ignore[misc]
     server, key = explorer_server
     other = "zh" if lang == "en" else "en"
+
+    # the options' names are their plugins' words, which join a process's catalogs when its option host is
+    # made: the served explorer is another process, so this one makes its own (else the test passed only
+    # where an earlier test of the same pytest worker had made an app)
+    create_option_host()
 
     def tr(code: str, language: str = lang, **params: Any) -> str:
         return i18n.translate(code, language, **params)
