@@ -215,6 +215,51 @@ def test_requests_that_find_the_cache_expired_together_share_one_lookup() -> Non
     assert answers == [alice] * 29 + [None, None]
 
 
+def test_a_key_in_steady_use_is_looked_up_again_before_its_cache_entry_expires() -> None:
+    """Past half the cache time a request gets the cached principal at once and the key is looked up in
+    the background; the entry is renewed from when that lookup started, so no request waits for it, and
+    a revocation it finds is the answer of the next request."""
+    alice = Principal(1, "alice", "ca_abcde", frozenset({"catalog:read"}))
+    result: list[object] = [alice]
+    lookups: list[float] = []
+    clock = [1000.0]
+    release = asyncio.Event()
+
+    async def lookup(key: str) -> Principal | None:
+        lookups.append(clock[0])
+        await release.wait()
+        return result[0]  # type: ignore[return-value]
+
+    async def settled() -> None:  # the loop runs what the lookups scheduled
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    async def steady() -> None:
+        v = KeyVerifier(lookup, 1.0, clock=lambda: clock[0])
+        release.set()
+        assert await v.verify("ca_alice") is alice  # the first use waits for its lookup
+        release.clear()
+        clock[0] += 0.4
+        assert await v.verify("ca_alice") is alice and lookups == [1000.0]  # young: no lookup
+        clock[0] += 0.2  # 0.6 s old: answered from the cache at once, looked up behind it
+        assert await asyncio.wait_for(v.verify("ca_alice"), 0.1) is alice
+        assert await asyncio.wait_for(v.verify("ca_alice"), 0.1) is alice  # one lookup under way, not two
+        assert lookups == [1000.0, 1000.6]
+        release.set()
+        await settled()
+        clock[0] += 0.8  # 1.4 s after the first lookup, 0.8 s after the renewing one: still cached
+        release.clear()
+        assert await asyncio.wait_for(v.verify("ca_alice"), 0.1) is alice
+        await settled()  # the lookup behind it starts
+        assert lookups == [1000.0, 1000.6, 1001.4]  # and renewed again behind it
+        result[0] = None  # revoked: the lookup under way finds it
+        release.set()
+        await settled()
+        assert await v.verify("ca_alice") is None  # the next request asks the database and is refused
+
+    asyncio.run(steady())
+
+
 def test_recommendations_are_visible_to_their_creator_and_admin_only(seeded_db: str) -> None:
     _, writer = create_key(seeded_db, ["recommendations:write"], name="writer")
     _, other = create_key(seeded_db, ["recommendations:write"], name="other")
