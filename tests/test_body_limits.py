@@ -146,6 +146,7 @@ def test_a_large_body_is_validated_in_its_reading_thread_once(
     from pydantic import BaseModel
 
     from app.domain.decisions.schemas import EvaluationCreate
+    from app.web import bodies
 
     validated: list[tuple[int, bool]] = []  # (thread, given a dict: a validation, not an instance passed on)
     validate = EvaluationCreate.model_validate.__func__  # type: ignore[attr-defined]
@@ -155,8 +156,6 @@ def test_a_large_body_is_validated_in_its_reading_thread_once(
         return validate(cls, value, **kwargs)
 
     monkeypatch.setattr(EvaluationCreate, "model_validate", classmethod(recorded))
-    from app.web import bodies
-
     loop: list[int] = []
     model_of = bodies.request_model
 
