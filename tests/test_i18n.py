@@ -115,6 +115,16 @@ def test_translate_fills_parameters() -> None:
         ("zh;q=0, en", "en"),
         ("*", "en"),
         ("zh;q=abc", "en"),
+        # a quality value that is not RFC 9110's (0-1, at most three decimals): the header is ignored
+        ("zh;q=1e400", "en"),
+        ("en;q=0.5, zh;q=1e400", "en"),
+        ("zh;q=inf", "en"),
+        ("zh;q=nan", "en"),
+        ("zh;q=1.5", "en"),
+        ("zh;q=0.1234", "en"),
+        ("zh;q=-1", "en"),
+        ("zh;q=1.000", "zh"),
+        ("en;q=0.001, zh;q=0.002", "zh"),
     ],
 )
 def test_negotiate_language(header: str | None, lang: str) -> None:

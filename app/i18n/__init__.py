@@ -10,6 +10,7 @@ the plugins' included, exists in every language with the same placeholders.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -87,11 +88,16 @@ def translate(code: str, lang: Lang = DEFAULT_LANG, /, **params: Any) -> str:
     return template.format(**params) if params else template
 
 
+#: an RFC 9110 quality value (§12.4.2): 0 to 1, at most three decimals — ``Accept`` and ``Accept-Language`` alike
+QVALUE = re.compile(r"^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$")
+
+
 def negotiate_language(accept_language: str | None) -> Lang:
     """The best of :data:`LANGUAGES` for an ``Accept-Language`` header (RFC 9110 §12.5.4); English by default.
 
     ``zh``, ``zh-CN``, ``zh-Hans``… choose Chinese; quality values order the ranges; ``*`` and
-    unknown languages fall back to English.
+    unknown languages fall back to English. A header with a quality value that is not RFC 9110's
+    (``q=1e400``, ``q=inf``, ``q=1.5``, ``q=abc``) is malformed and ignored as a whole: English.
     """
     if not accept_language:
         return DEFAULT_LANG
@@ -102,10 +108,9 @@ def negotiate_language(accept_language: str | None) -> Lang:
         for param in rest.split(";"):
             name, _, value = param.strip().partition("=")
             if name.strip().lower() == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
+                if not QVALUE.match(value.strip()):
+                    return DEFAULT_LANG
+                q = float(value)
         if tag and q > 0:
             ranked.append((-q, position, tag.strip().lower()))
     for _, _, tag in sorted(ranked):

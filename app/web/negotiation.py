@@ -10,6 +10,7 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException
 
+from app.i18n import QVALUE
 from app.sdk.text import msg
 from app.web.bodies import quoted
 from app.web.spreadsheets import csv_bytes
@@ -20,8 +21,6 @@ JSON = "application/json"
 CSV = "text/csv"
 
 
-#: an RFC 9110 quality value: 0 to 1, at most three decimals
-_QVALUE = re.compile(r"^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$")
 #: a media range's type or subtype (RFC 9110 token)
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
@@ -56,7 +55,7 @@ def parse_accept(header: str) -> list[AcceptRange]:
             name, _, value = param.partition("=")
             if name.strip().lower() == "q":
                 value = value.strip()
-                if not _QVALUE.match(value):
+                if not QVALUE.match(value):
                     raise _bad_accept(f"the quality value {quoted(value)} is not a number from 0 to 1")
                 q = float(value)
         ranges.append(AcceptRange(maintype, subtype, q))
