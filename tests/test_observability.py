@@ -411,6 +411,16 @@ def test_request_ids_made_here_are_32_hex_digits_and_never_repeat(client) -> Non
     assert len(set(ids)) == 50 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
 
 
+def test_request_ids_do_not_reveal_how_many_requests_were_served(client) -> None:
+    """Ids made one after another share nothing that counts: neither half steps by the requests served
+    between them (a counter in the id would tell anyone who sees two ids the worker's request volume)."""
+    ids = [client.get("/health/live").headers["x-request-id"] for _ in range(50)]
+    tails = [int(i[16:], 16) for i in ids]
+    steps = [b - a for a, b in zip(tails, tails[1:], strict=False)]
+    assert sum(1 for s in steps if 0 < s <= 4) <= 1
+    assert len({i[16:] for i in ids}) == 50
+
+
 def test_a_forked_worker_draws_its_own_request_id_prefix() -> None:
     import os
 

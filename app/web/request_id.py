@@ -3,6 +3,7 @@ and named in every problem and log line about the request."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from contextvars import ContextVar
@@ -16,8 +17,10 @@ CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=No
 
 class _Ids:
     """New ids: 32 hex digits, a random half drawn once per process (again in a forked child) and a
-    counter. Unique across workers and restarts as uuid4 would be, without a ``getrandom`` system call
-    per request (about 30 µs on the service's virtual machines)."""
+    counter hashed with a key of the process's own (BLAKE2b, 8 bytes), so the ids are opaque: two of
+    them say nothing of how many requests were served in between. Unique across workers and restarts
+    as uuid4 would be, without a ``getrandom`` system call per request (about 30 µs on the service's
+    virtual machines; the keyed hash costs under 1 µs)."""
 
     def __init__(self) -> None:
         self.reseed()
@@ -25,10 +28,12 @@ class _Ids:
 
     def reseed(self) -> None:
         self.prefix = os.urandom(8).hex()
+        self._key = os.urandom(16)
         self.counter = itertools.count()
 
     def new(self) -> str:
-        return f"{self.prefix}{next(self.counter) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+        count = next(self.counter).to_bytes(16, "little")
+        return self.prefix + hashlib.blake2b(count, digest_size=8, key=self._key).hexdigest()
 
 
 _IDS = _Ids()
