@@ -44,7 +44,7 @@ from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.openapi import docs_ui
-from app.openapi.document import complete_openapi, document_option_fields
+from app.openapi.document import answered_media, complete_openapi, document_option_fields
 from app.openapi.generators import document_for_generators
 from app.settings import Settings
 from app.web import metrics, tracing
@@ -55,7 +55,7 @@ from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
 from app.web.edge import Edge
 from app.web.logs import configure_logging, flush_logs
-from app.web.negotiation import require_json_body
+from app.web.negotiation import JSON, negotiate, require_json_body
 from app.web.offload import WorkerPool
 from app.web.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
 from app.web.public import PUBLIC_PATHS
@@ -226,11 +226,19 @@ def create_app(
 
     request_metrics = metrics.request_metrics()
 
+    def require_acceptable(request: Request[Any, Any, Any]) -> None:
+        """An API operation that answers only JSON refuses an ``Accept`` without it (406; a malformed one:
+        400) before any work, once charged; those that answer more negotiate in their handler (``answered_media``)."""
+        path, handler = request.scope["path"], request.route_handler
+        if "accept" in request.headers and path.startswith("/v1/") and answered_media(handler.operation_id) is None:  # type: ignore[arg-type]
+            negotiate(request, [JSON])
+
     async def before_request(request: Request[Any, Any, Any]) -> Response[None] | None:
         request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
         if limiter is not None:
             await limiter.charge_request(request)  # the request's cost, against its key
+        require_acceptable(request)
         return known_not_modified(request.scope)  # a catalog read's 304 without its handler, or None
 
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]

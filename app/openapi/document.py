@@ -52,7 +52,20 @@ ALTERNATIVE_MEDIA = {
         "image/svg+xml": "A tornado chart 640 px wide of the recommended option's cost per useful GPU-hour; "
         "words in the language of Accept-Language (en, zh)."
     },
+    "computeCapacityPlan": {
+        "image/svg+xml": "A chart 640 px wide of the GPUs per month of the recommended portfolio, stacked by "
+        "segment, demand dashed; words in the language of Accept-Language (en, zh).",
+        "text/csv": "One row per portfolio, segment and phase: the GPUs the segment holds in the phase (UTF-8 with "
+        "a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets portfolios, segments and request; headings in the request's language.",
+    },
 }
+
+
+def answered_media(operation_id: str | None) -> tuple[str, ...] | None:
+    """The media types an operation negotiates with ``Accept`` beyond JSON, or ``None`` for a JSON-only one."""
+    more = ALTERNATIVE_MEDIA.get(operation_id or "")
+    return ("application/json", *more) if more else None
 
 
 def _header(kind: OpenAPIType, description: str) -> OpenAPIHeader:

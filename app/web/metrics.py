@@ -283,10 +283,12 @@ def metrics_controller(multiproc_dir: Path | None, before_scrape: Callable[[], N
         )
         def get(self) -> Response[bytes]:
             before_scrape()
+            # the exposition format's type as prometheus-client names it, charset included: given as the
+            # header itself, since Litestar adds "; charset=utf-8" to a text/ media type (twice, here)
             return Response(
                 generate_latest(registry(multiproc_dir)),
                 media_type=CONTENT_TYPE_LATEST,
-                headers={"Cache-Control": "no-store"},
+                headers={"Cache-Control": "no-store", "Content-Type": CONTENT_TYPE_LATEST},
             )
 
     return MetricsController
