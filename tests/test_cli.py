@@ -66,9 +66,11 @@ def test_seeds_check_validates_without_a_database(monkeypatch: pytest.MonkeyPatc
 
     assert code == 0
     counts = {s: len(r) for s, r in SEED_SET.records.items()}
-    assert out.strip() == (
-        "valid: " + ", ".join(f"{n} {section}" for section, n in counts.items()) + f"; content hash {HASH12}"
-    )
+    read, checked, valid = out.strip().splitlines()
+    listed = ", ".join(f"{n} {section}" for section, n in counts.items())
+    assert read == f"checked {SEEDS}: {len(list(SEEDS.glob('*.yaml')))} files, {TOTAL} records ({listed})"
+    assert checked.startswith("checked: every field of every record; ")
+    assert valid == f"valid; content hash {HASH12}; the database was not read"
     assert not (tmp_path / "never-created.db").exists()
 
 

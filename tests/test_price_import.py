@@ -17,6 +17,7 @@ from conftest import SEEDS, Databases, make_client, shipped_seeds
 
 from app.cli import main
 from app.kb import price_import as pi
+from app.kb import price_refresh
 from app.kb.seeds import PriceSeed
 
 SAMPLE = Path(__file__).parent / "data" / "skypilot-aws-sample.csv"
@@ -221,13 +222,13 @@ def test_rows_still_open_when_a_new_row_starts_are_listed_to_be_closed() -> None
     imported = pi.from_skypilot(SAMPLE.read_text(encoding="utf-8"), SHEET).prices
     existing = [p for p in SEED_SET.records["prices"] if isinstance(p, PriceSeed)]
 
-    pairs = pi.superseded(imported, existing)
+    pairs = price_refresh.superseded(imported, existing)
 
     assert len(pairs) == 20
     for old, new in pairs:
         assert [getattr(old, k) for k in pi.PERIOD_KEY] == [getattr(new, k) for k in pi.PERIOD_KEY]
         assert old.valid_from < new.valid_from and old.valid_to is None
-    assert pi.superseded(imported, imported) == []
+    assert price_refresh.superseded(imported, imported) == []
 
 
 # ---- the generic CSV format -------------------------------------------------------------------------

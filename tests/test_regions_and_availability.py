@@ -121,7 +121,7 @@ def test_a_region_chain_that_does_not_end_at_global_is_refused(tmp_path: Path) -
         seeds.read_seeds(path)
     message = str(caught.value)
     assert "does not end at global" in message and "field 'parent'" in message, message
-    assert re.search(rf"{REGIONS}: regions \S+ \(line \d+\)", message), message
+    assert re.search(rf"{REGIONS}: regions \S+: field .parent.: .* \(line \d+\)$", message), message
 
 
 @pytest.mark.parametrize(

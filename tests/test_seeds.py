@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import re
 import shutil
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
+from app.cli import main
 from app.kb import models as m
 from app.kb import seeds
 from app.kb.seeds.loader import Change
@@ -256,6 +261,7 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
     assert "rented_gpu_instances/cloud/instance_hour/article_8gpu/*/on_demand/CN/CNY/2025-01-01" in message
     assert "field 'high'" in message
     assert "append-only" in message
+    assert "(line " in message and "100 in the database, 120 in the file" in message
     assert dump(empty_db) == before
 
     # dropping a loaded price from the files is refused too: close it with valid_to instead
@@ -322,7 +328,7 @@ def test_the_same_price_item_twice_is_refused(tmp_path: Path) -> None:
     doc["prices"].append(find(doc["prices"], item="instance_hour", provider="cloud"))
     write_yaml(path / ARTICLE, doc)
 
-    with pytest.raises(seeds.SeedError, match="duplicates a record"):
+    with pytest.raises(seeds.SeedError, match="duplicates the record"):
         seeds.read_seeds(path)
 
 
@@ -415,3 +421,168 @@ def test_a_planned_change_shows_values_as_the_seed_files_spell_them() -> None:
     assert change.describe() == (
         "~ prices rented_gpu_instances/aws (valid_to: None → 2027-01-01; expected: 1.50 → 1.25; notes: 'a' → 'b')"
     )
+
+
+# --- what a person reads when a seed is refused (through the command line) ------------------------------
+
+#: a valid price row of an offer the shipped seeds do not have; each fault below changes one field
+GOOD_ROW: dict[str, Any] = {
+    "option": "rented_gpu_instances",
+    "provider": "aws",
+    "item": "instance_hour",
+    "subject": "test.good",
+    "gpu_model": "h100_sxm",
+    "plan": "on_demand",
+    "unit": "per_server_hour",
+    "gpus_per_unit": 8,
+    "low": 10,
+    "high": 10,
+    "currency": "USD",
+    "region": "us-east-1",
+    "valid_from": dt.date(2026, 1, 1),
+    "residency": "public_multi_tenant",
+    "interconnect": "efa",
+    "source": "test",
+    "source_quality": "verified",
+}
+#: subject → (field changed, value) — the value as the file spells it; dates that are no day unquoted
+RECORD_FAULTS: dict[str, tuple[str, Any]] = {
+    "test.date": ("valid_from", "2026-13-05"),
+    "test.day": ("retrieved_on", "2026-02-30"),
+    "test.currency": ("currency", "GBP"),
+    "test.interconnect": ("interconnect", "nvlink"),
+    "test.plan": ("plan", "On-Demand"),
+    "test.unknown-field": ("colour", "red"),
+    "test.missing-field": ("source", None),
+}
+#: what a regular expression looks like in a message
+REGEX = re.compile(r"\^|\$'|\[a-z|\{\d|\\d")
+
+
+def _record_line(text: str, needle: str) -> int:
+    """The line (1-based) of the record of ``text`` holding ``needle``."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if needle in line)
+    while not lines[at].startswith("- "):
+        at -= 1
+    return at + 1
+
+
+def _faulty_rows() -> str:
+    rows = [GOOD_ROW]
+    for subject, (name, value) in RECORD_FAULTS.items():
+        row = {**GOOD_ROW, "subject": subject, name: value}
+        rows.append({k: v for k, v in row.items() if v is not None})
+    rows.append(dict(GOOD_ROW))  # the same row twice (a copy: no YAML alias)
+    text = yaml.safe_dump({"prices": rows}, sort_keys=False, allow_unicode=True)
+    return text.replace("'2026-13-05'", "2026-13-05").replace("'2026-02-30'", "2026-02-30")
+
+
+def _error_line(stderr: str, *needles: str) -> str:
+    (found,) = [line for line in stderr.splitlines() if all(n in line for n in needles)]
+    return found
+
+
+def test_every_seed_error_names_its_file_line_and_field_without_a_traceback(tmp_path: Path) -> None:
+    """``seeds check`` of files with a date that is no day (which PyYAML raises on), an unknown currency,
+    interconnect and field, a malformed plan, a missing field, a duplicate, a file that is no YAML, an
+    unknown section and a section that is no list: every problem on a line of its own, with its file, the
+    line and the field, in words; the console script's own output, no traceback."""
+    path = copy_seeds(tmp_path)
+    records = path / "90-faults.yaml"
+    text = _faulty_rows()
+    records.write_text(text, encoding="utf-8")
+    (path / "91-not-yaml.yaml").write_text("prices:\n- option: x\n  low: [1, 2\n  high: 3\n", encoding="utf-8")
+    (path / "92-unknown-section.yaml").write_text("# a comment\npricez:\n- low: 1\n", encoding="utf-8")
+    (path / "93-no-list.yaml").write_text("prices:\n  low: 1\n", encoding="utf-8")
+    root = Path(__file__).resolve().parent.parent
+
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "seeds", "check", str(path)],
+        cwd=root,
+        env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'never-created.db'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert "Traceback" not in done.stderr and "nothing was written" not in done.stderr, done.stderr
+    errors = done.stderr.splitlines()[:-1]
+    assert all(line.startswith(f"error: {path}/") for line in errors), done.stderr
+    assert not [line for line in errors if REGEX.search(line)], done.stderr
+    for subject, (name, _) in RECORD_FAULTS.items():
+        line = _error_line(done.stderr, f"{records}: prices #", subject, f"field '{name}': ")
+        assert line.endswith(f"(line {_record_line(text, f'subject: {subject}')})"), line
+    date = _error_line(done.stderr, "test.date")
+    assert "'2026-13-05' is not a day of the calendar" in date and "e.g. 2026-12-05" in date
+    plan = _error_line(done.stderr, "test.plan")
+    assert "'On-Demand' is not a plan: " in plan and "e.g. on_demand, spot, reserved_1y" in plan
+    assert "'GBP' is not one of 'CNY', 'USD' or 'EUR'" in _error_line(done.stderr, "test.currency")
+    unknown = _error_line(done.stderr, "test.unknown-field")
+    assert "field 'colour': unknown field; the fields of such a record are low, " in unknown and "option, " in unknown
+    twice = _error_line(done.stderr, "duplicates the record of")
+    assert twice.startswith(f"error: {records}: prices #{len(RECORD_FAULTS) + 2} (")
+    assert f"of {records}, line 2 (the same option, provider, item, subject, gpu_model, plan, region," in twice
+    assert twice.endswith(f"(line {len(text[: text.rindex('- option')].splitlines()) + 1})")
+    assert _error_line(done.stderr, "91-not-yaml.yaml: not YAML: ").endswith("(line 4)")
+    section = _error_line(done.stderr, "92-unknown-section.yaml: pricez: unknown section; the sections are providers")
+    assert section.endswith("(line 2)")
+    assert _error_line(done.stderr, "93-no-list.yaml: prices: a section is a list of records").endswith("(line 1)")
+    files = len(list(path.glob("*.yaml")))
+    assert done.stderr.splitlines()[-1] == (
+        f"checked {path}: {files} files: not valid, {len(errors)} problems; the database was not read"
+    )
+
+
+def test_references_between_records_are_refused_with_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'never-created.db'}")
+    path = copy_seeds(tmp_path)
+    rows = [
+        {**GOOD_ROW, "subject": "test.provider", "provider": "nowhere"},
+        {**GOOD_ROW, "subject": "test.gpu", "gpu_model": "h900"},
+        {**GOOD_ROW, "subject": "test.region", "region": "mars-1"},
+        {**GOOD_ROW, "subject": "test.overlap"},
+        {**GOOD_ROW, "subject": "test.overlap", "valid_from": dt.date(2026, 6, 1)},
+    ]
+    file = path / "90-references.yaml"
+    text = yaml.safe_dump({"prices": rows}, sort_keys=False)
+    file.write_text(text, encoding="utf-8")
+
+    code = main(["seeds", "check", str(path)])
+    out, err = capsys.readouterr()
+
+    assert (code, out) == (2, "")
+    for subject, name in [("provider", "provider"), ("gpu", "gpu_model"), ("region", "region")]:
+        line = _error_line(err, f"{file}: prices rented_gpu_instances/instance_hour/test.{subject}: field '{name}': ")
+        assert line.endswith(f"(line {_record_line(text, f'subject: test.{subject}')})"), line
+    overlap = _error_line(err, "test.overlap", "field 'valid_to': the period from 2026-01-01 overlaps")
+    second = len(text[: text.rindex("- option")].splitlines()) + 1
+    assert f"the one from 2026-06-01 at {file}, line {second}: close it with valid_to: 2026-06-01" in overlap
+    assert overlap.endswith(f"(line {_record_line(text, 'subject: test.overlap')})"), overlap
+
+    # a plan its option does not sell: checked once the files are valid, with the line too
+    file.write_text(yaml.safe_dump({"prices": [{**GOOD_ROW, "plan": "reserved_1yr"}]}, sort_keys=False), "utf-8")
+    assert main(["seeds", "check", str(path)]) == 2
+    plan = _error_line(capsys.readouterr().err, "field 'plan'")
+    assert plan.startswith(f"error: {file}: prices rented_gpu_instances/aws/instance_hour: field 'plan': ")
+    assert plan.endswith("(line 2)")
+
+
+def test_no_pattern_of_a_seed_record_reaches_a_person_as_a_regular_expression() -> None:
+    """Every pattern a seed model checks has words (``PATTERN_WORDS``): a refused value is described with
+    examples, never shown its regular expression."""
+    from app.kb.seeds.problems import PATTERN_WORDS
+
+    patterns = {
+        (section, name): meta.pattern
+        for section, model in seeds.SEED_MODELS.items()
+        for name, info in model.model_fields.items()
+        for meta in info.metadata
+        if getattr(meta, "pattern", None)
+    }
+    assert ("prices", "plan") in patterns and ("gpu_models", "key") in patterns
+    assert {where: p for where, p in patterns.items() if p not in PATTERN_WORDS} == {}

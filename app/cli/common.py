@@ -14,7 +14,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import click
 
 from app.kb import audit
-from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key
+from app.kb.seeds import PriceSeed, SeedError, SeedProblem, SeedSet, natural_key
 from app.settings import Settings
 from app.web.logs import configure_logging
 
@@ -81,15 +81,12 @@ def tally_of(counts: Mapping[str, Any]) -> str:
     return f"{counts.get('add', 0)} added, {counts.get('change', 0)} changed, {counts.get('retire', 0)} retired"
 
 
-#: at most this many rows are named when price rows carry plans their options do not sell
-PLAN_PROBLEMS_SHOWN = 10
-
-
-def check_plans(prices: Iterable[tuple[str, PriceSeed]]) -> None:
+def check_plans(prices: Iterable[tuple[Mapping[str, Any], PriceSeed]]) -> None:
     """Refuse price rows whose option does not sell their plan (``OptionSpec.price_plans`` of the loaded
-    plugins): a ``SeedError`` naming each row (``(where, row)`` pairs: where is ``"<file>: "`` or empty)
-    and the plans its option sells. A row of an option no plugin provides, or of a plugin that declares
-    no plans, passes: ``seeds check`` is about the files, and the service ignores such rows."""
+    plugins): a ``SeedError`` naming each row (``(where, row)`` pairs: where is the row's ``file`` and
+    ``line``, as ``SeedSet.locate`` gives them, or empty) and the plans its option sells. A row of an
+    option no plugin provides, or of a plugin that declares no plans, passes: ``seeds check`` is about
+    the files, and the service ignores such rows."""
     # imported here: loading the plugins is the slow part, and only the commands that check need them
     from app.host.manager import create_option_host
 
@@ -102,19 +99,22 @@ def check_plans(prices: Iterable[tuple[str, PriceSeed]]) -> None:
             continue
         listed = ", ".join(sold) if sold else "none (its rows carry no plan: *)"
         problems.append(
-            f"{where}prices {row.option}/{row.provider}/{row.item}: field 'plan': '{row.plan}' is not a plan "
-            f"option {row.option} sells ({listed})"
+            SeedProblem(
+                f"'{row.plan}' is not a plan option {row.option} sells ({listed})",
+                section="prices",
+                record=f"{row.option}/{row.provider}/{row.item}",
+                field=("plan",),
+                **where,
+            )
         )
     if problems:
-        more = len(problems) - PLAN_PROBLEMS_SHOWN
-        shown = problems[:PLAN_PROBLEMS_SHOWN] + ([f"… and {more} more"] if more > 0 else [])
-        raise SeedError("; ".join(shown))
+        raise SeedError(*problems)
 
 
 def check_seed_plans(seed_set: SeedSet) -> None:
-    """``check_plans`` over a read seed set's price rows, each named by its file."""
+    """``check_plans`` over a read seed set's price rows, each named by its file and line."""
     check_plans(
-        (seed_set.where("prices", natural_key("prices", row.model_dump())), row)
+        (seed_set.locate("prices", natural_key("prices", row.model_dump())), row)
         for row in seed_set.records["prices"]
         if isinstance(row, PriceSeed)
     )

@@ -20,18 +20,73 @@ from pathlib import Path
 import click
 
 from app.cli.common import Group, check_plans, pass_settings
-from app.kb import price_import, snapshot
+from app.kb import price_import, price_refresh, snapshot
 from app.kb.db import transaction
 from app.kb.price_import import PriceImportError
 from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
 from app.sdk.knowledge import Knowledge
 from app.sdk.offers import last_read, offer_identity, stale
-from app.sdk.vocab import OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
+from app.sdk.vocab import INTERCONNECTS, OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])
 #: at most this many line numbers are listed per unknown accelerator or skip reason
 SHOWN = 8
+#: what ``--interconnect`` says of an instance type whose source does not say its interconnect (null)
+UNKNOWN = "unknown"
+FABRICS = (*INTERCONNECTS, UNKNOWN)
+
+
+def _fabrics(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str | None]:
+    """``--interconnect TYPE=FABRIC`` values as instance type → interconnect (None: not known)."""
+    found: dict[str, str | None] = {}
+    for value in values:
+        instance, _, fabric = value.partition("=")
+        if not instance or fabric not in FABRICS:
+            raise click.BadParameter(
+                f"'{value}' is not TYPE=FABRIC with FABRIC one of {', '.join(FABRICS)}, e.g. p5.48xlarge=efa"
+            )
+        found[instance] = None if fabric == UNKNOWN else fabric
+    return found
+
+
+def _incomplete(sheet: Path, rows: Sequence[price_refresh.Incomplete]) -> str:
+    """The refusal of a file whose rows the seeds cannot complete: each row, and how to complete it."""
+    text = [f"{sheet}: {len(rows)} row{'s' * (len(rows) > 1)} to complete before anything is written:"]
+    for r in rows:
+        text.append(f"  line {r.line}: {r.row.subject} {r.row.region} {r.row.plan}: field '{r.field}': {r.why}")
+    fabricless = sorted({r.row.subject for r in rows if r.field == "interconnect"})
+    if fabricless:
+        example = " ".join(f"--interconnect {t}=efa" for t in fabricless[:3])
+        text.append(
+            f"state each instance type's interconnect ({', '.join(FABRICS)}: {UNKNOWN} where its source does not "
+            f"say, and a job across nodes is refused), e.g. {example}"
+        )
+    return "\n".join(text)
+
+
+def _report_carried(refresh: price_refresh.Refresh) -> None:
+    """What the new rows took from the rows they replace, and what was stated at import."""
+    said: dict[str, dict[str, int]] = {}
+    for carried in refresh.carried:
+        for name in carried.fields:
+            value = getattr(carried.source, name)
+            if value is not None:
+                said.setdefault(name, {}).setdefault(str(value), 0)
+                said[name][str(value)] += 1
+    if said:
+        tally = "; ".join(
+            f"{name} " + ", ".join(f"{value} on {n} row{'s' * (n > 1)}" for value, n in values.items())
+            for name, values in said.items()
+        )
+        click.echo(f"carried forward from the rows they replace (the file does not say): {tally}")
+    for row, line, name, value in refresh.declared:
+        click.echo(f"stated at import: line {line}: {row.subject} {row.region} {row.plan}: {name} {value or UNKNOWN}")
+    new = {(c.row.subject, c.row.region, c.row.plan) for c in refresh.carried}
+    fresh = [f"{p.subject} {p.region} {p.plan}" for p in refresh.prices if (p.subject, p.region, p.plan) not in new]
+    if fresh:
+        shown = ", ".join(fresh[:SHOWN]) + (f", … ({len(fresh)} rows)" if len(fresh) > SHOWN else "")
+        click.echo(f"no earlier row to carry from (check residency and capacity): {shown}")
 
 
 @click.group(name="prices", cls=Group)
@@ -65,15 +120,15 @@ class _SeedDir:
         try:
             found = read_seeds(self.path)
         except SeedError as exc:
-            raise SeedError(self._real(str(exc))) from None
+            raise exc.relocated(self._real) from None
         found.files = {key: self._real(file) for key, file in found.files.items()}
         return found
 
     def _real(self, text: str) -> str:
         return text.replace(str(self.path / self.out.name), str(self.out)).replace(str(self.path), str(self.seeds))
 
-    def check_with(self, written: Path) -> str | None:
-        """None when the seed directory with ``written`` in it passes ``seeds check``, else the error."""
+    def check_with(self, written: Path) -> SeedError | None:
+        """None when the seed directory with ``written`` in it passes ``seeds check``, else its problems."""
         link = self.path / self.out.name
         if link.exists():  # --out lies elsewhere and a seed file has its name: check it beside that one
             link = self.path / f"imported-{self.out.name}"
@@ -81,7 +136,7 @@ class _SeedDir:
         try:
             read_seeds(self.path)
         except SeedError as exc:
-            return self._real(str(exc).replace(str(link), str(self.out)))
+            return exc.relocated(lambda text: self._real(text.replace(str(link), str(self.out))))
         return None
 
     def close(self) -> None:
@@ -122,9 +177,15 @@ def _write(out: Path, text: str) -> None:
 @click.option(
     "--residency",
     type=click.Choice(RESIDENCIES),
-    default="public_multi_tenant",
-    show_default=True,
-    help="skypilot only.",
+    help="skypilot only: every row's (default: the row it replaces says, else public_multi_tenant).",
+)
+@click.option(
+    "--interconnect",
+    "fabrics",
+    metavar="TYPE=FABRIC",
+    multiple=True,
+    callback=_fabrics,
+    help=f"An instance type's interconnect where no row of the seeds says it ({', '.join(FABRICS)}).",
 )
 @click.option(
     "--seeds",
@@ -144,7 +205,8 @@ def import_(
     retrieved_on: dt.datetime | None,
     source: str | None,
     source_quality: str,
-    residency: str,
+    residency: str | None,
+    fabrics: dict[str, str | None],
     seeds_dir: Path | None,
     force: bool,
 ) -> int:
@@ -155,7 +217,7 @@ def import_(
     """
     if fmt == "skypilot" and (provider is None or valid_from is None):
         raise click.UsageError("--format skypilot needs --provider and --valid-from")
-    if fmt == "csv" and (source_quality, residency) != ("verified", "public_multi_tenant"):
+    if fmt == "csv" and (source_quality != "verified" or residency is not None):
         raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
     if out.suffix not in (".yaml", ".yml"):
         raise PriceImportError(f"--out: {out} does not end in .yaml, and `seeds load` reads only *.yaml files")
@@ -196,15 +258,28 @@ def import_(
             click.echo(f"unknown accelerator {name} on {_lines(lines)}: skipped, not guessed", err=True)
         if not imported.prices:
             raise PriceImportError(f"{sheet}: no price rows in {imported.rows_read} rows read")
-        check_plans((f"{sheet}: ", p) for p in imported.prices)
+        existing = [p for p in joined.records["prices"] if isinstance(p, PriceSeed)]
+        refresh = price_refresh.carry_forward(
+            imported.prices,
+            imported.lines,
+            existing,
+            unstated=imported.unstated,
+            checked=imported.checked,
+            declared=fabrics,
+        )
+        if refresh.incomplete:
+            raise PriceImportError(_incomplete(sheet, refresh.incomplete))
+        imported.prices = refresh.prices
+        check_plans(({"file": str(sheet)}, p) for p in imported.prices)
         given = {
             "--provider": provider,
             "--valid-from": valid_from and valid_from.date(),
             "--retrieved-on": context.retrieved_on,
             "--source-quality": None if source_quality == "verified" else source_quality,
-            "--residency": None if residency == "public_multi_tenant" else residency,
+            "--residency": residency,
         }
         flags = [str(x) for flag, value in given.items() if value is not None for x in (flag, value)]
+        flags += [x for t, f in fabrics.items() for x in ("--interconnect", f"{t}={f or UNKNOWN}")]
         command = shlex.join(["compute-advisor", "prices", "import", "--format", fmt, *flags, sheet.name])
         header = [
             f"Written by `{command}` on {_today()}: {len(imported.prices)} prices from {imported.rows_read} rows.",
@@ -212,13 +287,20 @@ def import_(
             "`compute-advisor seeds load`. Format: docs/price-books.md.",
         ]
         _write(out, price_import.to_yaml(imported.prices, header))
-        _report(imported, out, joined, seed_dir.check_with(out), seeds)
+        _report(imported, refresh, out, joined, seed_dir.check_with(out), seeds)
     finally:
         seed_dir.close()
     return 0
 
 
-def _report(imported: price_import.Imported, out: Path, joined: SeedSet, problem: str | None, seeds: Path) -> None:
+def _report(
+    imported: price_import.Imported,
+    refresh: price_refresh.Refresh,
+    out: Path,
+    joined: SeedSet,
+    problem: SeedError | None,
+    seeds: Path,
+) -> None:
     plans: dict[str, int] = {}
     for p in imported.prices:
         plans[p.plan] = plans.get(p.plan, 0) + 1
@@ -229,18 +311,22 @@ def _report(imported: price_import.Imported, out: Path, joined: SeedSet, problem
     unknown = sum(len(lines) for lines in imported.unknown.values())
     if unknown:
         click.echo(f"skipped (unknown accelerator, listed on stderr): {unknown} rows")
+    _report_carried(refresh)
     prices = [p for p in joined.records["prices"] if isinstance(p, PriceSeed)]
-    to_close = price_import.superseded(imported.prices, prices)
+    to_close = price_refresh.superseded(imported.prices, prices)
     if to_close:
         click.echo(f"before `seeds load`, close these {len(to_close)} rows of {seeds} (valid_to: the new valid_from):")
         for old, new in to_close:
-            where = joined.where("prices", natural_key("prices", old.model_dump()))
-            offer = "/".join(str(getattr(old, k)) for k in price_import.PERIOD_KEY)
+            at = joined.locate("prices", natural_key("prices", old.model_dump()))
+            where = f"{at['file']}: line {at['line']}: " if at["file"] else ""
+            offer = "/".join(str(getattr(old, k)) for k in price_refresh.PERIOD_KEY)
             click.echo(f"  {where}{offer} from {old.valid_from}: valid_to: {new.valid_from}")
     if problem is None:
         click.echo(f"seeds check of {seeds} with {out.name}: valid")
     else:
-        click.echo(f"seeds check of {seeds} with {out.name}: not valid yet: {problem}")
+        more = len(problem.problems) - 1
+        rest = f" (and {more} more: `compute-advisor seeds check` lists them)" if more else ""
+        click.echo(f"seeds check of {seeds} with {out.name}: not valid yet: {problem.problems[0]}{rest}")
 
 
 async def _knowledge(settings: Settings) -> Knowledge | None:

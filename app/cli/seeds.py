@@ -2,7 +2,8 @@
 
 Every file is validated before the database is touched, and a load is one transaction (through
 ``app.kb.db.transaction``), so a bad file or a failure half-way leaves the database as it was.
-A refused file raises ``SeedError``, which ``app.cli.main`` reports with exit status 2.
+A refused file raises ``SeedError``; both commands print each of its problems (file, record, field and
+line) on a line of its own and exit with status 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from app.cli.common import Group, actor_option, check_seed_plans, pass_settings,
 from app.kb import seeds, snapshot
 from app.kb.db import transaction
 from app.settings import Settings
+
+#: exit status of seeds that are not valid (``app.cli.REFUSED``)
+REFUSED = 2
+#: what ``seeds check`` checks, as it says it
+CHECKED = (
+    "every field of every record; the providers, regions, GPU models and servers records name; "
+    "no overlapping periods of one price or availability rule; price plans against the loaded options"
+)
 
 
 @click.group(name="seeds", cls=Group)
@@ -57,9 +66,14 @@ def load(
     again changes nothing and makes no new knowledge version. A load prints one line of counts;
     with --dry-run or --verbose, every change first, as + added, ~ changed, - retired.
     """
-    seed_set = seeds.read_seeds(_seed_path(settings, path))  # validates every file before the database is touched
-    check_seed_plans(seed_set)  # and every price row's plan against the plans its option's plugin sells
-    plan = asyncio.run(_load(settings, seed_set, dry_run=dry_run, note=note, if_empty=if_empty, actor=actor))
+    try:
+        seed_set = seeds.read_seeds(_seed_path(settings, path))  # every file validated before the database
+        check_seed_plans(seed_set)  # and every price row's plan against the plans its option's plugin sells
+        plan = asyncio.run(_load(settings, seed_set, dry_run=dry_run, note=note, if_empty=if_empty, actor=actor))
+    except seeds.SeedError as exc:
+        _problems(exc)
+        click.echo("nothing was written", err=True)
+        return REFUSED
     if plan is None:
         click.echo("knowledge base already loaded; nothing to do")
         return 0
@@ -82,11 +96,30 @@ def load(
 def check(settings: Settings, path: str | None) -> int:
     """Validate seed files without touching the database.
 
-    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds). Price rows' plans are
-    checked against the plans their options' plugins sell (docs/plugins.md, "Plans").
+    PATH is a seed directory or file (default: SEEDS_PATH, else ./seeds). Every record's fields, the
+    references between records, the periods of prices and availability rules, and price rows' plans
+    against the plans their options' plugins sell (docs/plugins.md, "Plans"). Prints what was checked;
+    each problem on a line of its own (file, record, field, line), exit status 2.
     """
-    seed_set = seeds.read_seeds(_seed_path(settings, path))
-    check_seed_plans(seed_set)
-    counts = ", ".join(f"{len(v)} {k}" for k, v in seed_set.records.items())
-    click.echo(f"valid: {counts}; content hash {seed_set.content_hash()[:12]}")
+    where = _seed_path(settings, path)
+    files = len(seeds.seed_files(where)) if where.exists() else 0
+    read = f"checked {where}: {files} file{'s' * (files != 1)}"
+    try:
+        seed_set = seeds.read_seeds(where)
+        check_seed_plans(seed_set)
+    except seeds.SeedError as exc:
+        found = len(exc.problems)
+        _problems(exc)
+        click.echo(f"{read}: not valid, {found} problem{'s' * (found != 1)}; the database was not read", err=True)
+        return REFUSED
+    counts = {section: len(records) for section, records in seed_set.records.items()}
+    click.echo(f"{read}, {sum(counts.values())} records ({', '.join(f'{n} {s}' for s, n in counts.items())})")
+    click.echo(f"checked: {CHECKED}")
+    click.echo(f"valid; content hash {seed_set.content_hash()[:12]}; the database was not read")
     return 0
+
+
+def _problems(exc: seeds.SeedError) -> None:
+    """Every problem of a refusal on a line of its own, on stderr."""
+    for problem in exc.problems:
+        click.echo(f"error: {problem}", err=True)

@@ -4,7 +4,8 @@ price sheet becomes ``prices`` records written exactly like ``seeds/41-offers-hy
 Pure: text in, validated ``PriceSeed`` records and YAML text out; ``compute-advisor prices import``
 reads and writes the files. A malformed sheet raises ``PriceImportError`` naming its line and nothing
 is produced; a row that is no priceable GPU offer is skipped and counted; an accelerator without a GPU
-model key is reported with its lines — never guessed. The formats: docs/price-books.md.
+model key is reported with its lines — never guessed; what the file does not state (``Imported.unstated``)
+is taken from the rows it replaces by ``app.kb.price_refresh``. The formats: docs/price-books.md.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from app.kb.seeds import PriceSeed
+from app.kb.price_refresh import CARRIED, PERIOD_KEY
+from app.kb.seeds import PriceSeed, validation_problems
 
 #: the field order of the seed files (``seeds/41-offers-hyperscalers.yaml``); a test keeps it equal to PriceSeed's
 FIELD_ORDER = (
@@ -52,8 +54,6 @@ FIELD_ORDER = (
     "retrieved_on",
     "notes",
 )
-#: what an offer is over time: the natural key of a price row but for its date
-PERIOD_KEY = ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency")
 #: fields written as null where a row is not tied to one (stored as ``*``; the files write subject ``'*'``)
 STARRED = ("gpu_model", "plan")
 
@@ -81,6 +81,14 @@ SKYPILOT_ROW = {
     "unit": "per_server_hour",
     "currency": "USD",
 }
+#: what a SkyPilot catalog does not say of an instance: taken from the rows it replaces (``app.kb.price_refresh``);
+#: residency too, unless ``--residency`` states it
+SKYPILOT_UNSTATED = frozenset(CARRIED) - {"gpus_per_unit"}
+#: what a SkyPilot catalog says that must agree with the rows it replaces (catalogs err: an instance type's
+#: GPUs do not change)
+SKYPILOT_CHECKED = frozenset({"gpus_per_unit"})
+#: a rented instance's residency where nothing says otherwise
+DEFAULT_RESIDENCY = "public_multi_tenant"
 #: the columns held to six decimals (the database's NUMERIC scale)
 SCALE = Decimal("0.000001")
 
@@ -99,7 +107,8 @@ class Sheet:
     provider: str | None = None
     valid_from: dt.date | None = None
     source_quality: str = "verified"
-    residency: str = "public_multi_tenant"
+    #: every SkyPilot row's residency; None: the replaced row's, else ``DEFAULT_RESIDENCY``
+    residency: str | None = None
     #: the provider and GPU model keys of the seeds; empty: not checked
     providers: frozenset[str] = frozenset()
     gpu_models: frozenset[str] = frozenset()
@@ -115,6 +124,12 @@ class Imported:
     unknown: dict[str, list[int]] = field(default_factory=dict)
     #: reason → lines
     skipped: dict[str, list[int]] = field(default_factory=dict)
+    #: the line each price starts on (the first line of its instance type and region, for a catalog)
+    lines: list[int] = field(default_factory=list)
+    #: the fields of a price row the file does not state (to take from the rows it replaces)
+    unstated: frozenset[str] = frozenset()
+    #: the fields the file states that must agree with the rows it replaces
+    checked: frozenset[str] = frozenset()
 
 
 def _rows(
@@ -168,12 +183,7 @@ def _validated(values: dict[str, Any], line: int) -> PriceSeed:
     try:
         return PriceSeed.model_validate(values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"field '{'.'.join(map(str, e['loc']))}': {e['msg']}"
-            if e["loc"]
-            else str(e["msg"]).removeprefix("Value error, ")
-            for e in exc.errors()
-        )
+        problems = "; ".join(map(str, validation_problems(exc, PriceSeed.model_fields)))
         raise PriceImportError(f"line {line}: {problems}") from exc
 
 
@@ -206,7 +216,8 @@ def from_skypilot(text: str, sheet: Sheet) -> Imported:
     high = the dearest). Columns may come in any order; AvailabilityZone, SpotPrice and GpuInfo are optional."""
     if sheet.provider is None or sheet.valid_from is None:
         raise PriceImportError("a SkyPilot catalog needs the provider and valid_from of its rows")
-    result = Imported(prices=[], rows_read=0)
+    unstated = SKYPILOT_UNSTATED - ({"residency"} if sheet.residency is not None else set())
+    result = Imported(prices=[], rows_read=0, unstated=unstated, checked=SKYPILOT_CHECKED)
     groups: dict[tuple[str, str], _Instance] = {}
     for line, row in _rows(text, SKYPILOT_COLUMNS):
         result.rows_read += 1
@@ -250,7 +261,9 @@ def from_skypilot(text: str, sheet: Sheet) -> Imported:
         if spot is not None:
             group.spots.append((line, zone, spot, price))
     for group in sorted(groups.values(), key=lambda g: (g.instance, g.region)):
-        result.prices += _instance_rows(group, sheet, result)
+        rows = _instance_rows(group, sheet, result)
+        result.prices += rows
+        result.lines += [group.first_line] * len(rows)
     return result
 
 
@@ -264,7 +277,7 @@ def _instance_rows(group: _Instance, sheet: Sheet, result: Imported) -> list[Pri
         "gpus_per_unit": group.gpus,
         "region": group.region,
         "valid_from": sheet.valid_from,
-        "residency": sheet.residency,
+        "residency": sheet.residency or DEFAULT_RESIDENCY,
         "source_quality": sheet.source_quality,
         "retrieved_on": sheet.retrieved_on,
     }
@@ -327,6 +340,7 @@ def from_csv(text: str, sheet: Sheet) -> Imported:
     seen: dict[tuple[Any, ...], int] = {}
     for line, row in _rows(text, required, FIELD_ORDER):
         result.rows_read += 1
+        result.unstated = frozenset(CARRIED) - set(row)  # the columns the sheet lacks
         values: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
         for name, flag in given.items():
             if flag is not None and values.setdefault(name, str(flag)) != str(flag):
@@ -345,21 +359,8 @@ def from_csv(text: str, sheet: Sheet) -> Imported:
             raise PriceImportError(f"line {line}: the same price row (offer and valid_from) as line {seen[key]}")
         seen[key] = line
         result.prices.append(seed)
+        result.lines.append(line)
     return result
-
-
-def superseded(new: Iterable[PriceSeed], existing: Iterable[PriceSeed]) -> list[tuple[PriceSeed, PriceSeed]]:
-    """(existing row, new row) for every row of the seeds still open on the day a new row of the same
-    offer starts: it must be closed with ``valid_to`` = the new row's ``valid_from`` before they load."""
-    by_offer: dict[tuple[Any, ...], list[PriceSeed]] = {}
-    for row in existing:
-        by_offer.setdefault(tuple(getattr(row, k) for k in PERIOD_KEY), []).append(row)
-    found = []
-    for row in new:
-        for old in by_offer.get(tuple(getattr(row, k) for k in PERIOD_KEY), []):
-            if old.valid_from < row.valid_from and (old.valid_to is None or old.valid_to > row.valid_from):
-                found.append((old, row))
-    return found
 
 
 if TYPE_CHECKING:

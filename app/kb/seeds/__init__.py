@@ -8,7 +8,7 @@ Price rows are append-only: a seed may close a price (``valid_to``) or fix its w
 change its figures or drop it; a new price is a new row with a new ``valid_from``.
 """
 
-from app.kb.seeds.files import read_seeds
+from app.kb.seeds.files import read_seeds, seed_files
 from app.kb.seeds.loader import (
     APPEND_ONLY,
     ORM_MODELS,
@@ -20,6 +20,7 @@ from app.kb.seeds.loader import (
     plan,
     record_version,
 )
+from app.kb.seeds.problems import FieldProblem, SeedError, SeedProblem, validation_problems
 from app.kb.seeds.records import (
     NATURAL_KEYS,
     SECTIONS,
@@ -34,7 +35,6 @@ from app.kb.seeds.records import (
     ProviderSeed,
     RegionSeed,
     RuleSeed,
-    SeedError,
     SeedRecord,
     SeedSet,
     ServerSeed,
@@ -55,6 +55,7 @@ __all__ = [
     "ConditionSeed",
     "DataSecurityLevelSeed",
     "ExchangeRateSeed",
+    "FieldProblem",
     "GpuModelSeed",
     "Plan",
     "PriceSeed",
@@ -62,6 +63,7 @@ __all__ = [
     "RegionSeed",
     "RuleSeed",
     "SeedError",
+    "SeedProblem",
     "SeedRecord",
     "SeedSet",
     "ServerSeed",
@@ -72,4 +74,6 @@ __all__ = [
     "plan",
     "read_seeds",
     "record_version",
+    "seed_files",
+    "validation_problems",
 ]

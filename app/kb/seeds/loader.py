@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.kb import audit, notify
 from app.kb import models as m
 from app.kb.seeds.files import region_depths
-from app.kb.seeds.records import NATURAL_KEYS, SECTIONS, SEED_MODELS, SeedError, SeedSet, canonical, natural_key
+from app.kb.seeds.problems import SeedError, SeedProblem
+from app.kb.seeds.records import NATURAL_KEYS, SECTIONS, SEED_MODELS, SeedSet, canonical, natural_key
 
 ORM_MODELS: dict[str, type[m.Base]] = {
     "providers": m.Provider,
@@ -49,6 +50,11 @@ def _shown(value: Any) -> str:
     if isinstance(value, Decimal):
         return str(value)
     return repr(value)
+
+
+def _plain(value: Any) -> str:
+    """A figure as a person compares it: ``100`` for the database's ``100.000000``."""
+    return format(value.normalize(), "f") if isinstance(value, Decimal) else _shown(value)
 
 
 @dataclass
@@ -106,19 +112,28 @@ async def plan(session: AsyncSession, seeds: SeedSet) -> Plan:
             if diff:
                 frozen = set(diff) & set(APPEND_ONLY.get(section, ()))
                 if frozen:
+                    name = sorted(frozen)[0]
                     raise SeedError(
-                        f"{seeds.where(section, key)}{section} {'/'.join(map(str, key))}: "
-                        f"field '{sorted(frozen)[0]}': "
-                        f"{section.replace('_', ' ')} rows are append-only; add a new row with a later date "
-                        + ("and close this one with valid_to" if section == "prices" else "")
+                        SeedProblem(
+                            f"{_plain(current[key][name])} in the database, {_plain(row[name])} in the file: "
+                            f"{section.replace('_', ' ')} rows are append-only; add a new row with a later date "
+                            + ("and close this one with valid_to" if section == "prices" else ""),
+                            section=section,
+                            record="/".join(map(str, key)),
+                            field=(name,),
+                            **seeds.locate(section, key),
+                        )
                     )
                 changes.append(Change("change", section, key, diff))
         for key in current.keys() - wanted.keys():
             if section in APPEND_ONLY:
                 raise SeedError(
-                    f"{section} {'/'.join(map(str, key))}: the row is in the database but in no seed file; "
-                    f"{section.replace('_', ' ')} rows are append-only"
-                    + (" (close a price with valid_to instead)" if section == "prices" else "")
+                    SeedProblem(
+                        f"the row is in the database but in no seed file; {section.replace('_', ' ')} rows are "
+                        "append-only" + (" (close a price with valid_to instead)" if section == "prices" else ""),
+                        section=section,
+                        record="/".join(map(str, key)),
+                    )
                 )
             changes.append(Change("retire", section, key))
     return Plan(changes, seeds.content_hash())

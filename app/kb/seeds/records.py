@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from app.engine import rules as rule_engine
+from app.kb.seeds.problems import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY, FieldProblem
 from app.sdk.vocab import (
     GLOBAL,
     PIVOT,
@@ -51,10 +52,6 @@ SECTIONS = (
 PLATFORM_OPTION = "ai_compute_platform"
 
 
-class SeedError(ValueError):
-    """A seed file is invalid; the message names the file, the record and the field."""
-
-
 class SeedRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -67,14 +64,14 @@ class _RangeSeed(SeedRecord):
     @model_validator(mode="after")
     def _ordered(self) -> _RangeSeed:
         if self.low > self.high:
-            raise ValueError(f"field 'low': low ({self.low}) is above high ({self.high})")
+            raise FieldProblem("low", f"low ({self.low}) is above high ({self.high})")
         if self.expected is not None and not (self.low <= self.expected <= self.high):
-            raise ValueError(f"field 'expected': {self.expected} is outside low–high ({self.low}–{self.high})")
+            raise FieldProblem("expected", f"{self.expected} is outside low–high ({self.low}–{self.high})")
         return self
 
 
 class GpuModelSeed(SeedRecord):
-    key: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    key: str = Field(pattern=KEY_40)
     vendor: str = Field(min_length=1, max_length=40)
     name: str = Field(min_length=1, max_length=80)
     memory_gb: Decimal = Field(gt=0)
@@ -90,7 +87,7 @@ class GpuModelSeed(SeedRecord):
 
 
 class ServerSeed(SeedRecord):
-    key: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    key: str = Field(pattern=KEY_40)
     name: str = Field(min_length=1, max_length=120)
     gpu_model_key: str | None = None
     gpus_per_server: int = Field(gt=0, le=64)
@@ -125,10 +122,10 @@ RetrievedOn = Annotated[dt.date | None, AfterValidator(_not_in_the_future)]
 
 
 class ProviderSeed(SeedRecord):
-    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    key: str = Field(pattern=KEY_60)
     name: str = Field(min_length=1, max_length=120)
     kind: ProviderKind
-    country: str | None = Field(default=None, pattern=r"^[A-Z]{2}$")
+    country: str | None = Field(default=None, pattern=COUNTRY)
     website: str | None = Field(default=None, max_length=200)
     notes: str | None = None
 
@@ -142,6 +139,15 @@ REGION_KEYS: dict[str, str] = {
     "continent": r"^[a-z][a-z_]{1,39}$",
     "global": rf"^{GLOBAL}$",
 }
+#: the same, as a person reads it
+REGION_KEY_WORDS: dict[str, str] = {
+    "country": "two capital letters (ISO 3166-1), e.g. US or CN",
+    "subdivision": "a country code, a hyphen and 1 to 3 capital letters or digits (ISO 3166-2), e.g. US-TX or CN-BJ",
+    "provider_region": "the provider's code: a lower-case letter, then lower-case letters, digits or hyphens, "
+    "e.g. us-east-1 or eastus",
+    "continent": "lower-case letters and underscores, e.g. north_america",
+    "global": GLOBAL,
+}
 
 
 class RegionSeed(SeedRecord):
@@ -149,22 +155,23 @@ class RegionSeed(SeedRecord):
     name: str = Field(min_length=1, max_length=120)
     kind: RegionKind
     parent: str | None = Field(default=None, max_length=40)
-    provider: str | None = Field(default=None, pattern=r"^[a-z0-9_]{1,60}$")
+    provider: str | None = Field(default=None, pattern=KEY_60)
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
     def _shape(self) -> RegionSeed:
         if not re.fullmatch(REGION_KEYS[self.kind], self.key):
-            raise ValueError(f"field 'key': '{self.key}' is not the key of a {self.kind} ({REGION_KEYS[self.kind]})")
+            shape = REGION_KEY_WORDS[self.kind]
+            raise FieldProblem("key", f"'{self.key}' is not the key of a {self.kind}: a {self.kind}'s key is {shape}")
         if (self.parent is None) != (self.kind == "global"):
-            raise ValueError("field 'parent': every region but global has a parent, global has none")
+            raise FieldProblem("parent", "every region but global has a parent, global has none")
         if self.provider is not None and self.kind != "provider_region":
-            raise ValueError("field 'provider': only a provider region belongs to a provider")
+            raise FieldProblem("provider", "only a provider region belongs to a provider")
         return self
 
 
 class AvailabilityRuleSeed(SeedRecord):
-    gpu_model: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    gpu_model: str = Field(pattern=KEY_40)
     jurisdiction: str = Field(min_length=1, max_length=40)
     effect: AvailabilityEffect
     valid_from: dt.date
@@ -176,16 +183,16 @@ class AvailabilityRuleSeed(SeedRecord):
     @model_validator(mode="after")
     def _period(self) -> AvailabilityRuleSeed:
         if self.valid_to is not None and self.valid_to <= self.valid_from:
-            raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
+            raise FieldProblem("valid_to", f"{self.valid_to} is not after valid_from ({self.valid_from})")
         return self
 
 
 class PriceSeed(_RangeSeed):
-    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
-    provider: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
-    item: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    option: str = Field(pattern=KEY_OR_ANY)
+    provider: str = Field(pattern=KEY_60)
+    item: str = Field(pattern=KEY_40)
     subject: Star = Field(default="*", min_length=1, max_length=120)
-    gpu_model: Star = Field(default="*", pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    gpu_model: Star = Field(default="*", pattern=KEY_OR_ANY)
     plan: Annotated[str, BeforeValidator(_star)] = Field(default="*", pattern=PLAN_PATTERN)
     unit: PriceUnit
     gpus_per_unit: int | None = Field(default=None, gt=0, le=1024)
@@ -214,14 +221,14 @@ class PriceSeed(_RangeSeed):
     @model_validator(mode="after")
     def _period(self) -> PriceSeed:
         if self.valid_to is not None and self.valid_to <= self.valid_from:
-            raise ValueError(f"field 'valid_to': {self.valid_to} is not after valid_from ({self.valid_from})")
+            raise FieldProblem("valid_to", f"{self.valid_to} is not after valid_from ({self.valid_from})")
         if self.unit == "fraction" and self.high > 1:
-            raise ValueError("field 'high': a fraction cannot exceed 1")
+            raise FieldProblem("high", "a fraction cannot exceed 1")
         low, high = self.lead_time_days_low, self.lead_time_days_high
         if (low is None) != (high is None) or (low is not None and high is not None and low > high):
-            raise ValueError("field 'lead_time_days_high': give lead_time_days_low and _high together, low ≤ high")
+            raise FieldProblem("lead_time_days_high", "give lead_time_days_low and _high together, low ≤ high")
         if self.billing is not None and self.option != PLATFORM_OPTION:
-            raise ValueError(f"field 'billing': only {PLATFORM_OPTION} rows say how they bill")
+            raise FieldProblem("billing", f"only {PLATFORM_OPTION} rows say how they bill")
         return self
 
 
@@ -245,8 +252,8 @@ class DataSecurityLevelSeed(SeedRecord):
 
 
 class AssumptionSeed(_RangeSeed):
-    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
-    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    option: str = Field(pattern=KEY_OR_ANY)
+    key: str = Field(pattern=KEY_60)
     unit: AssumptionUnit
     source: str = Field(min_length=1)
     source_quality: SourceQuality
@@ -255,7 +262,7 @@ class AssumptionSeed(_RangeSeed):
     @model_validator(mode="after")
     def _assumed_needs_rationale(self) -> AssumptionSeed:
         if self.source_quality == "assumption" and not self.rationale:
-            raise ValueError("field 'rationale': an assumption needs a rationale")
+            raise FieldProblem("rationale", "an assumption needs a rationale")
         return self
 
 
@@ -266,20 +273,20 @@ class ConditionSeed(SeedRecord):
 
     @model_validator(mode="after")
     def _paths(self) -> ConditionSeed:
-        problem = rule_engine.check_path(self.field)
+        problem, blamed = rule_engine.check_path(self.field), "field"
         if problem is None and isinstance(self.value, dict):
             if set(self.value) != {"ref"} or not isinstance(self.value["ref"], str):
-                problem = "a value that is a mapping must be {ref: <field path>}"
+                problem, blamed = "a value that is a mapping must be {ref: <field path>}", "value"
             else:
-                problem = rule_engine.check_path(self.value["ref"])
+                problem, blamed = rule_engine.check_path(self.value["ref"]), "value.ref"
         if problem:
-            raise ValueError(problem)
+            raise FieldProblem(blamed, problem)
         return self
 
 
 class RuleSeed(SeedRecord):
-    key: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
-    option: str = Field(pattern=r"^(\*|[a-z0-9_]{1,40})$")
+    key: str = Field(pattern=KEY_60)
+    option: str = Field(pattern=KEY_OR_ANY)
     description: str = Field(min_length=1)
     match: RuleMatch = "all"
     conditions: list[ConditionSeed] = Field(min_length=1)
@@ -293,7 +300,7 @@ class RuleSeed(SeedRecord):
     @model_validator(mode="after")
     def _points(self) -> RuleSeed:
         if (self.effect == "infeasible") != (self.points is None):
-            raise ValueError("field 'points': bonus and penalty rules need points; infeasible rules take none")
+            raise FieldProblem("points", "bonus and penalty rules need points; infeasible rules take none")
         return self
 
 
@@ -337,6 +344,10 @@ class SeedSet:
         """``"<file>: "`` for a record read from a file, else nothing."""
         file = self.files.get((section, key))
         return f"{file}: " if file else ""
+
+    def locate(self, section: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        """The file and line of a record read from a file (a ``SeedProblem``'s ``file`` and ``line``)."""
+        return {"file": self.files.get((section, key)), "line": self.lines.get((section, key))}
 
     def line(self, section: str, key: tuple[Any, ...]) -> str:
         """``" (line N)"`` for a record read from a file, else nothing."""
