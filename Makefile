@@ -43,8 +43,8 @@ devkey: seeds
 METRICS_DIR := $(CURDIR)/.run/metrics-$(PORT)
 run: devkey
 	@mkdir -p $(METRICS_DIR) && rm -f $(METRICS_DIR)/*.db
-	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) FORWARDED_ALLOW_IPS=$${FORWARDED_ALLOW_IPS-127.0.0.1} $(BIN)/uvicorn --factory app.asgi:create_app --host $${HOST:-127.0.0.1} \
-	  --port $(PORT) --workers $(WORKERS) --no-access-log $(if $(filter json,$(LOG_FORMAT)),--log-config deploy/uvicorn-log-json.json) & \
+	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) FORWARDED_ALLOW_IPS=$${FORWARDED_ALLOW_IPS-127.0.0.1} $(BIN)/python -m app.serve \
+	  --host $${HOST:-127.0.0.1} --port $(PORT) --workers $(WORKERS) & \
 	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
 	deploy/dev-announce "http://$${HOST:-127.0.0.1}:$(PORT)" $(DEV_API_KEY_FILE) $(BIN)/python; wait $$server
 

@@ -155,6 +155,9 @@ class Settings:
     worker_pool_size: int = 2
     #: heavy requests that may wait for a thread; one more is answered 503 with ``Retry-After``
     worker_pool_queue: int = 8
+    #: one API key's heavy requests computing or waiting; one more is answered 429 with ``Retry-After``
+    #: (``None``: half of ``worker_pool_size`` + ``worker_pool_queue``, at least 1)
+    worker_pool_per_key: int | None = None
     #: origins a browser page may call the API from (CORS); empty: none
     cors_origins: tuple[str, ...] = ()
     #: SQLite's ``synchronous`` pragma: ``FULL`` (a commit survives a power loss) or ``NORMAL``
@@ -167,10 +170,36 @@ class Settings:
     database_pool_timeout_seconds: float = 5.0
     #: stored recommendations waiting for the writer beyond which POST answers 503
     writer_queue_limit: int = 1024
+    #: while a write failed for a full disk or a read-only database, seconds between two write probes
+    #: (the ``Retry-After`` of those 503s); a successful write clears the state at once
+    storage_probe_seconds: float = 15.0
     #: stored recommendations one API key may create per day (UTC); ``None``: no quota
     recommendation_daily_quota: int | None = None
     #: days a stored recommendation is kept by ``recommendations prune``; ``None``: kept forever
     recommendation_retention_days: int | None = None
+    #: connections one serving worker holds open (``app.serve``); past it the longest-waiting connection
+    #: with no request in flight is closed to make room, or, when every one is busy, the new one is
+    #: answered 503 and closed
+    max_connections: int = 768
+    #: seconds from a connection's opening, or the end of its previous answer, until a request's headers
+    #: are complete; then the connection is closed (408 when part of a request had arrived)
+    header_read_timeout_seconds: float = 10.0
+    #: seconds a request body may pause between two chunks; then 408 and the connection is closed
+    body_read_timeout_seconds: float = 10.0
+    #: seconds a whole request body may take from the end of its headers; then 408, connection closed
+    body_read_deadline_seconds: float = 60.0
+    #: longest request line (method, target, version) in bytes; a longer one is answered 414
+    max_request_line_bytes: int = 8_192
+    #: largest request head (request line and header fields) in bytes; a larger one is answered 431
+    max_header_bytes: int = 32_768
+    #: requests read ahead on one connection while an earlier one is answered; past it the connection
+    #: is not read until one is answered
+    max_pipelined_requests: int = 16
+    #: seconds an idle keep-alive connection stays open after an answer (uvicorn's ``timeout_keep_alive``)
+    keep_alive_timeout_seconds: float = 5.0
+    #: seconds from SIGTERM to a worker's exit: requests in flight get all but the last
+    #: ``min(5, half)`` of them, the application's cleanup the rest
+    shutdown_timeout_seconds: float = 20.0
 
     @property
     def async_database_url(self) -> str:
@@ -237,14 +266,25 @@ class Settings:
             trace_exporters=parse_trace_exporters(env),
             worker_pool_size=_positive("WORKER_POOL_SIZE", env.get("WORKER_POOL_SIZE") or "2", minimum=1),
             worker_pool_queue=_positive("WORKER_POOL_QUEUE", env.get("WORKER_POOL_QUEUE") or "8", minimum=0),
+            worker_pool_per_key=_count(env, "WORKER_POOL_PER_KEY", 0, minimum=1) or None,  # unset: the default
             cors_origins=tuple(o.strip() for o in (env.get("CORS_ORIGINS") or "").split(",") if o.strip()),
             sqlite_synchronous=_sqlite_synchronous(env.get("SQLITE_SYNCHRONOUS") or "FULL"),
             database_statement_timeout_ms=_count(env, "DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=0),
             database_lock_timeout_ms=_count(env, "DATABASE_LOCK_TIMEOUT_MS", 5_000, minimum=0),
             database_pool_timeout_seconds=_seconds(env, "DATABASE_POOL_TIMEOUT_SECONDS", 5.0),
             writer_queue_limit=_count(env, "WRITER_QUEUE_LIMIT", 1024, minimum=1),
+            storage_probe_seconds=_seconds(env, "STORAGE_PROBE_SECONDS", 15.0),
             recommendation_daily_quota=_optional_count(env, "RECOMMENDATION_DAILY_QUOTA"),
             recommendation_retention_days=_optional_count(env, "RECOMMENDATION_RETENTION_DAYS"),
+            max_connections=_count(env, "MAX_CONNECTIONS", 768, minimum=1),
+            header_read_timeout_seconds=_seconds(env, "HEADER_READ_TIMEOUT_SECONDS", 10.0),
+            body_read_timeout_seconds=_seconds(env, "BODY_READ_TIMEOUT_SECONDS", 10.0),
+            body_read_deadline_seconds=_seconds(env, "BODY_READ_DEADLINE_SECONDS", 60.0),
+            max_request_line_bytes=_count(env, "MAX_REQUEST_LINE_BYTES", 8_192, minimum=256),
+            max_header_bytes=_header_bytes(env),
+            max_pipelined_requests=_count(env, "MAX_PIPELINED_REQUESTS", 16, minimum=1),
+            keep_alive_timeout_seconds=_seconds(env, "KEEP_ALIVE_TIMEOUT_SECONDS", 5.0),
+            shutdown_timeout_seconds=_shutdown_seconds(env),
         )
 
 
@@ -310,3 +350,20 @@ def _optional_count(env: dict[str, str], name: str) -> int | None:
     if not raw.isdigit():
         raise ValueError(f"{name} must be a whole number or off, not {raw!r}")
     return int(raw)
+
+
+def _header_bytes(env: dict[str, str]) -> int:
+    """``MAX_HEADER_BYTES``: at least 1 KiB, and room for the longest request line it contains."""
+    value = _count(env, "MAX_HEADER_BYTES", 32_768, minimum=1_024)
+    line = _count(env, "MAX_REQUEST_LINE_BYTES", 8_192, minimum=256)
+    if value < line:
+        raise ValueError(f"MAX_HEADER_BYTES ({value}) must be at least MAX_REQUEST_LINE_BYTES ({line})")
+    return value
+
+
+def _shutdown_seconds(env: dict[str, str]) -> float:
+    """``SHUTDOWN_TIMEOUT_SECONDS``: at least 2 s (1 for the requests in flight, 1 for the cleanup)."""
+    value = _seconds(env, "SHUTDOWN_TIMEOUT_SECONDS", 20.0)
+    if value < 2:
+        raise ValueError(f"SHUTDOWN_TIMEOUT_SECONDS must be at least 2, not {value}")
+    return value

@@ -4,9 +4,10 @@
   that Ctrl-C reaches only the script, which then stops it by its id; ``run_main`` turns SIGINT,
   SIGTERM and SIGHUP into ``KeyboardInterrupt`` so that every ``finally`` runs (servers stopped,
   databases dropped, temp dirs removed) and then stops any child still running.
-- **Serving the service**: uvicorn started like ``make run`` on a free port, waited for until it
-  answers, with the environment, database set-up (migrate, seed, an ``admin`` key) and, for
-  ``make fuzz`` and ``make loadtest``, a throwaway PostgreSQL database (``served``).
+- **Serving the service**: ``python -m app.serve`` (uvicorn with the service's bounds) started like
+  ``make run`` on a free port, waited for until it answers, with the environment, database set-up
+  (migrate, seed, an ``admin`` key) and, for ``make fuzz`` and ``make loadtest``, a throwaway
+  PostgreSQL database (``served``).
 - **HTTP**: one way to build a request (``request_bytes``) and one way to read an answer
   (``read_response``), used by the load generators in ``bench/loadgen.py`` and by the blocking
   ``request`` for set-up calls and probes.
@@ -268,7 +269,16 @@ def granian_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
     return argv + rest
 
 
+def service_argv(port: int, workers: int = 1) -> list[str]:
+    """compute-advisor as production serves it (``deploy/serve``, ``make run``): ``python -m app.serve``,
+    uvicorn with the service's bounded protocol and settings."""
+    argv = [str(BIN / "python"), "-m", "app.serve", "--host", HOST, "--port", str(port)]
+    return [*argv, "--workers", str(workers), "--log-level", "warning"]
+
+
 def server_argv(port: int, target: list[str], workers: int = 1) -> list[str]:
+    if target == SERVICE_APP and server_name() == "uvicorn":
+        return service_argv(port, workers)
     return (granian_argv if server_name() == "granian" else uvicorn_argv)(port, target, workers)
 
 

@@ -390,7 +390,7 @@ class Server:
     def __enter__(self) -> Server:
         env = {**os.environ, "DATABASE_URL": self.url, "RATE_LIMIT": "off", "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("REDIS_URL", None)
-        argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--port", str(self.port)]
+        argv = [sys.executable, "-m", "app.serve", "--port", str(self.port)]  # as deploy/serve and make run
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
                 [*argv, "--no-access-log", "--log-level", "warning"],

@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"sdk", "engine", "host", "i18n", "kb", "web", "settings"},
     "asgi": {"sdk", "engine", "host", "i18n", "kb", "openapi", "web", "domain", "settings"},
     "openapi_export": {"asgi", "settings"},
+    "serve": {"web", "settings"},  # python -m app.serve: uvicorn on the factory string, not an import of asgi
     "openapi_examples": {"asgi", "cli", "kb", "openapi", "web", "settings"},
 }
 SDK_MODULES = {"app.sdk"} | {f"app.sdk.{name}" for name in SDK if name.islower()}

@@ -7,18 +7,21 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Databases, admin_key, free_port, make_client
+from conftest import Databases, admin_key, create_key, free_port, make_client
 
 from app.kb.db import migration_head, migration_revisions
-from app.settings import PROJECT_ROOT
+from app.settings import PROJECT_ROOT, Settings
 
 CONTAINERFILE = PROJECT_ROOT / "Containerfile"
 UNIT = PROJECT_ROOT / "deploy" / "compute-advisor.service"
@@ -151,3 +154,88 @@ def test_readiness_during_a_rolling_upgrade(databases: Databases) -> None:
         assert r.status_code == 503 and r.json()["checks"]["migration"]["ok"] is False
         at(str(migration_head()))
         assert c.get("/health/ready").status_code == 200
+
+
+def test_the_unit_and_the_container_leave_room_for_the_connection_cap_and_the_shutdown() -> None:
+    """Each worker needs MAX_CONNECTIONS + DESCRIPTOR_RESERVE open files, and exits within
+    SHUTDOWN_TIMEOUT_SECONDS of SIGTERM: the unit and the container's instructions allow both."""
+    from app.serve.connections import DESCRIPTOR_RESERVE
+
+    defaults = Settings()
+    assert defaults.max_connections + DESCRIPTOR_RESERVE <= 1024  # the default fits a default soft limit
+    unit = dict(re.findall(r"^(\w+)=(.*)$", UNIT.read_text(), re.M))
+    assert int(unit["LimitNOFILE"]) >= 64 * (defaults.max_connections + DESCRIPTOR_RESERVE)  # room to raise it
+    assert float(unit["TimeoutStopSec"]) >= defaults.shutdown_timeout_seconds + 5
+    container = CONTAINERFILE.read_text()
+    assert "--ulimit nofile=65536" in container and "--stop-timeout 30" in container
+    assert re.search(r"^exec python -m app\.serve ", SERVE.read_text(), re.M)  # the bounded server
+
+
+@pytest.mark.slow
+def test_deploy_serve_with_two_workers_stops_within_its_deadline(databases: Databases, tmp_path: Path) -> None:
+    """SIGTERM to deploy/serve's supervisor, a client trickling a body to one of two workers: every
+    process is gone within SHUTDOWN_TIMEOUT_SECONDS (and a margin for a loaded machine); the client got a
+    503 to retry; each worker wrote its last line, the supervisor its own, all in JSON."""
+    url = databases.seeded("sqlite")
+    _, key = create_key(url, ["decisions:run"], name="trickler")
+    port, deadline = free_port(), 4.0
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "DATABASE_URL": url,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WORKERS": "2",
+        "RATE_LIMIT": "off",
+        "SHUTDOWN_TIMEOUT_SECONDS": str(deadline),
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+    }
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([str(SERVE)], env=env, stdout=out, stderr=subprocess.STDOUT)
+    stop = threading.Event()
+    try:
+        started = time.monotonic()
+        while True:
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() - started < 120, log.read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(
+                (
+                    f"POST /v1/price-comparisons HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {key}\r\n"
+                    "Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n"
+                ).encode()
+            )
+
+            def trickle() -> None:
+                try:
+                    while not stop.wait(0.3):
+                        sock.sendall(b" ")
+                except OSError:
+                    pass
+
+            threading.Thread(target=trickle, daemon=True).start()
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            proc.wait(timeout=deadline + 10)
+            took = time.monotonic() - signalled
+            sock.settimeout(10)
+            answer = sock.recv(65536)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    print(f"deploy/serve (2 workers) exited {took:.1f} s after SIGTERM")
+    assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+    lines = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    stopping = [x for x in lines if x["message"].startswith("worker stopping")]
+    assert len(stopping) == 2, [x["message"] for x in lines[-10:]]
+    assert lines[-1]["message"].startswith("Stopping parent process"), lines[-1]

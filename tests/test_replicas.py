@@ -1,4 +1,4 @@
-"""Served instances, as uvicorn subprocesses on free ports.
+"""Served instances, as `python -m app.serve` subprocesses (uvicorn, as deploy/serve runs it) on free ports.
 
 - Two replicas over one PostgreSQL database and one Redis: one rate-limit budget across both, a seed
   load reaching both at once (PostgreSQL's NOTIFY; their poll is set to a minute), a recommendation
@@ -57,7 +57,7 @@ class Served:
 
 def serve(env: dict[str, str], log: Path, workers: int = 1) -> Served:
     port = free_port()
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.asgi:create_app", "--host", "127.0.0.1"]
+    argv = [sys.executable, "-m", "app.serve", "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--workers", str(workers), "--no-access-log"]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -34,9 +34,7 @@ def test_two_workers_switch_to_a_new_knowledge_version_within_5_seconds(database
         [
             sys.executable,
             "-m",
-            "uvicorn",
-            "--factory",
-            "app.asgi:create_app",
+            "app.serve",
             "--port",
             str(port),
             "--workers",

@@ -13,7 +13,10 @@ command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and 
   the client address and, when tracing is on, the trace id. It replaces uvicorn's access log, which
   is switched off.
 - In the serving worker the lines are formatted and written by a thread of their own
-  (``configure_logging(queued=True)``): a request only queues its record.
+  (``configure_logging(queued=True)``): a request only queues its record. Once the worker begins to
+  stop (``write_directly()``, called by ``app.serve`` when the application's shutdown starts), every
+  line is written where it is logged, after those queued before it: the last lines of a worker that
+  ends by its re-raised SIGTERM — which runs no ``atexit`` hook — are written too.
 """
 
 from __future__ import annotations
@@ -128,7 +131,8 @@ class _QueuedStderrHandler(_StderrHandler):
     wakes every :data:`WRITE_INTERVAL_SECONDS` and writes every line queued since in one ``write``. A
     request pays for the record and an append, not for formatting it, the write, or waking a thread.
     ``flush()`` returns once every line queued before it is written (the app's shutdown and the
-    interpreter's exit call it)."""
+    interpreter's exit call it). After ``write_directly()`` the thread is not waited for: each line
+    is written at once by whoever logs it, after every line queued before it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -137,6 +141,12 @@ class _QueuedStderrHandler(_StderrHandler):
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.started = threading.Lock()
+        #: held while queued lines are formatted and written (the thread, or a direct writer)
+        self.writing = threading.Lock()
+        #: lines are written where they are logged (``write_directly``)
+        self.direct = False
+        #: the thread's end was taken from the queue (by the thread, or by a direct writer)
+        self.ended = False
         self.dropped = 0
         atexit.register(self.flush)
         _QUEUED_HANDLERS.add(self)
@@ -144,6 +154,10 @@ class _QueuedStderrHandler(_StderrHandler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.args:  # merged now: an argument may change once the caller goes on
             record.msg, record.args = record.getMessage(), None
+        if self.direct:
+            self.queued.append(record)
+            self._drain()
+            return
         if self.thread is None:
             self._start()
         if len(self.queued) >= MAX_QUEUED:
@@ -158,6 +172,9 @@ class _QueuedStderrHandler(_StderrHandler):
         self.wake = threading.Event()
         self.thread = None
         self.started = threading.Lock()
+        self.writing = threading.Lock()
+        self.direct = False
+        self.ended = False
         self.dropped = 0
 
     def _start(self) -> None:
@@ -170,12 +187,19 @@ class _QueuedStderrHandler(_StderrHandler):
         while True:
             self.wake.wait(WRITE_INTERVAL_SECONDS)
             self.wake.clear()
+            if self._drain() or self.ended:
+                return
+
+    def _drain(self) -> bool:
+        """Write every line queued, in order; True once the thread's end (None) was taken."""
+        with self.writing:
             lines: list[str] = []
             while self.queued:
                 item = self.queued.popleft()
                 if item is None:
                     self._write(lines)
-                    return
+                    self.ended = True
+                    return True
                 if isinstance(item, threading.Event):
                     self._write(lines)
                     lines = []
@@ -189,6 +213,12 @@ class _QueuedStderrHandler(_StderrHandler):
                 dropped, self.dropped = self.dropped, 0
                 lines.append(f"{dropped} log lines dropped: the log stream did not take them{self.terminator}")
             self._write(lines)
+            return False
+
+    def write_directly(self) -> None:
+        """From now on each line is written where it is logged, after every line queued before it."""
+        self.direct = True
+        self._drain()
 
     def _write(self, lines: list[str]) -> None:
         if not lines:
@@ -201,7 +231,8 @@ class _QueuedStderrHandler(_StderrHandler):
             pass
 
     def flush(self) -> None:
-        if self.thread is None or not self.thread.is_alive():
+        if self.direct or self.thread is None or not self.thread.is_alive():
+            self._drain()  # nothing queued unless the thread is gone (the interpreter ending)
             super().flush()
             return
         written = threading.Event()
@@ -258,6 +289,14 @@ def flush_logs() -> None:
     for handler in logging.getLogger().handlers:
         if handler.get_name() == HANDLER_NAME:
             handler.flush()
+
+
+def write_directly() -> None:
+    """Every line logged so far written, and each later line written where it is logged, not queued
+    (the serving worker is stopping: see the module's docstring)."""
+    for handler in logging.getLogger().handlers:
+        if handler.get_name() == HANDLER_NAME and isinstance(handler, _QueuedStderrHandler):
+            handler.write_directly()
 
 
 def log_request(scope: HTTPScope, status: int | None, seconds: float, knowledge_version: str | None) -> None:

@@ -113,7 +113,18 @@ class ProblemException(HTTPException):
 #: every problem ``type`` the service answers with (listed in the OpenAPI document)
 PROBLEM_TYPES = sorted(
     {TYPE_BASE + slug for slug in (*_SLUGS.values(), *(v[1] for v in DOMAIN_PROBLEMS.values()), "internal", "error")}
-    | {TYPE_BASE + slug for slug in ("database-unavailable", "database-timeout")}  # app.web.degraded
+    | {
+        TYPE_BASE + slug  # app.web.degraded
+        for slug in (
+            "database-unavailable",
+            "database-timeout",
+            "database-conflict",
+            "storage-full",
+            "database-read-only",
+        )
+    }
+    # answered by the server before a request reaches the application, or cut by it: app.serve
+    | {TYPE_BASE + slug for slug in ("request-timeout", "uri-too-long", "headers-too-large")}
     # ProblemException's own types: app.web.auth, app.domain.decisions.storing
     | {
         TYPE_BASE + slug
@@ -268,11 +279,16 @@ COMMON_PROBLEMS = {
     404: problem(404, "Not found."),
     405: problem(405, "Method not allowed."),
     406: problem(406, "The Accept header asks for a media type this operation cannot produce."),
-    429: problem(429, "Rate limit exceeded: retry after the Retry-After header's seconds."),
+    429: problem(
+        429,
+        "Rate limit exceeded, or (a heavy computation) the API key has `WORKER_POOL_PER_KEY` heavy requests "
+        "computing or waiting already: retry after the Retry-After header's seconds.",
+    ),
     500: problem(500, "Internal error: only a request id, which the logs also carry."),
     503: problem(
         503,
-        "The knowledge base or the database is unavailable, or every worker thread is busy with heavy "
+        "The knowledge base or the database is unavailable, the database refuses writes (a full disk, a "
+        "read-only database) or broke off a conflicting transaction, or every worker thread is busy with heavy "
         "computations and the queue is full: retry after the Retry-After header's seconds.",
     ),
 }
