@@ -1,5 +1,5 @@
 """The composition root: settings, database, knowledge store, plugins, services, routes — wired
-here only. Serve with ``uvicorn --factory app.asgi:create_app``.
+here only. Serve with ``python -m app.serve`` (uvicorn with the service's bounds: ``app.serve``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from app.domain.decisions.controller import DecisionController
 from app.domain.decisions.service import DecisionService
 from app.domain.explorer import controller as explorer
 from app.domain.health.controller import HealthController
+from app.domain.health.probe import SharedCheck
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
@@ -41,6 +42,7 @@ from app.kb import heap, keys
 from app.kb.db import database_config, migration_head, migration_revisions
 from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
+from app.kb.storage_state import StorageState, write_probe
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.openapi import docs_ui
@@ -54,6 +56,7 @@ from app.web.caching import KnownEtags, known_not_modified, plugins_fingerprint
 from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
 from app.web.edge import Edge
+from app.web.known_keys import ActiveKeys, KnownKeys
 from app.web.logs import configure_logging, flush_logs
 from app.web.negotiation import JSON, negotiate, require_json_body
 from app.web.offload import WorkerPool
@@ -96,6 +99,16 @@ def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
         )
 
     return lookup
+
+
+def active_keys(session_maker: Callable[[], AsyncSession]) -> Callable[[], Awaitable[ActiveKeys]]:
+    """The active keys' hashes for ``KnownKeys``: one query, in a session of its own."""
+
+    async def load() -> ActiveKeys:
+        async with session_maker() as session:
+            return await keys.active_hashes(session)
+
+    return load
 
 
 def key_usage_writer(session_maker: Callable[[], AsyncSession]) -> Callable[[dict[int, dt.datetime]], Awaitable[None]]:
@@ -158,13 +171,12 @@ def create_app(
     def knowledge_state() -> None:  # the store's figures as metrics: after each poll, and at each scrape
         gauges.state(store.version, store.last_read_at, store.degraded)
         dependencies.mark("database", not store.degraded, "the knowledge poll cannot read the database")
+        metrics.storage_state(storage.state)
 
     heap.tune(settings.gc_young_threshold)
 
     def knowledge_loaded(_version: str, trigger: str) -> None:
         gauges.loaded(trigger)
-        if settings.gc_freeze:
-            heap.settle()
 
     store = KnowledgeStore(
         db.create_session_maker(),
@@ -174,18 +186,27 @@ def create_app(
         on_state=knowledge_state,
         on_load=knowledge_loaded,
     )
-    key_verifier = KeyVerifier(key_lookup(db.create_session_maker()), settings.api_key_cache_seconds)
+    key_verifier = KeyVerifier(
+        key_lookup(db.create_session_maker()),
+        settings.api_key_cache_seconds,
+        known=KnownKeys(active_keys(db.create_session_maker())),  # tells a valid key's first request from a guess
+    )
     key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
     engine = Engine(host, store.get, tracer=tracer)
+    # a full disk or read-only database: set by a failed write, cleared by a write (app.kb.storage_state)
+    storage = StorageState(
+        write_probe(db.create_session_maker()), settings.storage_probe_seconds, on_change=metrics.storage_state
+    )
     writer = RecommendationWriter(
         db.create_session_maker(),
         tracer=tracer,
         on_queue=metrics.writer_queue,
         on_commit=metrics.writer_commit,
         queue_limit=settings.writer_queue_limit,
+        storage=storage,
     )
-    worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue)
-    limiter = rate_limiter(settings, key_verifier.recently_verified, dependencies)  # None when RATE_LIMIT=off
+    worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue, settings.worker_pool_per_key)
+    limiter = rate_limiter(settings, key_verifier.standing, dependencies)  # None when RATE_LIMIT=off
     metrics_listener = (
         metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
         if (settings.metrics_bind)
@@ -194,10 +215,14 @@ def create_app(
 
     @asynccontextmanager
     async def knowledge_lifespan(app: Litestar) -> AsyncIterator[None]:
+        if settings.gc_freeze:  # the long-lived objects, before any snapshot: a swap then freezes nothing (app.kb.heap)
+            heap.settle()
         await store.start()
+        storage.start()
         try:
             yield
         finally:
+            await storage.stop()
             await store.stop()
 
     @asynccontextmanager
@@ -284,7 +309,9 @@ def create_app(
         state=State(
             {
                 "knowledge_store": store,
+                "storage_state": storage,  # a full disk, a read-only database (app.web.degraded, /health/ready)
                 "key_verifier": key_verifier,  # /health/ready shows its details to a caller with a key
+                "readiness_check": SharedCheck(db.create_session_maker()),  # one database check in flight
                 "dependencies": dependencies,
                 "engine": engine,
                 "key_usage": key_usage,

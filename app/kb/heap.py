@@ -1,14 +1,21 @@
-"""The served snapshot, out of the cyclic garbage collector's sight.
+"""The process's long-lived objects, out of the cyclic garbage collector's sight; knowledge snapshots
+within it.
 
-A knowledge snapshot is ~200,000 long-lived Python objects (rows, ranges, compiled kernels), and every
-full collection of CPython's cyclic collector walks them all again — about 100 ms each on this
-project's machines, paid by whichever request happened to allocate the object that triggered it (a
-10,000-profile batch triggers several). ``settle`` runs once per snapshot loaded: it gives the objects
-frozen for the previous snapshot back to the collector, collects (so the old snapshot's cycles are
-freed), and freezes what is left (``gc.freeze``: the objects alive now — the new snapshot, the app,
-the modules — move to a permanent generation that collections skip). Objects made afterwards are
-collected as usual; reference counting frees frozen objects that lose their last reference as
-always. ``GC_FREEZE=off`` turns it off.
+Once the app is built the process holds some 200,000 long-lived Python objects (modules, classes,
+functions, the app and its routes), and every full collection of CPython's cyclic collector walked
+them all again — about 100 ms each on this project's machines, paid by whichever request happened to
+allocate the object that triggered it (a 10,000-profile batch triggers several). ``settle`` runs once,
+at start-up before the first knowledge snapshot is loaded: it collects, then freezes what is left
+(``gc.freeze``: the objects alive now move to a permanent generation that collections skip). Objects
+made afterwards are collected as usual; reference counting frees frozen objects that lose their last
+reference as always. ``GC_FREEZE=off`` turns it off.
+
+A snapshot is not frozen: it is a few thousand tracked objects with its compiled kernels (1,036 as
+loaded from the reference seeds), so collections walk it cheaply, and a replaced snapshot — cyclic
+(its kernels point back at it) — is freed by the collector like any garbage. Freezing each snapshot
+at its load instead meant giving the frozen heap back to the collector at every swap (``gc.unfreeze``,
+a full collection of the whole heap, ``gc.freeze``): 95–175 ms with the event loop stopped, in any
+thread (a collection holds the GIL), measured in docs/performance.md.
 
 ``tune`` sets how many container objects may be allocated between two collections of the youngest
 generation (``GC_YOUNG_THRESHOLD``, 10,000 instead of Python's 700). A 10,000-profile batch allocates
@@ -29,8 +36,8 @@ log = logging.getLogger(__name__)
 
 
 def settle() -> float:
-    """Collect, then freeze the survivors; the seconds it took (the event loop waits that long, once
-    per knowledge version)."""
+    """Give what was frozen back, collect, then freeze the survivors; the seconds it took (the event
+    loop waits that long: once, at start-up, before the first snapshot is loaded)."""
     started = time.perf_counter()
     gc.unfreeze()
     gc.collect()

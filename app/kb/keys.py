@@ -32,6 +32,7 @@ __all__ = [
     "SCOPES",
     "Created",
     "KeyProblem",
+    "active_hashes",
     "check_scopes",
     "create",
     "find",
@@ -213,6 +214,14 @@ async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> sr.ApiKey
 
 async def list_all(session: AsyncSession) -> list[sr.ApiKey]:
     return list((await session.scalars(select(sr.ApiKey).order_by(sr.ApiKey.id))).all())
+
+
+async def active_hashes(session: AsyncSession) -> dict[str, dt.datetime | None]:
+    """The hash of every key neither revoked nor expired, and when it expires (``app.web.known_keys``)."""
+    now = dt.datetime.now(dt.UTC)
+    rows = await session.execute(select(sr.ApiKey.key_hash, sr.ApiKey.expires_at).where(sr.ApiKey.revoked_at.is_(None)))
+    found = {key_hash: None if at is None else _aware(at) for key_hash, at in rows}
+    return {key_hash: at for key_hash, at in found.items() if at is None or at > now}
 
 
 async def find(session: AsyncSession, key: str) -> sr.ApiKey | None:

@@ -1,10 +1,15 @@
-"""Read one knowledge version from SQL into the immutable in-memory snapshot."""
+"""Read one knowledge version from SQL into the immutable in-memory snapshot.
+
+Two steps, so that the event loop only waits for the database: ``read_rows`` reads the version's rows
+(plain result rows, in one consistent read transaction), and ``Rows.knowledge`` builds the snapshot
+from them — CPU only, which ``app.kb.store`` runs in a thread.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from dataclasses import fields
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,11 +37,39 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")
-ModelT = TypeVar("ModelT", bound=m.Base)
 
 
-async def _all(session: AsyncSession, model: type[ModelT], *order: Any) -> list[ModelT]:
-    return list((await session.scalars(select(model).order_by(*order))).all())
+#: each table of a snapshot as ``assemble`` takes it: its keyword, model and the order its rows are read in
+TABLES: dict[str, tuple[type[m.Base], tuple[Any, ...]]] = {
+    "gpu_models": (m.GpuModel, (m.GpuModel.key,)),
+    "servers": (m.ServerSku, (m.ServerSku.key,)),
+    "prices": (m.PriceItem, (m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc())),
+    "assumptions": (m.Assumption, (m.Assumption.option, m.Assumption.key)),
+    "rules": (m.ScenarioRule, (m.ScenarioRule.key,)),
+    "providers": (m.Provider, (m.Provider.key,)),
+    "exchange_rates": (m.ExchangeRate, (m.ExchangeRate.id,)),
+    "data_security_levels": (m.DataSecurityLevel, (m.DataSecurityLevel.key,)),
+    "regions": (m.Region, (m.Region.key,)),
+    "availability_rules": (m.AvailabilityRule, (m.AvailabilityRule.id,)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """One knowledge version's rows as read: result rows whose columns are attributes (no ORM objects:
+    the loop makes nothing it does not need), by ``assemble``'s keyword."""
+
+    version: str
+    created_at: dt.datetime
+    tables: dict[str, Sequence[Any]]
+
+    def knowledge(self) -> Knowledge:
+        """The snapshot of these rows: CPU only (no I/O), safe in any thread."""
+        return assemble(self.version, self.created_at, **self.tables)
+
+
+async def _rows(session: AsyncSession, model: type[m.Base], order: tuple[Any, ...]) -> Sequence[Any]:
+    return (await session.execute(select(*model.__table__.columns).order_by(*order))).all()
 
 
 def _range(row: Any) -> Range:
@@ -86,27 +119,22 @@ async def begin_consistent_read(session: AsyncSession) -> None:
         await session.execute(text("BEGIN"))
 
 
-async def load_knowledge(session: AsyncSession) -> Knowledge | None:
-    """The whole knowledge base as of its newest version, or ``None`` when none was ever loaded: read
-    in one transaction (``begin_consistent_read``), so ``session`` must not have run a statement yet."""
+async def read_rows(session: AsyncSession) -> Rows | None:
+    """The rows of the newest knowledge version, or ``None`` when none was ever loaded: read in one
+    transaction (``begin_consistent_read``), so ``session`` must not have run a statement yet."""
     await begin_consistent_read(session)
     version = await latest_version(session)
     if version is None:
         return None
-    return assemble(
-        version.label,
-        version.created_at,
-        gpu_models=await _all(session, m.GpuModel, m.GpuModel.key),
-        servers=await _all(session, m.ServerSku, m.ServerSku.key),
-        prices=await _all(session, m.PriceItem, m.PriceItem.option, m.PriceItem.item, m.PriceItem.valid_from.desc()),
-        assumptions=await _all(session, m.Assumption, m.Assumption.option, m.Assumption.key),
-        rules=await _all(session, m.ScenarioRule, m.ScenarioRule.key),
-        providers=await _all(session, m.Provider, m.Provider.key),
-        exchange_rates=await _all(session, m.ExchangeRate, m.ExchangeRate.id),
-        data_security_levels=await _all(session, m.DataSecurityLevel, m.DataSecurityLevel.key),
-        regions=await _all(session, m.Region, m.Region.key),
-        availability_rules=await _all(session, m.AvailabilityRule, m.AvailabilityRule.id),
-    )
+    tables = {name: await _rows(session, model, order) for name, (model, order) in TABLES.items()}
+    return Rows(version.label, version.created_at, tables)
+
+
+async def load_knowledge(session: AsyncSession) -> Knowledge | None:
+    """The whole knowledge base as of its newest version, or ``None`` when none was ever loaded
+    (``read_rows``, then the snapshot built here, in the caller's thread)."""
+    rows = await read_rows(session)
+    return None if rows is None else rows.knowledge()
 
 
 def assemble(

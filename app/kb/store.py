@@ -6,6 +6,12 @@ the announcement wakes the task at once, so every worker and replica serves the 
 a moment, and the poll remains the fallback. A failed poll keeps the last snapshot: answers stay available from it,
 and the store is *degraded* (the database unreachable) until a poll succeeds again. Handlers that
 meet a database error mark it degraded at once, without waiting for the next poll.
+
+A swap never stalls the event loop: the loop awaits the database's rows (``snapshot.read_rows``) and
+a thread builds the snapshot from them (``Rows.knowledge``); the loop then only replaces the reference.
+Snapshots are never frozen out of the cyclic collector (``app.kb.heap``), so nothing is collected or
+frozen at a swap: the replaced snapshot goes with its last user — a request that started on it answers
+from it.
 """
 
 from __future__ import annotations
@@ -125,7 +131,9 @@ class KnowledgeStore:
         ):
             # a session of its own: the load is one consistent read transaction from its first statement
             async with self._session_maker() as session:
-                loaded = await snapshot.load_knowledge(session)
+                rows = await snapshot.read_rows(session)
+            # building it is CPU alone (the rows' objects, the snapshot's indexes): in a thread, not the loop's
+            loaded = None if rows is None else await asyncio.to_thread(rows.knowledge)
         self.current = loaded
         log.info("knowledge version %s loaded (%s)", loaded.version if loaded else None, trigger)
         if loaded is not None and self._on_load is not None:

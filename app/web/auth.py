@@ -9,7 +9,9 @@ A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), an expir
 a key without the scope 403. ``KeyUsage`` records when each key was last used, written in the
 background at most once a minute per key and process — never a write per request.
 
-The middleware looks each key up in the database, so a revocation reaches every worker and replica;
+The middleware looks each key up in the database (the rate limits decide first whether it may be: a
+key not among the active keys' digests, ``app.web.known_keys``, is a guess with a budget of its own),
+so a revocation reaches every worker and replica;
 a verified key is trusted in-process for ``API_KEY_CACHE_SECONDS`` (default 1 s) to keep requests
 fast, so revocation takes effect within that time; past half of it, the key is looked up again in the
 background while requests go on with the cached answer (no request waits for the lookup of a key in
@@ -51,8 +53,9 @@ from litestar.types import ASGIApp
 
 from app.sdk.text import msg
 from app.sdk.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
+from app.web.known_keys import KnownKeys
 from app.web.problems import PROBLEM_JSON, ProblemException
-from app.web.rate_limits import key_digest, normalised_key
+from app.web.rate_limits import Standing, key_digest, presented_key
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +109,11 @@ class KeyVerifier:
         cache_seconds: float,
         grace_seconds: float = DEGRADED_GRACE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        known: KnownKeys | None = None,
     ) -> None:
         self._lookup = lookup
+        #: the active keys' digests (None: every key this worker has not verified is a guess)
+        self.known = known
         self.cache_seconds = cache_seconds
         self.grace_seconds = grace_seconds
         self._clock = clock
@@ -118,13 +124,28 @@ class KeyVerifier:
         #: read per request behind each other: up to half a second under load)
         self._lookups: dict[str, asyncio.Future[Principal | None]] = {}
 
-    def recently_verified(self, key: str) -> bool:
-        """The database confirmed this key within the grace period (rate limits charge it, not the address)."""
-        cached = self._verified.get(key_digest(key))
-        return cached is not None and self._clock() - cached[1] < self.grace_seconds
+    async def standing(self, digest: str) -> Standing:
+        """What this worker knows of the key with this digest, without looking it up: verified within
+        the grace period (charged to the key alone), an active key's digest, or neither (a guess)."""
+        cached = self._verified.get(digest)
+        if cached is not None and self._clock() - cached[1] < self.grace_seconds:
+            return Standing.VERIFIED
+        if self.known is not None and await self.known.contains(digest):
+            return Standing.KNOWN
+        return Standing.UNKNOWN
 
-    async def verify(self, key: str) -> Principal | None:
-        digest = key_digest(key)
+    async def vouches_for(self, digest: str) -> bool:
+        """The key is valid as far as this worker knows without looking it up — verified within the
+        cache time, or an active key's digest — and has not expired (readiness shows it details)."""
+        cached = self._verified.get(digest)
+        if cached is not None and self._clock() - cached[1] < self.cache_seconds:
+            return not cached[0].expired(dt.datetime.now(dt.UTC))
+        return bool(digest) and self.known is not None and await self.known.contains(digest)
+
+    async def verify(self, key: str, digest: str | None = None) -> Principal | None:
+        """The key's principal (from the cache, or looked up), or None: unknown or revoked. ``digest``:
+        the key's, when the caller has it (``presented_key``)."""
+        digest = digest or key_digest(key)
         now = self._clock()
         cached = self._verified.get(digest)
         if cached is not None and now - cached[1] < self.cache_seconds:
@@ -178,22 +199,14 @@ class KeyVerifier:
     def _looked(self, digest: str, done: asyncio.Future[Principal | None]) -> None:
         if self._lookups.get(digest) is done:
             del self._lookups[digest]
-        if not done.cancelled():
-            done.exception()  # retrieved: its waiters (if any are left) answer it
-
-    async def identify(self, header: str) -> Principal | None:
-        """The principal of an ``X-API-Key`` value on an open path (health), or None — no key, an unknown,
-        revoked or expired one, or one that cannot be verified now: never an error of its own."""
-        key = normalised_key(header)
-        if not key or len(key) > API_KEY_MAX_LENGTH:
-            return None
-        try:
-            principal = await self.verify(key)
-        except ServiceUnavailableException:
-            return None
-        if principal is None or principal.expired(dt.datetime.now(dt.UTC)):
-            return None
-        return principal
+        if done.cancelled() or done.exception() is not None:  # retrieved: its waiters answer it
+            return
+        principal = done.result()
+        if self.known is not None:  # what the database just said, before the next read of every key
+            if principal is None:
+                self.known.discard(digest)
+            else:
+                self.known.add(digest, principal.expires_at)
 
 
 #: at most one ``last_used_at`` write per key and process in this many seconds
@@ -258,14 +271,14 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         self.usage = usage
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        key = normalised_key(connection.headers.get(API_KEY_HEADER, ""))
+        key, digest = presented_key(connection.scope)
         if not key:
             raise NotAuthorizedException(
                 detail=msg(
                     "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
                 )
             )
-        principal = await self.verifier.verify(key) if len(key) <= API_KEY_MAX_LENGTH else None
+        principal = await self.verifier.verify(key, digest) if len(key) <= API_KEY_MAX_LENGTH else None
         if principal is None:
             raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
         if principal.expired(dt.datetime.now(dt.UTC)):

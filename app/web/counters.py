@@ -62,18 +62,45 @@ class MemoryCounters:
         return used, max(1, math.ceil(end - now))
 
     async def refund(self, identity: str, units: int) -> None:
+        """Give ``units`` back to the identity's current window; nothing when that window has ended (a late
+        refund never revives a window, nor makes one)."""
         found = self._used.get(identity)
-        if found is not None:
+        if found is None:
+            return
+        if found[0] <= self._clock():
+            del self._used[identity]
+        else:
             self._used[identity] = (found[0], max(0, found[1] - units))
 
     async def close(self) -> None:
         self._used.clear()
 
 
+#: one charge: the units added, and the window's expiry set whenever the key has none — a new key, or
+#: one left without expiry (by the plain DECRBY refunds of earlier releases, or by hand): no counter
+#: outlives its window, so no identity is refused for ever
 _CHARGE = """
-redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
 local used = redis.call('INCRBY', KEYS[1], ARGV[1])
-return {used, redis.call('TTL', KEYS[1])}
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {used, ttl}
+"""
+
+#: one refund: only into a window that is still running (a key with an expiry), never below zero; a
+#: key that has expired is not made again (a plain DECRBY would make it, without expiry), and a key
+#: without expiry is left to the next charge, which gives it one
+_REFUND = """
+if redis.call('PTTL', KEYS[1]) <= 0 then
+  return 0
+end
+local left = redis.call('DECRBY', KEYS[1], ARGV[1])
+if left < 0 then
+  redis.call('INCRBY', KEYS[1], -left)
+end
+return 1
 """
 
 
@@ -101,9 +128,10 @@ class RedisCounters:
             driver_info=DriverInfo(),
         )
         self._namespace = namespace
-        #: one charge, atomic on the server: the window's key made with its expiry if new, the units
-        #: added, the seconds left — one command a request (EVALSHA; the script loaded once per server)
+        #: a charge and a refund, each one script, atomic on the server: one command a request (EVALSHA;
+        #: the scripts loaded once per server)
         self._charge = self._redis.register_script(_CHARGE)
+        self._refund = self._redis.register_script(_REFUND)
         #: the whole call's deadline: a connection and one round trip
         self.deadline = connect_timeout + timeout
         self._pending: set[asyncio.Future[Any]] = set()
@@ -138,7 +166,7 @@ class RedisCounters:
         return await self._within_deadline(self._add(self._key(identity), units, window_seconds))
 
     async def refund(self, identity: str, units: int) -> None:
-        await self._within_deadline(self._redis.decrby(self._key(identity), units))
+        await self._within_deadline(self._refund(keys=[self._key(identity)], args=[units]))
 
     async def close(self) -> None:
         for task in list(self._pending):

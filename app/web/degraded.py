@@ -6,6 +6,17 @@
   answers ``503`` problem details of type ``…:database-unavailable`` with ``Retry-After``: a database
   error raised in a handler is never a ``500``.
 - The knowledge store's next successful poll ends it; nothing to restart.
+
+Not degraded mode, each a 503 problem of its own type with ``Retry-After`` (the database answers):
+- ``…:database-timeout``: a statement or lock wait ran out of its time;
+- ``…:database-conflict``: PostgreSQL broke the transaction off — a deadlock (``40P01``) or a
+  serialization failure (``40001``) — and it was not replayed, or its replay failed too (the writer of
+  stored recommendations replays its group commit once: ``app.kb.writer``);
+- ``…:storage-full`` and ``…:database-read-only``: the database refuses writes (a full disk; a read-only
+  database or a standby). The app's storage state (``app.kb.storage_state``, ``request.app.state.
+  storage_state``) tells these errors apart and keeps the state until a write works again; reads
+  and computations go on, and the knowledge store is not marked unreachable (its successful polls
+  would otherwise clear and the next write set the mark every few seconds).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from app.web.request_id import request_id
 if TYPE_CHECKING:
     from litestar import Request, Response
 
+    from app.kb.storage_state import StorageState
     from app.kb.store import KnowledgeStore
 
 log = logging.getLogger(__name__)
@@ -56,15 +68,32 @@ TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-def database_timed_out(exc: BaseException | None) -> bool:
-    """Whether an error, or one it was raised from, is a statement or lock timeout."""
-    for _ in range(8):
+#: driver errors of a transaction PostgreSQL broke off so that another could go on (deadlock,
+#: serialization failure): nothing was changed, and the same transaction again will likely pass
+CONFLICT_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.DeadlockDetectedError,  # 40P01
+    asyncpg.exceptions.SerializationError,  # 40001
+)
+
+
+def _caused_by(exc: BaseException | None, kinds: tuple[type[BaseException], ...]) -> bool:
+    for _ in range(8):  # a chain can loop
         if exc is None:
             return False
-        if isinstance(exc, TIMEOUT_ERRORS):
+        if isinstance(exc, kinds):
             return True
         exc = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc.__cause__
     return False
+
+
+def database_conflict(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, is a deadlock or a serialization failure."""
+    return _caused_by(exc, CONFLICT_ERRORS)
+
+
+def database_timed_out(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, is a statement or lock timeout."""
+    return _caused_by(exc, TIMEOUT_ERRORS)
 
 
 def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
@@ -83,13 +112,90 @@ def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException)
     )
 
 
+def handle_database_conflict(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    log.warning("database conflict: %s: %s", type(exc).__name__, exc)
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + "database-conflict",
+            title="The database broke off the transaction",
+            status=503,
+            detail="The database broke off this request's transaction to let a concurrent one go on (a deadlock "
+            "or a serialization failure); nothing was changed. Retry: the same request will likely pass.",
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": "1"},
+    )
+
+
+#: each storage condition's problem: (type slug, title, what it means for the client)
+STORAGE_PROBLEMS = {
+    "full": (
+        "storage-full",
+        "The database's storage is full",
+        "The database's disk is full: nothing can be stored until space is freed.",
+    ),
+    "read-only": (
+        "database-read-only",
+        "The database is read-only",
+        "The database refuses writes (it is read-only, or a standby): nothing can be stored until it "
+        "takes writes again.",
+    ),
+}
+
+
+def _storage(request: Request[Any, Any, Any]) -> StorageState | None:
+    return getattr(request.app.state, "storage_state", None)
+
+
+def handle_storage_error(request: Request[Any, Any, Any], exc: BaseException, condition: str) -> Response[bytes]:
+    """A write refused for a full disk or a read-only database: 503 of the condition's own type, with
+    ``Retry-After`` until the storage state's next write probe."""
+    storage = _storage(request)
+    wait = storage.retry_after if storage is not None else 1
+    slug, title, said = STORAGE_PROBLEMS[condition]
+    store = _store(request)
+    cached = store.version if store is not None else None
+    detail = f"{said} Retry after {wait} s."
+    if cached:
+        detail += (
+            f" Reads, price comparisons, evaluations and recommendations with ?store=false are still answered "
+            f"(knowledge version {cached})."
+        )
+    return problem_response(
+        Problem(
+            type=TYPE_BASE + slug,
+            title=title,
+            status=503,
+            detail=detail,
+            instance=request.url.path,
+            request_id=request_id(request.scope),
+        ),
+        {"Retry-After": str(wait)},
+    )
+
+
+def _answered_apart(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes] | None:
+    """The answer of an error that is neither an outage nor a defect — a full disk or read-only database,
+    a timeout, a conflict — or None."""
+    storage = _storage(request)
+    condition = storage.noticed(exc) if storage is not None else None
+    if condition is not None:
+        return handle_storage_error(request, exc, condition)
+    if database_timed_out(exc):
+        return handle_database_timeout(request, exc)
+    if database_conflict(exc):
+        return handle_database_conflict(request, exc)
+    return None
+
+
 def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:
     return getattr(request.app.state, "knowledge_store", None)
 
 
 def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
-    if database_timed_out(exc):
-        return handle_database_timeout(request, exc)
+    if (apart := _answered_apart(request, exc)) is not None:
+        return apart
     store = _store(request)
     wait = 1
     if store is not None:
@@ -128,18 +234,19 @@ def database_went_away(exc: BaseException | None) -> bool:
 
 
 def handle_driver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    """Any other ``DBAPIError``: degraded mode (503) when it means the connection broke, else a 500."""
-    if database_timed_out(exc):
-        return handle_database_timeout(request, exc)
+    """Any other ``DBAPIError``: a full disk, a read-only database, a timeout or a conflict (503 of its
+    own type); degraded mode (503) when it means the connection broke; else a 500."""
+    if (apart := _answered_apart(request, exc)) is not None:
+        return apart
     return handle_database_error(request, exc) if database_went_away(exc) else handle_unexpected(request, exc)
 
 
 def handle_repository_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    """advanced-alchemy's repositories wrap every driver error: a wrapped "database does not
-    answer" is degraded mode (503), anything else an internal error (500)."""
+    """advanced-alchemy's repositories wrap every driver error: the wrapped error is answered as
+    ``handle_driver_error`` answers it; anything else is an internal error (500)."""
     cause = exc.__cause__
-    if cause is not None and database_timed_out(cause):
-        return handle_database_timeout(request, cause)
+    if cause is not None and (apart := _answered_apart(request, cause)) is not None:
+        return apart
     if cause is not None and database_went_away(cause):
         return handle_database_error(request, cause)
     return handle_unexpected(request, exc)

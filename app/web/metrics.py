@@ -111,6 +111,13 @@ DEGRADED = Gauge(
     "1 while answers come from the knowledge snapshot because the database does not answer",
     multiprocess_mode="livemax",
 )
+STORAGE_STATE = Gauge(
+    f"{PREFIX}_storage_state",
+    "1 for the storage state a worker is in (ok, full, read-only: a write failed for a full disk or a read-only "
+    "database, until a write works again), 0 for the others (workers combined: the highest)",
+    ["state"],
+    multiprocess_mode="livemax",
+)
 RATE_LIMIT_REJECTIONS = Counter(f"{PREFIX}_rate_limit_rejections_total", "Requests refused with 429 (rate limit)")
 DEPENDENCY_UP = Gauge(
     f"{PREFIX}_dependency_up",
@@ -194,6 +201,12 @@ def worker_pool_queue(depth: int) -> None:
 
 def dependency_up(name: str, up: bool) -> None:
     DEPENDENCY_UP.labels(name=name).set(1 if up else 0)
+
+
+def storage_state(state: str, states: tuple[str, ...] = ("ok", "full", "read-only")) -> None:
+    """The storage state (``app.kb.storage_state``): 1 for ``state``, 0 for the others."""
+    for name in states:
+        STORAGE_STATE.labels(state=name).set(1 if name == state else 0)
 
 
 def rate_limited() -> None:

@@ -1,26 +1,33 @@
-"""Rate limits that count cost: each API key has a budget of cost units per window, and a request
-costs the work it asks for (``app.domain.shared.costs``: one unit is about one profile's evaluation).
+"""Rate limits that count cost: each API key has a budget of cost units per window, and a request costs
+the work it asks for (``app.domain.shared.costs``: one unit is about one profile's evaluation).
 
-Two charges, so that a flood never reaches the key lookup and a made-up key never gets a budget:
+Charges, so that a flood never reaches the key lookup and a made-up key never gets a budget:
 
-1. **Before authentication** (``RateLimitMiddleware``): a request whose ``X-API-Key`` is not a key this
-   worker has verified recently — no key, an empty, malformed, unknown or revoked one — costs one unit
-   of its **client address**'s budget. Over it: ``429``, and the key is not looked up.
+1. **Before authentication** (``RateLimiter.middleware``): a request whose ``X-API-Key`` is not a key this
+   worker has verified recently costs one unit of a budget of its **client address** — one of two:
+   - **known keys** (``known:``): the key's SHA-256 is one of the active keys' (``app.web.known_keys``,
+     refreshed every few seconds): a valid key's first requests on this worker;
+   - **guesses** (``guess:``): anything else — no key, an empty, malformed, made-up or revoked one, or a
+     key created since the last refresh. Over it: ``429``, and the key is not looked up. A known key
+     whose lookup fails (revoked meanwhile) costs a unit of it too: a failed lookup is a guess.
+   Guessing thus never spends what valid keys behind the same address (a NAT) need, while a flood of
+   made-up keys stops at its own budget. Readiness (``PUBLIC_CHARGED_PATHS``) is charged the same way.
 2. **After authentication** (``RateLimiter.charge_request``, the app's ``before_request``): the
    request's cost is charged to its **key**, identified by a hash of the normalised header (the string
    authentication verified, surrounding spaces removed; never the key itself).
 
 The client address is the connection's peer, or — only when that peer is one of
 ``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
-trusted proxy.
+trusted proxy. An IPv6 address is budgeted by its /64 network (a host is usually given a whole /64:
+rotating the last 64 bits would otherwise pick a fresh budget per request); IPv4 by the address.
 
 Counters (``app.web.counters``) live in Redis when ``REDIS_URL`` is set (one budget across workers and
-replicas; an atomic ``SET NX EX`` + ``INCRBY`` transaction per charge), otherwise in the process's memory (each worker
-counts alone; expired counters are swept once per window). Redis has deadlines of a few milliseconds
-and a circuit (``SharedCounters``): a Redis that does not answer, or refuses, is replaced by this
-process's counters — limits per worker rather than none — until it answers again; its state is logged,
-exported (``compute_advisor_dependency_up{name="redis"}``) and shown in ``/health/ready``. Health and
-documentation are never limited.
+replicas; one atomic script per charge and per refund, and no counter without expiry), otherwise in the
+process's memory (each worker counts alone; expired counters are swept once per window). Redis has
+deadlines of a few milliseconds and a circuit (``SharedCounters``): a Redis that does not answer, or
+refuses, is replaced by this process's counters — limits per worker rather than none — until it answers
+again; its state is logged, exported (``compute_advisor_dependency_up{name="redis"}``) and shown in
+``/health/ready``. Liveness and documentation are never limited.
 """
 
 from __future__ import annotations
@@ -30,19 +37,20 @@ import hashlib
 import ipaddress
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from litestar.enums import ScopeType
-from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
+from litestar.exceptions import ClientException, HTTPException, NotAuthorizedException, TooManyRequestsException
 
 from app.settings import TrustedProxies
 from app.web import metrics
 from app.web.bodies import StrictJsonRequest
 from app.web.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
 from app.web.dependencies import Circuit, Dependencies
-from app.web.public import PUBLIC_PATHS
+from app.web.public import PUBLIC_CHARGED_PATHS, PUBLIC_PATHS
 
 if TYPE_CHECKING:
     from litestar import Request
@@ -59,7 +67,11 @@ COST_OPT = "cost"
 REFUSED_BYTES_PER_UNIT = 16_384
 WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _STATE = "rate_limit"  # scope["state"] key: the last charge, for the response's headers
+_KEY_STATE = "api_key"  # scope["state"] key: the request's ``PresentedKey``, hashed once
 _PUBLIC = [re.compile(p) for p in PUBLIC_PATHS]
+_PUBLIC_CHARGED = [re.compile(p) for p in PUBLIC_CHARGED_PATHS]
+#: an IPv6 client is budgeted by this network (its /64)
+IPV6_BUDGET_PREFIX = 64
 
 Cost = Callable[[Any], int]
 
@@ -70,8 +82,44 @@ def normalised_key(value: str) -> str:
 
 
 def key_digest(key: str) -> str:
-    """The one hash of a (normalised) key: authentication's cache and the rate limits' counters."""
+    """The one hash of a (normalised) key: authentication's cache and the rate limits' counters; for a
+    real key, the SHA-256 the database stores (``app.kb.keys.hash_key``)."""
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class PresentedKey(NamedTuple):
+    """The request's ``X-API-Key``, normalised (``""``: none), and its digest (``""`` without a key)."""
+
+    key: str
+    digest: str
+
+
+def presented_key(scope: Scope) -> PresentedKey:
+    """The request's key and its digest, computed once a request (the rate limits, authentication and
+    readiness all ask) and kept in the scope's state."""
+    state = scope.setdefault("state", {})
+    found = state.get(_KEY_STATE)
+    if isinstance(found, PresentedKey):
+        return found
+    raw = next((v for k, v in scope["headers"] if k == API_KEY_HEADER), b"")
+    key = normalised_key(raw.decode("latin-1"))
+    presented = PresentedKey(key, key_digest(key) if key else "")
+    state[_KEY_STATE] = presented
+    return presented
+
+
+class Standing(Enum):
+    """What this worker knows of a key without asking the database (``KeyVerifier.standing``)."""
+
+    #: verified by this worker recently: charged to the key alone
+    VERIFIED = "verified"
+    #: its digest is an active key's: its first requests cost the address's known-keys budget
+    KNOWN = "known"
+    #: anything else (none, made up, revoked, or too new to be known): the address's guesses budget
+    UNKNOWN = "unknown"
+
+
+KeyStanding = Callable[[str], Awaitable[Standing]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +175,20 @@ def client_address(scope: Scope, proxies: TrustedProxies) -> str:
     return nearest
 
 
+def budget_address(address: str) -> str:
+    """The part of a client address that has a budget: an IPv6 address's /64 network (an IPv4 address
+    mapped into IPv6 is that IPv4 address), an IPv4 address itself; anything else as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_BUDGET_PREFIX), strict=False))
+    return str(ip)
+
+
 class RateLimiter:
     """The budget (``RATE_LIMIT``: units per window), the counters, and the two charges."""
 
@@ -135,13 +197,13 @@ class RateLimiter:
         budget: int,
         window_seconds: int,
         counters: Counters,
-        known_key: Callable[[str], bool],
+        standing: KeyStanding,
         proxies: TrustedProxies,
     ) -> None:
         self.budget = budget
         self.window_seconds = window_seconds
         self.counters = counters
-        self._known_key = known_key
+        self._standing = standing
         self.proxies = proxies
 
     async def charge(self, identity: str, units: int) -> Charge:
@@ -158,26 +220,44 @@ class RateLimiter:
         metrics.rate_limited()
         return TooManyRequestsException(headers=charge.headers())
 
-    # ---- 1. before authentication: whatever is not a known key counts against the address ----------
+    # ---- 1. before authentication: what is not a verified key counts against the address ----------
+
+    def address_identity(self, scope: Scope, standing: Standing) -> str:
+        """The address budget a request is charged to: its known keys' or its guesses'."""
+        budget = budget_address(client_address(scope, self.proxies))
+        return ("known:" if standing is not Standing.UNKNOWN else "guess:") + budget
+
+    async def _standing_of(self, scope: Scope) -> Standing:
+        presented = presented_key(scope)
+        return await self._standing(presented.digest) if presented.key else Standing.UNKNOWN
+
+    async def _charge_address(self, scope: Scope, standing: Standing) -> None:
+        charge = await self.charge(self.address_identity(scope, standing), 1)
+        if not charge.allowed:
+            raise self._refuse(charge)
+        scope.setdefault("state", {})[_STATE] = charge
 
     def middleware(self, app: ASGIApp) -> ASGIApp:
         async def rate_limit(scope: Scope, receive: Receive, send: Send) -> None:
             handler = scope.get("route_handler")
-            if (
-                scope["type"] != ScopeType.HTTP
-                or any(p.search(scope["path"]) for p in _PUBLIC)
-                or (handler is not None and handler.opt.get(SKIP_OPT))
-            ):
+            if scope["type"] != ScopeType.HTTP or (handler is not None and handler.opt.get(SKIP_OPT)):
                 await app(scope, receive, send)
                 return
-            raw = next((v for k, v in scope["headers"] if k == API_KEY_HEADER), b"")
-            key = normalised_key(raw.decode("latin-1"))
-            if not (key and self._known_key(key)):
-                charge = await self.charge("addr:" + client_address(scope, self.proxies), 1)
-                if not charge.allowed:
-                    raise self._refuse(charge)
-                scope.setdefault("state", {})[_STATE] = charge
-            await app(scope, receive, send)
+            if any(p.search(scope["path"]) for p in _PUBLIC):
+                if any(p.search(scope["path"]) for p in _PUBLIC_CHARGED):  # readiness: a probe, charged
+                    await self._charge_address(scope, await self._standing_of(scope))
+                await app(scope, receive, send)
+                return
+            standing = await self._standing_of(scope)
+            if standing is not Standing.VERIFIED:
+                await self._charge_address(scope, standing)
+            try:
+                await app(scope, receive, send)
+            except NotAuthorizedException:
+                if standing is Standing.KNOWN:  # looked up and refused (revoked since): a guess after all
+                    with contextlib.suppress(Exception):
+                        await self.charge(self.address_identity(scope, Standing.UNKNOWN), 1)
+                raise
 
         return rate_limit
 
@@ -204,8 +284,7 @@ class RateLimiter:
                 detail=f"this request costs {units} units, more than the whole budget of {self.budget} per "
                 f"{self.window_seconds} s (RATE_LIMIT): split it into smaller ones",
             )
-        key = normalised_key(request.headers.get("x-api-key", ""))
-        charge = await self.charge("key:" + key_digest(key)[:32], units)
+        charge = await self.charge("key:" + presented_key(request.scope).digest[:32], units)
         if not charge.allowed:
             raise self._refuse(charge)
         request.scope.setdefault("state", {})[_STATE] = charge
@@ -255,7 +334,7 @@ def charge_of(scope: Scope) -> Charge | None:
 
 
 def rate_limiter(
-    settings: Settings, known_key: Callable[[str], bool], dependencies: Dependencies | None = None
+    settings: Settings, standing: KeyStanding, dependencies: Dependencies | None = None
 ) -> RateLimiter | None:
     """The configured limiter, or ``None`` when ``RATE_LIMIT=off``; with ``REDIS_URL``, Redis's counters
     behind a circuit whose state ``dependencies`` follows (as ``redis``)."""
@@ -279,7 +358,7 @@ def rate_limiter(
             open_seconds=settings.redis_circuit_open_seconds,
         )
         counters = SharedCounters(redis, circuit)
-    return RateLimiter(budget, WINDOW_SECONDS[unit], counters, known_key, settings.forwarded_allow_ips)
+    return RateLimiter(budget, WINDOW_SECONDS[unit], counters, standing, settings.forwarded_allow_ips)
 
 
 def retry_after(headers: dict[str, str]) -> str | None:

@@ -13,7 +13,7 @@ from app.domain.capacity import charts, sheets
 from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
 from app.domain.capacity.service import CapacityService
 from app.domain.shared import costs
-from app.i18n import language
+from app.i18n import Lang, language
 from app.web.bodies import CAPACITY_BODY_BYTES
 from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool
@@ -49,13 +49,18 @@ class CapacityController(Controller):
             answer = await worker_pool(request).answer(capacity.plan, data, lang)
             answer.headers.update(headers)
             return answer  # type: ignore[return-value]
-        doc = await worker_pool(request).run(capacity.plan, data, lang)
-        if media == charts.SVG:
-            svg = charts.capacity_svg(doc, lang)
-            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        if media == CSV:
-            headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "csv")
-            return Response(sheets.plan_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
-        headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "xlsx")
-        book = await worker_pool(request).run(sheets.plan_workbook, doc, lang)
-        return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+        # the plan and its chart or spreadsheet in one computation, off the loop: what it answers is final
+        doc, content = await worker_pool(request).run(_rendered, capacity, data, lang, media)
+        if media != charts.SVG:
+            headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "csv" if media == CSV else "xlsx")
+        return Response(content, media_type=media, headers=headers)  # type: ignore[arg-type]
+
+
+def _rendered(
+    capacity: CapacityService, data: CapacityPlanCreate, lang: Lang, media: str
+) -> tuple[CapacityPlanRead, str | bytes]:
+    """The plan and its SVG chart, CSV or XLSX workbook (``media``)."""
+    doc = capacity.plan(data, lang)
+    if media == charts.SVG:
+        return doc, charts.capacity_svg(doc, lang)
+    return doc, sheets.plan_csv(doc, data) if media == CSV else sheets.plan_workbook(doc, lang, data)

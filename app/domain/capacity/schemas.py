@@ -22,6 +22,8 @@ from app.domain.shared.schemas import MAX_GPUS, ProfileCreate, RangeRead
 from app.web.schemas import RequestModel
 
 MAX_AGE_YEARS = 20.0
+#: owned entries a plan takes (each costs work: ``app.domain.shared.costs.capacity_plan``)
+MAX_OWNED = 20
 
 
 class OwnedCreate(RequestModel):
@@ -49,7 +51,7 @@ class CapacityPlanCreate(DemandFields, ProfileCreate):
     """A team's profile (as for recommendations) with its demand over the horizon: `demand` (phases or
     the growth shorthand), or a plain `gpus` and `utilization` (one phase); and the GPUs it owns."""
 
-    owned: list[OwnedCreate] = Field(default_factory=list, max_length=20, description="GPUs already owned.")
+    owned: list[OwnedCreate] = Field(default_factory=list, max_length=MAX_OWNED, description="GPUs already owned.")
 
 
 def _error(field: str, message: str, value: object) -> ValidationError:

@@ -49,8 +49,10 @@ async def recommend(
     session: AsyncSession,
     idempotency_key: str | None = None,
     lang: Lang = DEFAULT_LANG,
+    evaluation: s.Evaluation | None = None,
 ) -> StoredAnswer:
-    """Evaluate (with insights), store, and answer the stored document; returns once it is committed.
+    """Evaluate (with insights; ``evaluation``: computed already, in the worker pool), store, and answer
+    the stored document; returns once it is committed.
 
     With an ``idempotency_key``: a claim of this API key made within 24 h answers again with the
     stored document if the request is the same, else 409; concurrent duplicates store once (the
@@ -81,7 +83,8 @@ async def recommend(
         # give the connection back before waiting for the writer: a request holding one while the
         # writer waits for one from the same pool would deadlock under load (nothing was written)
         await session.rollback()
-    evaluation = decisions.evaluate(req, insights=True, lang=lang)
+    if evaluation is None:
+        evaluation = decisions.evaluate(req, insights=True, lang=lang)
     doc = s.RecommendationRead(
         id=str(uuid.uuid4()),
         created_at=now.replace(microsecond=0),
