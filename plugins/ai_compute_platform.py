@@ -202,24 +202,14 @@ class PlatformKernel(OfferKernel):
         committed = PLAN_TERM_YEARS[c.plan] is not None
         if billing == POOLED:  # the article's platform reads its pooled utilization whatever its plan
             read: tuple[SourceRef, ...] = (self.ref("pooled_utilization"),)
-            basis = (
-                "gpus × 8760 × price per GPU-hour × whole terms covering the horizon"
-                if committed
-                else "min(gpus × 8760, useful GPU-hours ÷ pooled_utilization) × price per GPU-hour × horizon_years"
-            )
+            basis = COMMITTED_BASIS if committed else POOLED_BASIS
         elif committed:
-            basis, read = "GPUs held × 8760 × price per GPU-hour × whole terms covering the horizon", ()
+            basis, read = COMMITTED_BASIS, ()
         elif billing == JOB_SECONDS:
-            basis = (
-                "min(GPUs × 8760, useful GPU-hours × (1 + job_startup_minutes ÷ 60 ÷ training_run_hours)) "
-                "× price per GPU-hour × horizon_years"
-            )
+            basis = JOB_SECONDS_BASIS
             read = (self.ref("job_startup_minutes"), self.ref("training_run_hours"))
         else:
-            basis = (
-                "min(GPUs held × 8760, useful GPU-hours ÷ held_cluster_utilization) × price per GPU-hour "
-                "× horizon_years"
-            )
+            basis = HELD_CLUSTER_BASIS
             read = (self.ref("held_cluster_utilization"),)
         key, annual, upfront, total = quote.lines[0]
         breakdown = [
@@ -242,7 +232,7 @@ class PlatformKernel(OfferKernel):
                     label=msg("line.platform_fee", "Platform management fee"),
                     annual=annual,
                     upfront=upfront,
-                    basis="billed GPU-hours × fee per GPU-hour",
+                    basis=msg("basis.platform_fee", "billed GPU-hours × fee per GPU-hour"),
                     sources=(fee.pick(profile.gpus)[1].ref, *fee.conversion_refs),
                     total=total,
                 )
@@ -293,6 +283,26 @@ class PlatformKernel(OfferKernel):
             billed=num(billed.expected),
             useful=num(useful),
         )
+
+
+#: how each billing prices the GPU-hours (``basis.platform_*``)
+COMMITTED_BASIS = msg(
+    "basis.platform_committed", "GPUs × 8,760 hours × price per GPU-hour × the whole terms that cover the horizon"
+)
+POOLED_BASIS = msg(
+    "basis.platform_pooled",
+    "min(GPUs × 8,760 hours, useful GPU-hours ÷ pooled utilization) × price per GPU-hour × the horizon's years",
+)
+JOB_SECONDS_BASIS = msg(
+    "basis.platform_job_seconds",
+    "min(GPUs × 8,760 hours, useful GPU-hours × (1 + a job's start-up minutes ÷ 60 ÷ a training run's hours)) × "
+    "price per GPU-hour × the horizon's years",
+)
+HELD_CLUSTER_BASIS = msg(
+    "basis.platform_held_cluster",
+    "min(GPUs held × 8,760 hours, useful GPU-hours ÷ utilization of a held cluster) × price per GPU-hour × "
+    "the horizon's years",
+)
 
 
 class AiComputePlatform(OptionPlugin):

@@ -34,7 +34,7 @@ from app.sdk.constraints import multi_node
 from app.sdk.kernel import Candidate, Quote, candidate, refs
 from app.sdk.offer_kernel import OfferKernel
 from app.sdk.pricing import annuity, discounted, held_at
-from app.sdk.text import money_range, msg, num, pct
+from app.sdk.text import money_range, msg, num, pct, plan_name
 from plugins import messages
 
 KEY = "rented_gpu_instances"
@@ -187,7 +187,11 @@ class RentedKernel(OfferKernel):
         useful = profile.useful_gpu_hours_per_year
         term = PLAN_TERM_YEARS[offer.plan]
         if term is None:
-            basis = "min(GPUs held × 8760, useful GPU-hours ÷ held_utilization) × price per GPU-hour × horizon_years"
+            basis = msg(
+                "basis.rented_held",
+                "min(GPUs held × 8,760 hours, useful GPU-hours ÷ utilization of held instances) × price per "
+                "GPU-hour × the horizon's years",
+            )
             held_note = msg(
                 "note.rented_held",
                 f"at {pct(profile.utilization)} utilization you pay for {num(paid.expected / profile.gpus)} "
@@ -198,11 +202,15 @@ class RentedKernel(OfferKernel):
             )
             read: tuple[SourceRef, ...] = (self.ref("held_utilization"), self.ref("discount_rate"))
         else:
-            basis = "GPUs held × 8760 × price per GPU-hour × whole terms covering the horizon"
+            basis = msg(
+                "basis.rented_reserved",
+                "GPUs held × 8,760 hours × price per GPU-hour × the whole terms that cover the horizon",
+            )
+            plan = plan_name(offer.plan)
             held_note = msg(
                 "note.rented_reserved",
-                f"reserved in whole terms ({offer.plan}), you pay for every hour of {num(held_gpus)} GPUs",
-                plan=offer.plan,
+                f"reserved in whole terms ({plan}), you pay for every hour of {num(held_gpus)} GPUs",
+                plan=plan,
                 gpus=num(held_gpus),
             )
             read = (self.ref("discount_rate"),)

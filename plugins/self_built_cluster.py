@@ -89,7 +89,8 @@ class OwnClusterKernel(OfferKernel):
         found = super().no_offer(profile)
         if profile.buyer_country is None:
             return found
-        return NoOffer(f"{found} for a buyer in {profile.buyer_country}")
+        said, country = found.args[0], profile.buyer_country
+        return NoOffer(msg("error.no_offer_buyer", f"{said} for a buyer in {country}", error=said, country=country))
 
     # ---- quotes ---------------------------------------------------------------------------------------
 
@@ -190,7 +191,7 @@ class OwnClusterKernel(OfferKernel):
         bill: Bill = c.data
         size, bridged_each, bridge = quote.detail
         servers, teams = size.servers, size.teams
-        labels = bill.labels(size, self.knowledge.servers[c.offer.row.subject].name, bridge)
+        labels = bill.labels(size, offers.subject_name(self.knowledge, c.offer.row.subject), bridge)
         breakdown = [
             LineItem(
                 key=key,
@@ -211,7 +212,7 @@ class OwnClusterKernel(OfferKernel):
             msg(
                 "note.self_built_bridged" if bridged else "note.self_built",
                 f"Own cluster ({c.label}): {num(servers)} server(s) cost {upfront} upfront and "
-                f"{annual} a year written off over depreciation_years; "
+                f"{annual} a year written off over the depreciation period; "
                 f"{total} over the horizon after resale; {span(teams, 'ops team(s)')} run them."
                 + (" Until it is installed the team rents on demand (cheaper than waiting)." if bridged else ""),
                 offer=c.label,

@@ -179,7 +179,7 @@ def test_unknown_currency_is_422_naming_it(client):
 def test_known_gpu_model_without_a_priced_server_is_422(client):
     assert client.get("/v1/gpus/rtx_4090").status_code == 200  # the model is known...
     problem = assert_problem(client.post(COMPARE, json={**BASE, "gpu_model": "rtx_4090"}), 422, "gpu_model")
-    assert "rtx_4090" in problem["detail"]  # ...but no option can price it
+    assert "GeForce RTX 4090" in problem["detail"]  # ...but no option can price it (named as people name it)
 
 
 def test_as_of_before_any_price_is_422(client):

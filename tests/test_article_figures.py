@@ -258,7 +258,7 @@ def test_every_option_infeasible_is_an_answer_with_the_reasons(client: Client) -
         assert r["feasible"] is False
         assert r["reasons"][0].startswith("Not feasible:")
     shared = entry(doc, "rented_gpu_instances")["reasons"][0]
-    assert "public_multi_tenant" in shared and "extreme" in shared
+    assert "a shared public cloud" in shared and "extreme data security" in shared
 
 
 def test_a_capex_budget_below_the_upfront_cost_makes_the_own_cluster_infeasible(client: Client) -> None:

@@ -173,15 +173,15 @@ def test_the_plan_as_a_chart_csv_and_workbook(client: TestClient) -> None:  # ty
     csv = client.post("/v1/capacity-plans", json=body, headers={"Accept": "text/csv"})
     assert csv.status_code == 200 and csv.content.startswith(b"\xef\xbb\xbf")
     lines = csv.content.decode("utf-8-sig").splitlines()
-    assert lines[0].startswith("knowledge_version,currency,as_of,portfolio")
-    assert any(",hybrid,hybrid,True,self_built_cluster,,buy," in line for line in lines)
+    assert lines[0].startswith("knowledge_version,methodology_version,currency,as_of,record,portfolio")
+    assert any(",phase,hybrid," in line and ",self_built_cluster," in line and ",buy," in line for line in lines)
     xlsx = client.post(
         "/v1/capacity-plans",
         json=body,
         headers={"Accept": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
     )
     book = load_workbook(io.BytesIO(xlsx.content))
-    assert book.sheetnames == ["Portfolios", "Segments", "Request"]
+    assert book.sheetnames == ["Summary", "Breakdown", "Segments", "Phases", "Offers", "Sources", "Request"]
 
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -228,30 +228,33 @@ def test_the_chart_csv_and_workbook_give_the_portfolio_per_phase(client: TestCli
 
     # CSV: a row per portfolio, segment and phase; field names English, names in the request's language
     answer = client.post("/v1/capacity-plans", json=body, headers={**asked, "Accept": "text/csv"})
-    rows = list(csv.DictReader(io.StringIO(answer.content.decode("utf-8-sig"))))
-    assert list(rows[0]) == ["knowledge_version", "currency", "as_of", *PHASE_COLUMNS]
+    rows = [r for r in csv.DictReader(io.StringIO(answer.content.decode("utf-8-sig"))) if r["record"] == "phase"]
     assert len(rows) == sum(len(p["segments"]) for p in doc["portfolios"]) * len(phases)
     for n, g in enumerate(rec["segments"]):
         mine = [r for r in rows if r["portfolio"] == rec["key"]][n * len(phases) : (n + 1) * len(phases)]
         assert [int(r["phase"]) for r in mine] == list(range(1, len(phases) + 1))
         assert [int(r["gpus"]) for r in mine] == g["gpus_by_phase"]
         assert [int(r["demand_gpus"]) for r in mine] == [p["gpus"] for p in phases]
-        assert {(r["option"], r["option_name"], r["portfolio_name"]) for r in mine} == {
-            (g["option"], g["name"], rec["name"])
-        }
-    assert _words_in(lang, sorted({r["portfolio_name"] for r in rows} | {r["option_name"] for r in rows}))
+        assert {(r["part"], r["label"], r["name"]) for r in mine} == {(g["option"], g["name"], rec["name"])}
+    assert _words_in(lang, sorted({r["name"] for r in rows} | {r["label"] for r in rows}))
 
     # XLSX: the same rows on the segments sheet, headings and sheet names in the request's language
     answer = client.post("/v1/capacity-plans", json=body, headers={**asked, "Accept": XLSX})
     book = load_workbook(io.BytesIO(answer.content))
-    assert book.sheetnames == [translate(f"sheet.{n}", lang) for n in ("portfolios", "segments", "request")]
-    segments = list(book.worksheets[1].iter_rows(values_only=True))
+    sheets = ("summary", "breakdown", "segments", "phases", "offers", "sources", "request")
+    assert book.sheetnames == [translate(f"sheet.{n}", lang) for n in sheets]
+    segments = list(book.worksheets[2].iter_rows(values_only=True))
     assert list(segments[0]) == [header(c, lang) for c in PHASE_COLUMNS]
     assert _words_in(lang, [str(x) for x in segments[0]])
-    as_text = [["" if v is None else str(v) for v in r] for r in segments[1:]]
-    assert as_text == [[r[c] for c in PHASE_COLUMNS] for r in rows]
+    # the CSV's phase rows name the segment's option `part` and its name `label`, the portfolio's `name`
+    named = {"option": "part", "option_name": "label", "portfolio_name": "name"}
+    as_text = [
+        ["" if v is None else str(v) for c, v in zip(PHASE_COLUMNS, r, strict=True) if c != "kind"]
+        for r in segments[1:]
+    ]
+    assert as_text == [[r[named.get(c, c)] for c in PHASE_COLUMNS if c != "kind"] for r in rows]
     portfolios = list(book.worksheets[0].iter_rows(values_only=True))
-    assert [r[2] for r in portfolios[1:]] == [p["name"] for p in doc["portfolios"]]
+    assert [r[1] for r in portfolios[1:]] == [p["name"] for p in doc["portfolios"]]
 
 
 def plan_in(client: TestClient, body: dict[str, Any], lang: str) -> dict[str, Any]:  # type: ignore[type-arg]

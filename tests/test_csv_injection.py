@@ -61,11 +61,11 @@ def test_comparison_csv_neutralises_labels_and_sources(client) -> None:
         csv.reader(io.StringIO(comparison_csv(msgspec.structs.replace(doc, items=[hostile])).decode("utf-8-sig")))
     )
     header, total, line_row = rows[0], rows[1], rows[2]
-    assert total[header.index("label")] == "'-2+3+cmd"
+    assert total[header.index("name")] == "'-2+3+cmd"
     assert total[header.index("error")] == "'@SUM(1)"
     assert line_row[header.index("label")] == '\'=HYPERLINK("http://x")'
     assert line_row[header.index("sources")].startswith("'+cmd:")
-    figures = [c for c in total[header.index("annual_cost_low") : header.index("sources")] if c]
+    figures = [c for c in total[header.index("annual_cost_low_cny") : header.index("provider")] if c]
     assert figures and all(not c.startswith("'") for c in figures)  # numbers untouched
     for cell in (c for row in rows for c in row):
         assert not cell.startswith(("=", "+", "@", "\t", "\r")), cell
@@ -80,3 +80,23 @@ def test_workbook_text_cells_are_never_formulas() -> None:
     ws = load_workbook(io.BytesIO(book)).worksheets[0]
     assert ws["A2"].value == "'=1+1" and ws["A2"].data_type == "s"
     assert ws["B2"].value == -3.5
+
+
+def test_request_fields_are_neutralised_in_the_csv_and_the_workbook(client) -> None:
+    """A request's text reaches the spreadsheets now (``regions`` may begin with ``-``): shown, never run."""
+    from openpyxl import load_workbook
+
+    from app.domain.decisions.csv import comparison_workbook
+    from app.domain.shared.demand import ComparisonCreate
+
+    body = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
+    answer = client.post("/v1/price-comparisons", json=body)
+    assert answer.status_code == 200
+    doc = msgspec.convert(answer.json(), ComparisonRead, strict=False)
+    req = ComparisonCreate.model_validate({**body, "regions": ["-cmd", "CN"]})
+    rows = list(csv.DictReader(io.StringIO(comparison_csv(doc, req).decode("utf-8-sig"))))
+    assert rows and {r["request_regions"] for r in rows} == {"'-cmd, CN"}
+    ws = load_workbook(io.BytesIO(comparison_workbook(doc, "en", req)))["Request"]
+    headings = [c.value for c in ws[1]]
+    cell = ws[2][headings.index("Regions")]
+    assert cell.value == "'-cmd, CN" and cell.data_type == "s"

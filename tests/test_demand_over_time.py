@@ -148,12 +148,13 @@ def test_a_batch_takes_plain_profiles_only(client: Client) -> None:
 
 
 def test_a_ramp_compares_as_csv_and_xlsx_too(client: Client) -> None:
-    """The spreadsheet forms carry the portfolio's figures: one total row per option (no breakdown lines)."""
+    """The spreadsheet forms carry the portfolio's figures: one total row per option (no breakdown lines;
+    its segments' and phases' rows after it)."""
     doc = post(client, "/v1/price-comparisons", RAMP)
     r = client.post("/v1/price-comparisons", json=RAMP, headers={"Accept": "text/csv"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), r.text
-    rows = [line for line in r.text.splitlines()[1:] if line]
-    assert len(rows) == len(doc["items"])
+    rows = [line for line in r.text.splitlines()[1:] if ",total," in line]
+    assert len(rows) == len(doc["items"]) and ",line_item," not in r.text
     for item in doc["items"]:
         assert any(item["option"] in row and str(item["total_cost"]["expected"]) in row for row in rows), item["option"]
     xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

@@ -129,3 +129,27 @@ def test_translate_fills_parameters() -> None:
 )
 def test_negotiate_language(header: str | None, lang: str) -> None:
     assert i18n.negotiate_language(header) == lang
+
+
+def test_english_is_rendered_from_the_english_catalog_names_included() -> None:
+    """The core writes a name by key ("rented_gpu_instances", "on_demand"); every language, English
+    too, reads it by name from the catalogs. A rule keeps the knowledge base's English words, and a code
+    no catalog has keeps its own text."""
+    from app.sdk.text import Msg, option_ref, plan_name
+
+    create_option_host()
+    assert str(option_ref("rented_gpu_instances:on_demand")) == "rented_gpu_instances (on demand)"
+    assert i18n.render(option_ref("rented_gpu_instances:on_demand"), "en") == "Rented GPU instances (on demand)"
+    assert i18n.render(option_ref("rented_gpu_instances:reserved_1y"), "zh") == "租用GPU实例（包年1年）"
+    assert i18n.render(plan_name("capacity_block"), "en") == "Capacity Block"
+    assert i18n.render(plan_name("a_plan_nobody_knows"), "en") == "a plan nobody knows"
+    rule = Msg("rule.rented_infrequent_training", "An admin's own words.", {"profile_utilization": "0.1"})
+    assert i18n.render(rule, "en") == "An admin's own words."
+    assert i18n.render(Msg("provider.acme", "Acme Cloud", {}), "zh") == "Acme Cloud"
+
+
+@pytest.mark.parametrize("family", ["plan", "provider", "server", "facility", "residency", "data_security", "basis"])
+def test_every_name_family_is_worded_in_every_language(family: str) -> None:
+    for lang in i18n.LANGUAGES:
+        words = {c for c in i18n.catalog(lang) if c.startswith(f"{family}.")}
+        assert words == {c for c in i18n.catalog("en") if c.startswith(f"{family}.")} and words, (family, lang)

@@ -217,12 +217,12 @@ def test_the_example_speaks_chinese_and_english_from_its_own_catalogs(example_cl
         options = example_client.get("/v1/options", headers=headers).json()["items"]
         words[lang] = (note, line, {o["key"]: o["name"] for o in options}[KEY])
     assert words["en"] == (
-        "HPC allocation: 280,320–420,480 CNY (expected 350,400) a year at regional_hpc_centre.",
+        "HPC allocation: 280,320–420,480 CNY (expected 350,400) a year at Regional HPC centre.",
         "Allocated GPU-hours",
         "HPC centre allocation",
     )
     assert words["zh"] == (
-        "超算中心机时：每年 280,320–420,480 CNY（预期 350,400），由 regional_hpc_centre 提供。",
+        "超算中心机时：每年 280,320–420,480 CNY（预期 350,400），由 Regional HPC centre 提供。",  # the seed's name
         "分配的GPU机时",
         "超算中心机时分配",
     )
@@ -274,7 +274,9 @@ def test_break_even_and_sensitivity_take_the_example(example_client: Client) -> 
     assert r.status_code == 200, r.text
     refs = {i["ref"] for i in r.json()["inputs"]}
     assert f"assumptions:{KEY}/lead_time_days" in refs  # every ranged row the assessment cites
-    assert any(i["label"] == f"{KEY} gpu_hour" for i in r.json()["inputs"])
+    # labelled by the option's name and the price item's words
+    hpc_hours = f"HPC centre allocation: {i18n.translate('chart.input.gpu_hour')}"
+    assert any(i["label"] == hpc_hours for i in r.json()["inputs"])
 
 
 # ---- the hooks, called through pluggy ------------------------------------------------------------

@@ -11,10 +11,10 @@ from typing import Any
 
 from app.engine import rules as rule_engine
 from app.engine import scoring
-from app.sdk.errors import ISOLATED, OPTION_FAILED, failure
+from app.sdk.errors import ISOLATED, OPTION_FAILED, failure, said
 from app.sdk.knowledge import Knowledge
 from app.sdk.ranges import holds_anywhere
-from app.sdk.text import Msg, joined, msg, num, pct, span
+from app.sdk.text import Msg, joined, msg, num, option_ref, pct, span
 from app.sdk.types import Assessment, Profile
 from app.sdk.vocab import DIMENSIONS
 
@@ -36,6 +36,8 @@ class Outcome:
     assessment: Assessment | None
     error: str | None = None
     error_code: str | None = None
+    #: ``error`` as a sentence to render in the request's language (``app.sdk.errors.said``)
+    said: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> l
             outcomes.append(Outcome(option, assess(option)))
         except ISOLATED as exc:
             code, error = failure(exc)
-            outcomes.append(Outcome(option, None, error, code))
+            outcomes.append(Outcome(option, None, error, code, said(exc)))
     return outcomes
 
 
@@ -133,9 +135,22 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
         fit = sum((r.points or 0.0) * (1 if r.effect == "bonus" else -1) for r in applied if r.effect != "infeasible")
         feasible = not any(r.effect == "infeasible" for r in applied) and not broken(a)
         raw = scoring.total(weights, scores, fit)
-        rows.append(
-            _Scored(outcome, feasible, raw, scores, fit, _reasons(profile, a, cheapest, applied), tuple(applied))
+        rows.append(_Scored(outcome, feasible, raw, scores, fit, (), tuple(applied)))
+    # the reasons compare each option's cost with the cheapest option that can be chosen
+    feasible_costs = [
+        (effective_cost(r.outcome.assessment), r.outcome.option)
+        for r in rows
+        if r.feasible and r.outcome.assessment is not None
+    ]
+    cheapest_feasible = min(feasible_costs, default=None, key=lambda c: float(c[0]))
+    rows = [
+        r
+        if r.outcome.assessment is None
+        else dataclasses.replace(
+            r, reasons=_reasons(profile, r.outcome.assessment, cheapest_feasible, list(r.rules), feasible=r.feasible)
         )
+        for r in rows
+    ]
 
     order = scoring.ranked([(r.outcome.option, r.feasible, r.raw, scoring.spread(r.scores, r.fit)) for r in rows])
     ranking = tuple(
@@ -159,13 +174,15 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
     return Decision(None if recommended is None else recommended.option, weights, ranking)
 
 
-#: a recommendation dearer than this share above the cheapest feasible option says why
-PREMIUM_TO_EXPLAIN = 0.20
+#: a recommendation dearer than this share above the cheapest feasible option says why (half a per
+#: cent: every premium the sentence would show as 1 % or more)
+PREMIUM_TO_EXPLAIN = 0.005
 
 
 def _explain_premium(chosen: Ranked, ranking: tuple[Ranked, ...], profile: Profile) -> Ranked:
-    """When the recommended option costs more than 20 % above the cheapest feasible one per effective
-    GPU-hour, one sentence with the figure and what outweighs it (dimension points and fit)."""
+    """When the recommended option costs more than the cheapest feasible one per effective GPU-hour
+    (by :data:`PREMIUM_TO_EXPLAIN` or more), one sentence with the figure and what outweighs it
+    (dimension points and fit)."""
     feasible = [r for r in ranking if r.feasible and r.outcome.assessment is not None]
     assert chosen.outcome.assessment is not None
     mine = effective_cost(chosen.outcome.assessment)
@@ -193,10 +210,10 @@ def _explain_premium(chosen: Ranked, ranking: tuple[Ranked, ...], profile: Profi
     sentence = msg(
         "reason.premium",
         f"Recommended although it costs {premium}% more per effective GPU-hour than "
-        f"{cheap.option} ({mine_s} against {theirs_s} {profile.currency}), because it scores higher on "
-        f"{gained}.",
+        f"{option_ref(cheap.option)} ({mine_s} against {theirs_s} {profile.currency}), because it scores "
+        f"higher on {gained}.",
         premium=premium,
-        cheapest=msg(f"option.{cheap.option}.ref", cheap.option),
+        cheapest=option_ref(cheap.option),
         mine=mine_s,
         theirs=theirs_s,
         currency=profile.currency,
@@ -218,7 +235,17 @@ def _apply_rules(profile: Profile, assessment: Assessment, knowledge: Knowledge)
     return applied
 
 
-def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[AppliedRule]) -> tuple[str, ...]:
+def _reasons(
+    profile: Profile,
+    a: Assessment,
+    cheapest: tuple[float, str] | None,
+    applied: list[AppliedRule],
+    *,
+    feasible: bool,
+) -> tuple[str, ...]:
+    """The option's sentences: what makes it infeasible, its notes, its cost against the cheapest
+    feasible option's (``cheapest``: that cost and option; None when no option is feasible), its
+    efficiency, stability and usability, and the rules that fit it."""
     cur = profile.currency
     per_hour = effective_cost(a)
     infeasible: list[str] = [
@@ -237,33 +264,25 @@ def _reasons(profile: Profile, a: Assessment, cheapest: float, applied: list[App
         for r in applied
         if r.effect != "infeasible"
     ]
-    useful, effective, cheapest_s = (
-        f"{a.cost.per_useful_gpu_hour.expected:,.2f}",
-        f"{per_hour:,.2f}",
-        f"{cheapest:,.2f}",
-    )
+    useful, effective = f"{a.cost.per_useful_gpu_hour.expected:,.2f}", f"{per_hour:,.2f}"
     head = (
         f"{useful} {cur} per useful GPU-hour; {effective} per effective "
         "GPU-hour (after execution efficiency, goodput and the work left to the team)"
     )
-    cost_line = (
-        msg(
-            "reason.cost_cheapest",
-            head + ", the cheapest option.",
-            per_useful=useful,
-            currency=cur,
-            per_effective=effective,
-        )
-        if per_hour <= cheapest
-        else msg(
+    figures = {"per_useful": useful, "currency": cur, "per_effective": effective}
+    if cheapest is None:
+        cost_line = msg("reason.cost_alone", head + "; no option is feasible to compare it with.", **figures)
+    elif feasible and per_hour <= cheapest[0]:
+        cost_line = msg("reason.cost_cheapest", head + ", the cheapest feasible option.", **figures)
+    else:
+        cheapest_s, option = f"{cheapest[0]:,.2f}", option_ref(cheapest[1])
+        cost_line = msg(
             "reason.cost",
-            head + f", against {cheapest_s} for the cheapest option.",
-            per_useful=useful,
-            currency=cur,
-            per_effective=effective,
+            head + f", against {cheapest_s} for {option}, the cheapest feasible option.",
+            **figures,
             cheapest=cheapest_s,
+            option=option,
         )
-    )
     e, s, u = a.efficiency, a.stability, a.usability
     soonest, latest = _duration(e.lead_time_days.low), _duration(e.lead_time_days.high)
     setup = span(e.setup_minutes_per_run, "minutes")
@@ -310,7 +329,8 @@ def _not_assessed(outcome: Outcome) -> Msg:
     """Why an option has no assessment, in words (the code says which kind of failure)."""
     if outcome.error_code == OPTION_FAILED:
         return msg("reason.option_failed", "Could not be assessed: the option's computation failed (logged).")
-    return msg("reason.not_assessed", f"Could not be assessed: {outcome.error}", error=str(outcome.error))
+    error = outcome.said or str(outcome.error)
+    return msg("reason.not_assessed", f"Could not be assessed: {error}", error=error)
 
 
 def _duration(days: float) -> Msg:

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from app.sdk.errors import ISOLATED, MissingKnowledge, failure
 from app.sdk.kernel import Quote
 from app.sdk.knowledge import Knowledge, Server
+from app.sdk.offers import gpu_name, subject_name
 from app.sdk.ranges import Range
+from app.sdk.text import msg
 from app.sdk.types import HOURS_PER_YEAR, Assessment, Profile
 from app.sdk.vocab import OpsTeam
 
@@ -77,15 +79,24 @@ def pricing(knowledge: Knowledge, gpu_model: str, as_of: dt.date) -> Pricing:
     if own:
         server = next((s for s in knowledge.servers.values() if s.gpu_model_key == gpu_model), None)
         return Pricing(gpu_model, server, None)
+    gpu = gpu_name(knowledge, gpu_model)
     try:
         server = knowledge.reference_server()
     except MissingKnowledge:
-        return Pricing(None, None, f"Nothing for {gpu_model} is priced and the knowledge base has no reference server.")
+        text = f"Nothing for {gpu} is priced and the knowledge base has no reference server."
+        return Pricing(None, None, msg("training.unpriced", text, gpu=gpu))
+    name = subject_name(knowledge, server.key)
     return Pricing(
         None,
         server,
-        f"Costs use the reference server's prices ({server.key}: {server.name}) because nothing for "
-        f"{gpu_model} is priced on {as_of}; compute time uses {gpu_model}'s own throughput.",
+        msg(
+            "training.reference_priced",
+            f"Costs use the prices of the reference server ({name}) because nothing for {gpu} is priced on "
+            f"{as_of}; compute time uses the {gpu}'s own throughput.",
+            server=name,
+            gpu=gpu,
+            as_of=str(as_of),
+        ),
     )
 
 

@@ -126,11 +126,20 @@ def negotiate_language(accept_language: str | None) -> Lang:
 VERBATIM = "text.verbatim"
 
 
+#: messages whose English words are the knowledge base's, not the catalog's: a rule's ``reason`` as the
+#: seeds (or an admin) wrote it
+OWN_ENGLISH = ("rule.",)
+
+
 def render(text: str, lang: Lang) -> str:
-    """``text`` in ``lang``: a :class:`~app.sdk.text.Msg` from its catalog template (nested messages
-    rendered too), its own English text where ``lang`` is English or the catalog lacks its code
-    (a rule an admin added, a third-party plugin's sentence); a plain string as it is."""
-    if not isinstance(text, Msg) or lang == DEFAULT_LANG:
+    """``text`` in ``lang``: a :class:`~app.sdk.text.Msg` from its catalog template, English included
+    (nested messages rendered too: an option's, offer's, provider's or plan's name is the catalog's in
+    every language); its own text where the catalog lacks its code (a rule an admin added, a
+    third-party plugin's sentence) and, in English, for a rule (the knowledge base's words); a plain
+    string as it is."""
+    if not isinstance(text, Msg):
+        return str(text)
+    if lang == DEFAULT_LANG and text.code.startswith(OWN_ENGLISH):
         return str(text)
     template = catalog(lang).get(text.code)
     if template is None:

@@ -36,10 +36,15 @@ _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
 ALTERNATIVE_MEDIA = {
     "comparePrices": {
-        "text/csv": "One row per option and per breakdown line (UTF-8 with a BOM, CRLF, an attachment).",
-        XLSX: "A workbook: sheets summary, breakdown, offers, sources and request; headings in the request's language.",
+        "text/csv": "One row per option (record total: NPV, effective cost, the chosen offer's provider, region, "
+        "plan and GPU model), per breakdown line and, on a demand, per segment and phase; the request's fields on "
+        "every row; money columns named with their currency (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook in the capacity plans' layout: sheets summary, breakdown, (segments, phases), offers, "
+        "sources and request; headings in the request's language, money headings with their currency.",
     },
-    "evaluateProfiles": {XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request."},
+    "evaluateProfiles": {
+        XLSX: "A workbook: sheets summary, ranking, reasons (with detail=full) and request (a profile a row)."
+    },
     "listOffers": {
         "text/csv": "One row per offer row, the columns of the JSON items (UTF-8 with a BOM, CRLF, an attachment).",
         XLSX: "A workbook: sheets offers and sources.",
@@ -55,9 +60,11 @@ ALTERNATIVE_MEDIA = {
     "computeCapacityPlan": {
         "image/svg+xml": "A chart 640 px wide of the GPUs per month of the recommended portfolio, stacked by "
         "segment, demand dashed; words in the language of Accept-Language (en, zh).",
-        "text/csv": "One row per portfolio, segment and phase: the GPUs the segment holds in the phase (UTF-8 with "
-        "a BOM, CRLF, an attachment).",
-        XLSX: "A workbook: sheets portfolios, segments and request; headings in the request's language.",
+        "text/csv": "One row per portfolio (record total), per segment and per segment and phase (the GPUs it "
+        "holds), in the price comparisons' layout; the request's fields on every row (UTF-8 with a BOM, CRLF, an "
+        "attachment).",
+        XLSX: "A workbook in the price comparisons' layout: sheets summary, breakdown, segments, phases, offers, "
+        "sources and request; headings in the request's language, money headings with their currency.",
     },
 }
 

@@ -1,7 +1,7 @@
 """The words of an offer kernel's answer (docs/plugins.md "Kernels"): a chosen quote materialised into
 an ``Assessment`` — the option's own breakdown lines and notes, the shared parts' sources, the extras'
 lines, the sentences of the constraints it breaks and an export licence it needs. Only what is
-answered is worded.
+answered is worded; every label and basis is a message the catalogs word in the request's language.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from app.sdk.kernel import Candidate, Quote, refs
-from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
+from app.sdk.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
+from app.sdk.offers import gpu_name
 from app.sdk.ranges import Range
 from app.sdk.text import msg
 from app.sdk.types import Assessment, Cost, LineItem, Profile, Violation
@@ -24,7 +25,10 @@ def work_line(annual: Range, upfront: Range, total: Range, sources: tuple[Source
         label=msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
         annual=annual,
         upfront=upfront,
-        basis="infra_fte_unmet × engineer_time per FTE-year × horizon_years",
+        basis=msg(
+            "basis.infrastructure_work",
+            "infrastructure work the team cannot cover (FTE) × an engineer's cost per FTE-year × the horizon's years",
+        ),
         sources=sources,
         total=total,
     )
@@ -34,10 +38,10 @@ def waiting_line(annual: Range, upfront: Range, total: Range) -> LineItem:
     """The line of waiting for the compute, priced at the profile's ``delay_cost_per_day``."""
     return LineItem(
         key="waiting",
-        label=msg("line.waiting", "Waiting for the compute, at delay_cost_per_day"),
+        label=msg("line.waiting", "Waiting for the compute, at the cost of a day's delay"),
         annual=annual,
         upfront=upfront,
-        basis="lead_time_days × delay_cost_per_day",
+        basis=msg("basis.waiting", "days until the compute is available × the cost of a day's delay"),
         sources=(),
         total=total,
     )
@@ -48,6 +52,7 @@ class Answering(Protocol):
 
     option: str
     as_of: dt.date
+    knowledge: Knowledge
 
     def ref(self, key: str) -> SourceRef: ...
 
@@ -91,12 +96,13 @@ def assessment(
     licensed = [r for r in kernel.availability(c, profile) if r.effect == "licence_required"]
     if licensed:  # available, but only with an export licence: said, not refused
         place = kernel.jurisdiction(c, profile)
+        gpu = gpu_name(kernel.knowledge, c.offer.row.gpu_model)
         notes = (
             *notes,
             msg(
                 "note.licence_required",
-                f"{c.offer.row.gpu_model} needs an export licence for {place} ({licensed[0].source}).",
-                gpu_model=c.offer.row.gpu_model,
+                f"{gpu} needs an export licence for {place} ({licensed[0].source}).",
+                gpu_model=gpu,
                 jurisdiction=place,
                 source=licensed[0].source,
             ),

@@ -37,7 +37,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
     reads = Reads(kernel)
 
     def capital_item(
-        key: str, label: Msg | None, basis: str, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
+        key: str, label: Msg | None, basis: Msg, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
     ) -> CapitalItem:
         life, decline = reads(f"life_years_{key}"), reads(f"residual_decline_{key}")
         resale = resale_points(kernel.knowledge, kernel.as_of, offer) if key == "server_hardware" else ()
@@ -48,7 +48,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
         capital_item(
             "server_hardware",
             None,  # written when answered: it names the number of servers
-            "servers × price",
+            msg("basis.servers", "servers × price per server"),
             offer.price,
             cluster.servers,
             offer.refs,
@@ -64,7 +64,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             capital_item(
                 "facility_and_network",
                 msg("line.facility_and_network", "Machine room and network"),
-                "servers × price",
+                msg("basis.servers", "servers × price per server"),
                 lump,
                 cluster.servers,
             )
@@ -74,7 +74,8 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
         if network is not None:
             fabric = network.rows[0].interconnect
             label = msg("line.network_fabric", "Network fabric")
-            capital.append(capital_item("network_fabric", label, "GPUs × price per GPU", network, cluster.gpus))
+            basis = msg("basis.per_gpu", "GPUs × price per GPU")
+            capital.append(capital_item("network_fabric", label, basis, network, cluster.gpus))
         storage = reads.component(row, "storage", "per_tb")
         if storage is not None:
             tb = reads("storage_tb_per_gpu")
@@ -82,7 +83,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 capital_item(
                     "storage",
                     msg("line.storage", "Shared storage"),
-                    "GPUs × storage_tb_per_gpu × price per TB",
+                    msg("basis.storage", "GPUs × TB of storage per GPU × price per TB"),
                     storage,
                     Quantity(cluster.GPUS, tb),
                 )
@@ -94,7 +95,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 capital_item(
                     "installation",
                     msg("line.installation", "Installation: racks, PDUs, optics and cabling"),
-                    "share of the server hardware × servers × price",
+                    msg("basis.installation", "share of the server hardware × servers × price per server"),
                     installation,
                     Quantity(cluster.SERVERS, hardware),
                 )
@@ -106,7 +107,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 capital_item(
                     "facility_build",
                     msg("line.facility_build", "Own machine room"),
-                    "IT kW × build cost per kW",
+                    msg("basis.facility_build", "IT kW × build cost per kW"),
                     build,
                     cluster.it_kw,
                 )
@@ -118,7 +119,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 RunningItem(
                     "colocation",
                     msg("line.colocation", "Colocation"),
-                    "IT kW × rent per kW-month × 12",
+                    msg("basis.colocation", "IT kW × rent per kW-month × 12"),
                     colo,
                     cluster.kw_months,
                 )
@@ -131,7 +132,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             RunningItem(
                 "ops_team",
                 msg("line.ops_team", "Operations team"),
-                "ops teams × team cost per year",
+                msg("basis.ops_team", "ops teams × cost of a team per year"),
                 ops,
                 cluster.teams,
             )
@@ -141,7 +142,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             RunningItem(
                 "ops_team",
                 msg("line.ops_team", "Operations team"),
-                "ops teams × ops_team_fte × cost per FTE-year",
+                msg("basis.ops_staff", "ops teams × engineers per team × cost per FTE-year"),
                 staff,
                 Quantity(cluster.TEAMS, team_fte),
             )
@@ -153,7 +154,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             RunningItem(
                 "power",
                 msg("line.power", "Power (IT load × PUE)"),
-                "IT kW × draw share × 8760 × PUE × price per kWh",
+                msg("basis.power", "IT kW × share drawn × 8,760 hours × PUE × price per kWh"),
                 power,
                 Quantity(cluster.KWH_PER_YEAR, kw_share),
                 reads.take(),
@@ -166,7 +167,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             RunningItem(
                 "hardware_support",
                 msg("line.hardware_support", "Hardware support contract"),
-                "share of the server hardware a year × servers × price",
+                msg("basis.hardware_support", "share of the server hardware a year × servers × price per server"),
                 support,
                 Quantity(cluster.SERVERS, hardware),
             )
@@ -178,7 +179,7 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             RunningItem(
                 "software_licence",
                 msg("line.software_licence", "Software licences"),
-                "GPUs × licensed share × price per GPU-year",
+                msg("basis.software_licence", "GPUs × share licensed × price per GPU-year"),
                 licence,
                 Quantity(cluster.GPUS, share),
                 reads.take(),

@@ -191,7 +191,7 @@ class CapitalItem:
     key: str
     #: None: written when answered (the servers line names how many servers)
     label: Msg | None
-    basis: str
+    basis: Msg
     price: Component | Range
     quantity: Quantity
     life: Range
@@ -216,7 +216,7 @@ class RunningItem:
 
     key: str
     label: Msg
-    basis: str
+    basis: Msg
     price: Component
     quantity: Quantity
     #: sources taken after the component's own (an assumption the quantity reads: PUE, licensed share)
@@ -254,9 +254,9 @@ class Bill:
 
     def labels(
         self, size: Size, server_name: str, bridge: Bridge | None
-    ) -> dict[str, tuple[Msg, str, tuple[SourceRef, ...]]]:
+    ) -> dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]]:
         """Each line's label, basis and sources as ``app.sdk.capital.own`` writes its lines."""
-        found: dict[str, tuple[Msg, str, tuple[SourceRef, ...]]] = {}
+        found: dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]] = {}
         for item in self.capital:
             label = item.label or msg(
                 "line.server_hardware",
@@ -265,14 +265,21 @@ class Bill:
                 server=server_name,
             )
             before = item.offer_refs if isinstance(item.price, Range) else item.price.sources(size)
-            basis = f"{item.basis}; written off over depreciation_years; cash: purchases and replacements less resale"
+            basis = msg(
+                "basis.capital",
+                f"{item.basis}; written off over the depreciation period; cash: purchases and replacements less resale",
+                basis=item.basis,
+            )
             found[item.key] = (label, basis, (*before, *item.life_refs))
         for run in self.running:
             found[run.key] = (run.label, run.basis, (*run.price.sources(size), *run.more))
         if bridge is not None:
             found["bridge"] = (
                 msg("line.bridge", "Rented until installed"),
-                "useful GPU-hours ÷ held_utilization × cheapest on-demand price × lead time",
+                msg(
+                    "basis.bridge",
+                    "useful GPU-hours ÷ utilization of rented instances × cheapest on-demand price × lead time",
+                ),
                 bridge.sources,
             )
         return found

@@ -17,8 +17,9 @@ from app.sdk import model
 from app.sdk.columns import Columns, holds
 from app.sdk.kernel import Candidate, Quote
 from app.sdk.knowledge import ANY, AvailabilityRule, Knowledge
+from app.sdk.offers import gpu_name
 from app.sdk.ranges import Range
-from app.sdk.text import msg, num, pct, span
+from app.sdk.text import Msg, joined, msg, num, pct, span
 from app.sdk.types import Profile
 
 
@@ -146,15 +147,16 @@ def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -
         )
     if code == "residency":
         level = kernel.knowledge.security_levels[profile.data_security]
-        residency = c.offer.row.residency
+        residency = residency_name(c.offer.row.residency or "unknown")
+        security = msg(f"data_security.{profile.data_security}", profile.data_security)
+        accepted = joined(", ", [residency_name(r) for r in level.accepted_residencies])
         return msg(
             "violation.residency",
-            f"{label} is {residency}; data_security '{profile.data_security}' accepts "
-            f"{', '.join(level.accepted_residencies)}",
+            f"{label} is {residency}, but {security} data security accepts only {accepted}",
             offer=label,
             residency=residency,
-            data_security=profile.data_security,
-            accepted=", ".join(level.accepted_residencies),
+            data_security=security,
+            accepted=accepted,
         )
     if code == "min_gpus":
         least = f"{c.offer.row.min_gpus:,}"
@@ -184,15 +186,21 @@ def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -
     if code == "export_controlled":
         rules = [r for r in availability(kernel, c, profile) if r.effect == "unavailable"]
         place = kernel.jurisdiction(c, profile)
+        gpu = gpu_name(kernel.knowledge, c.offer.row.gpu_model)
         return msg(
             "violation.export_controlled",
-            f"{c.offer.row.gpu_model} is export-controlled for {place} ({rules[0].source})",
-            gpu_model=c.offer.row.gpu_model,
+            f"{gpu} is export-controlled for {place} ({rules[0].source})",
+            gpu_model=gpu,
             jurisdiction=place,
             source=rules[0].source,
         )
     if code == "stalled":
         return model.STALLED
     if code == "every":
-        return "every offer breaks a constraint"
+        return msg("violation.every", "every offer breaks a constraint")
     raise KeyError(code)
+
+
+def residency_name(residency: str) -> Msg:
+    """Where an offer keeps the data, as people say it (``residency.<key>``: "a shared public cloud")."""
+    return msg(f"residency.{residency}", residency.replace("_", " "))

@@ -69,5 +69,14 @@ def failure(exc: BaseException) -> tuple[str, str]:
     return OPTION_FAILED, "the option's computation failed; the service has logged it with the request id"
 
 
+def said(exc: BaseException) -> str:
+    """What :func:`failure` says of ``exc`` as a sentence to render: the message it was raised with
+    where that is a message code (``app.sdk.text.Msg``: a ``NoOffer`` names the option, hardware and
+    filters in the request's language), else the same text as ``failure``'s."""
+    code, error = failure(exc)
+    raised = exc.args[0] if code != OPTION_FAILED and len(exc.args) == 1 else None
+    return raised if isinstance(raised, str) and type(raised) is not str else error
+
+
 class PluginError(RuntimeError):
     """A plugin broke the contract at start-up (duplicate option key, malformed answer)."""

@@ -27,9 +27,10 @@ from typing import Any
 from app.sdk.columns import ALL, EXPECTED, Columns
 from app.sdk.errors import NoOffer
 from app.sdk.knowledge import ANY, Knowledge, SourceRef
-from app.sdk.offers import PER_UNIT, Offer
+from app.sdk.offers import PER_UNIT, Offer, gpu_name, provider_name
 from app.sdk.quotes import Candidate, Quote, select_each
 from app.sdk.ranges import Range, holds_anywhere
+from app.sdk.text import Msg, joined, msg, option_ref
 from app.sdk.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
 
 #: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
@@ -118,12 +119,24 @@ class Kernel:
         ]
 
     def no_offer(self, profile: Profile) -> NoOffer:
-        hardware = profile.gpu_model or "the reference server"
-        return NoOffer(
-            f"no {self.option} offer for {hardware} valid on {profile.as_of}"
-            + (f" from {', '.join(profile.providers)}" if profile.providers else "")
-            + (f" in {', '.join(profile.regions)}" if profile.regions else "")
+        """No offer for the profile, in words: the option, the hardware, the day and the filters."""
+        option = option_ref(self.option)
+        hardware: str = (
+            msg("error.reference_server", "the reference server")
+            if profile.gpu_model is None
+            else gpu_name(self.knowledge, profile.gpu_model)
         )
+        day = str(profile.as_of)
+        text = f"no offer of {option} for {hardware} valid on {day}"
+        params: dict[str, Any] = {"option": option, "hardware": hardware, "as_of": day}
+        code = "error.no_offer"  # then _from, _in or _from_in: the filters the profile sets
+        if profile.providers:
+            params["providers"] = joined(", ", [provider_name(self.knowledge, p) for p in profile.providers])
+            text, code = f"{text} from {params['providers']}", f"{code}_from"
+        if profile.regions:
+            params["regions"] = ", ".join(profile.regions)
+            text, code = f"{text} in {params['regions']}", f"{code}_in"
+        return NoOffer(Msg(code, text, params))
 
     def acceptable(self, candidate: Candidate, at: Columns) -> bool:
         """Whether the offer breaks none of the profile's hard constraints (for every profile of a batch)."""

@@ -18,6 +18,7 @@ from app.sdk import reliability
 from app.sdk.columns import ALL, NAN, Num, delay_per_day, maximum, minimum, where
 from app.sdk.knowledge import ANY
 from app.sdk.ranges import Range
+from app.sdk.text import msg
 from app.sdk.types import (
     HOURS_PER_YEAR,
     Assessment,
@@ -209,7 +210,7 @@ def waiting_cost(waiting_days: Range, delay_cost_per_day: Any) -> Range | None:
     return waiting
 
 
-STALLED = "at this scale failures come faster than the job recovers: no progress"
+STALLED = msg("violation.stalled", "at this scale failures come faster than the job recovers: no progress")
 
 
 def stalled(goodput: Range) -> Any:

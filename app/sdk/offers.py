@@ -6,6 +6,11 @@ server — for the profile's hardware (its ``gpu_model``, or the reference serve
 valid on its ``as_of``, of a provider and region the profile allows. Each option's plugin says which
 item is its offer and prices each offer into a full assessment; ``choose`` then keeps the cheapest
 feasible one per cost per effective GPU-hour and lists the others as alternatives.
+
+An offer is named as people say it (``offer_name``): the provider, the instance or server, the region,
+the plan and the machine room — "AWS p5.48xlarge, us-east-1, Capacity Block" — each part a message the
+catalogs word in the request's language (``provider.<key>``, ``server.<key>``, ``plan.<key>``,
+``facility.<variant>``); the knowledge base's own names where the catalogs lack a key.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 from app.sdk.errors import MissingKnowledge
 from app.sdk.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
 from app.sdk.ranges import Range
+from app.sdk.text import Msg, joined, msg, plan_name
 from app.sdk.types import OfferInfo
 
 #: units priced for a whole instance or server: divided by its GPUs for a per-GPU figure
@@ -44,6 +50,8 @@ class Offer:
     variant: str | None = None
     #: the lead time of a derived offer whose discount row states one (a queued start), else the row's
     lead_time_days: Range | None = None
+    #: its name as people read it (``offer_name``), made once where it is priced
+    name: Msg | None = None
 
     @property
     def per_gpu(self) -> Range:
@@ -55,7 +63,14 @@ class Offer:
         return (self.row.ref, *self.extra_refs, *self.conversion.refs)
 
     @property
-    def label(self) -> str:
+    def label(self) -> Msg:
+        """Its name in sentences: "AWS p5.48xlarge, us-east-1, Capacity Block" (``offer_name``)."""
+        return self.name or offer_name(None, self.row, self.plan, self.variant)
+
+    @property
+    def ident(self) -> str:
+        """Its keys in one string (provider, subject, region, plan, variant): the order of offers that
+        cost the same, whatever their names in any language."""
         parts = [self.row.provider, self.row.subject, self.row.region, self.plan]
         return " ".join(p for p in (*parts, self.variant) if p and p != ANY)
 
@@ -79,6 +94,7 @@ class Offer:
             source=r.source,
             source_quality=r.source_quality,
             refs=self.refs,
+            name=self.label,
         )
 
 
@@ -143,7 +159,47 @@ def price_row(
         conversion=conversion,
         extra_refs=extra_refs,
         variant=variant,
+        name=offer_name(knowledge, row, plan or row.plan, variant),
     )
+
+
+def provider_name(knowledge: Knowledge | None, key: str) -> Msg:
+    """A provider as people name it (``provider.<key>``; the knowledge base's name where the catalogs
+    lack the key)."""
+    found = None if knowledge is None else knowledge.providers.get(key)
+    return msg(f"provider.{key}", key if found is None else found.name)
+
+
+def subject_name(knowledge: Knowledge | None, subject: str) -> str:
+    """What an offer sells: a server by its name (``server.<key>``; the knowledge base's where the
+    catalogs lack it), an instance type or a platform's product as the price book writes it."""
+    server = None if knowledge is None else knowledge.servers.get(subject)
+    return subject if server is None else msg(f"server.{subject}", server.name)
+
+
+def gpu_name(knowledge: Knowledge, gpu_model: str) -> str:
+    """A GPU model by its name ("H100 SXM5"), its key where the knowledge base lacks it."""
+    gpu = knowledge.gpus.get(gpu_model)
+    return gpu_model if gpu is None else gpu.name
+
+
+def facility_name(variant: str) -> Msg:
+    """An own cluster's machine room (``bom``'s variants: quoted facility, colocation, own facility)."""
+    return msg(f"facility.{variant.replace(' ', '_')}", variant)
+
+
+def offer_name(knowledge: Knowledge | None, row: Price, plan: str, variant: str | None) -> Msg:
+    """An offer as people read it: "AWS p5.48xlarge, us-east-1, Capacity Block", "Own HGX H100 8-GPU
+    server, US, own machine room" — a part the row leaves open (``*``) is left out."""
+    provider, subject = provider_name(knowledge, row.provider), subject_name(knowledge, row.subject)
+    parts: list[str] = [msg("offer.product", f"{provider} {subject}", provider=provider, subject=subject)]
+    if row.region != ANY:
+        parts.append(row.region)
+    if plan != ANY:
+        parts.append(plan_name(plan))
+    if variant:
+        parts.append(facility_name(variant))
+    return joined(", ", parts)
 
 
 def per_machine(knowledge: Knowledge, gpus_per_unit: int, gpu_model: str | None) -> int:

@@ -27,6 +27,7 @@ class Candidate:
     offer: Offer
     #: the price per GPU (per GPU-hour for hourly units), in the kernel's currency
     per_gpu: Range
+    #: its name in sentences (``Offer.label``: a message in the request's language)
     label: str
     info: OfferInfo
     #: ``Assessment.offer_label`` of the offer (ties between equal costs are broken on it)
@@ -50,7 +51,7 @@ class Candidate:
 
     @property
     def sort_key(self) -> tuple[float, str]:
-        return (level(self.per_gpu.expected), self.label)
+        return (level(self.per_gpu.expected), self.offer.ident)
 
 
 class Quote:

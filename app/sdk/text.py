@@ -1,4 +1,6 @@
-"""Numbers in the words a team lead reads."""
+"""Numbers and names in the words a team lead reads: figures formatted once, and sentences as message
+codes (:class:`Msg`) the edge renders in the request's language. Names are messages too — an option
+(``option.<key>.ref``), a plan (``plan.<key>``) — so that no sentence shows a key."""
 
 from __future__ import annotations
 
@@ -79,6 +81,21 @@ class Msg(str):
 def msg(code: str, text: str, **params: Any) -> Msg:
     """The sentence ``text`` (English) as the message ``code`` with ``params``."""
     return Msg(code, text, params)
+
+
+def plan_name(plan: str) -> Msg:
+    """A rental or price plan as people say it (``plan.<key>``: "on demand", "reserved for 1 year")."""
+    return msg(f"plan.{plan}", plan.replace("_", " "))
+
+
+def option_ref(key: str) -> Msg:
+    """How a sentence names an option (``option.<key>.ref``), or an option on one plan
+    (``rented_gpu_instances:on_demand`` → "Rented GPU instances (on demand)")."""
+    option, _, plan = key.partition(":")
+    ref = msg(f"option.{option}.ref", option)
+    if not plan:
+        return ref
+    return msg("option.on_plan", f"{ref} ({plan.replace('_', ' ')})", option=ref, plan=plan_name(plan))
 
 
 def joined(separator: str, items: list[str] | tuple[str, ...]) -> Msg:

@@ -222,6 +222,8 @@ class OfferInfo:
     source: str
     source_quality: str
     refs: tuple[SourceRef, ...]
+    #: its name as people read it: "AWS p5.48xlarge, us-east-1, Capacity Block" (a message)
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,9 @@ class CapacityService:
         return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
 
     def _portfolio(self, p: cap.Portfolio, currency: str, lang: Lang) -> s.PortfolioRead:
-        if p.kind == cap.HYBRID:
+        if p.kind == cap.HYBRID and len({g.option for g in p.segments}) == 1:  # a mix of one option: its name
+            name = self.option_name(p.segments[0].option, lang)
+        elif p.kind == cap.HYBRID:
             name = name_of("capacity.hybrid", lang, "Cost-optimal mix")
         else:
             name = self.option_name(p.key.split(":", 1)[1], lang)
@@ -102,7 +104,7 @@ class CapacityService:
             key=p.key,
             kind=p.kind,
             name=name,
-            segments=demand.segment_reads(p, currency, lambda o: self.option_name(o, lang)),
+            segments=demand.segment_reads(p, currency, lambda o: self.option_name(o, lang), lang),
             total_cost=range_read(p.price.total) if priced else None,
             npv_cost=range_read(p.price.npv) if priced else None,
             upfront_cost=range_read(p.price.upfront) if priced else None,

@@ -1,97 +1,77 @@
-"""A capacity plan for spreadsheets, through ``app.web.spreadsheets`` (BOM, CRLF, formula
-neutralisation): CSV with a row per portfolio, segment and phase; XLSX with sheets ``portfolios``
-(one row each, with the costs), ``segments`` (a row per segment and phase) and ``request``. Field
-names and keys are English in every language; the portfolios' and options' names are the answer's,
-in the request's language (as a price comparison's option names are)."""
+"""A capacity plan for spreadsheets, in the layout price comparisons share (``app.domain.shared.sheets``):
+CSV, one table with a row per portfolio (record ``total``), per segment and per segment and phase;
+XLSX, sheets ``summary`` (a portfolio a row, with its costs, NPV and offers), ``breakdown`` (a
+segment a row, with its costs), ``segments`` (a row per segment and phase), ``phases``, ``offers``,
+``sources`` and ``request``. Field names and keys are English in every language; the portfolios'
+and options' names are the answer's, in the request's language (as a price comparison's option names
+are)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.domain.capacity.schemas import CapacityPlanRead
+from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead, PortfolioRead
+from app.domain.shared.sheets import PHASE_COLUMNS, Decision, Entry, decision_csv, request_fields
+from app.domain.shared.workbook import decision_workbook
 from app.i18n import Lang
-from app.web.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
+from app.web.spreadsheets import range_cells, range_columns
 
-COST_FIELDS = ("total_cost", "npv_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour")
-PHASE_COLUMNS = (
-    "portfolio",
-    "kind",
-    "recommended",
-    "option",
-    "plan",
-    "acquired",
-    "provider",
-    "region",
-    "phase",
-    "start_month",
-    "months",
-    "demand_gpus",
-    "gpus",
-    "portfolio_name",
-    "option_name",
-)
+__all__ = ["PHASE_COLUMNS", "plan", "plan_csv", "plan_workbook"]
 
 
-def _phase_rows(doc: CapacityPlanRead) -> list[list[Any]]:
-    rows: list[list[Any]] = []
-    for p in doc.portfolios:
-        for g in p.segments:
-            for k, phase in enumerate(doc.phases):
-                rows.append(
-                    [
-                        p.key,
-                        p.kind,
-                        p.key == doc.recommended,
-                        g.option,
-                        g.plan,
-                        g.acquired,
-                        None if g.offer is None else g.offer.provider,
-                        None if g.offer is None else g.offer.region,
-                        k + 1,
-                        phase.start_month,
-                        phase.months,
-                        phase.gpus,
-                        g.gpus_by_phase[k],
-                        p.name,
-                        g.name,
-                    ]
-                )
-    return rows
+def plan_csv(doc: CapacityPlanRead, req: CapacityPlanCreate | None = None) -> bytes:
+    """A row per portfolio (``total``), per segment (``segment``: its costs) and per segment and phase
+    (``phase``: the GPUs the segment holds in the phase); the request's fields on every row."""
+    return decision_csv(plan(doc, req))
 
 
-def plan_csv(doc: CapacityPlanRead) -> bytes:
-    """A row per portfolio, segment and phase: the GPUs the segment holds in the phase."""
-    head = ["knowledge_version", "currency", "as_of"]
-    stamp = [doc.knowledge_version, doc.currency, doc.as_of.isoformat()]
-    return csv_bytes([*head, *PHASE_COLUMNS], ([*stamp, *r] for r in _phase_rows(doc)))
+def plan_workbook(doc: CapacityPlanRead, lang: Lang, req: CapacityPlanCreate | None = None) -> bytes:
+    return decision_workbook(plan(doc, req), lang)
 
 
-def plan_workbook(doc: CapacityPlanRead, lang: Lang) -> bytes:
-    columns = ["portfolio", "kind", "name", "recommended", "feasible", *range_columns(*COST_FIELDS), "reasons"]
-    portfolios = [
-        [
-            p.key,
-            p.kind,
-            p.name,
-            p.key == doc.recommended,
-            p.feasible,
-            *(c for f in COST_FIELDS for c in range_cells(getattr(p, f))),
-            "; ".join(p.reasons),
-        ]
-        for p in doc.portfolios
-    ]
-    request = [
-        [doc.knowledge_version, doc.methodology_version, doc.currency, doc.as_of, doc.horizon_years, doc.optimal]
-    ]
-    return workbook(
-        [
-            Sheet("portfolios", columns, portfolios),
-            Sheet("segments", PHASE_COLUMNS, _phase_rows(doc)),
-            Sheet(
-                "request",
-                ["knowledge_version", "methodology_version", "currency", "as_of", "horizon_years", "optimal"],
-                request,
-            ),
-        ],
-        lang,
+def plan(doc: CapacityPlanRead, req: CapacityPlanCreate | None = None) -> Decision:
+    """A plan in the shared layout: a portfolio a row; the plan's optimality, time limit and saving
+    against the best single option after the request's fields."""
+    saving = doc.saving_vs_best_single
+    stated: list[tuple[str, Any]] = [("optimal", doc.optimal), ("time_limit_seconds", doc.time_limit_seconds)]
+    stated.append(("saving_against", None if saving is None else saving.against))
+    stated += zip(
+        range_columns("saving_npv_cost"), range_cells(None if saving is None else saving.npv_cost), strict=True
+    )
+    stated.append(("saving_share", None if saving is None else saving.share))
+    answered = [("horizon_years", doc.horizon_years), ("gpu_model", doc.gpu_model)]
+    return Decision(
+        key="portfolio",
+        knowledge_version=doc.knowledge_version,
+        methodology_version=doc.methodology_version,
+        currency=doc.currency,
+        as_of=doc.as_of,
+        entries=[_entry(doc, p) for p in doc.portfolios],
+        phases=doc.phases,
+        request=request_fields(req, answered),
+        stated=stated,
+    )
+
+
+def _entry(doc: CapacityPlanRead, p: PortfolioRead) -> Entry:
+    option = p.key.partition(":")[2] if p.kind == "single" else None
+    return Entry(
+        key=p.key,
+        name=p.name,
+        recommended=p.key == doc.recommended,
+        feasible=p.feasible,
+        figures={
+            "total_cost": p.total_cost,
+            "npv_cost": p.npv_cost,
+            "upfront_cost": p.upfront_cost,
+            "cost_per_useful_gpu_hour": p.cost_per_useful_gpu_hour,
+            "cost_per_effective_gpu_hour": p.cost_per_effective_gpu_hour,
+        },
+        offers=[g.offer for g in p.segments if g.offer is not None],
+        plans=[g.plan for g in p.segments],
+        effective_npv_cost=p.effective_npv_cost,
+        reasons=p.reasons,
+        error=None if option is None else doc.errors.get(option),
+        kind=p.kind,
+        segments=p.segments,
     )

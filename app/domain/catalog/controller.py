@@ -154,12 +154,13 @@ class CatalogController(Controller):
     )
     async def list_providers(
         self,
+        request: Request[Any, Any, Any],
         catalog: NamedDependency[CatalogService],
         kind: Annotated[str | None, Parameter(max_length=20)] = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> s.ProviderList:
-        return catalog.providers(window(limit, offset), kind=kind)
+        return catalog.providers(window(limit, offset), kind=kind, lang=language(request.scope))
 
     @get(
         "/regions",

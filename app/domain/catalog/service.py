@@ -184,9 +184,15 @@ class CatalogService:
             rows = stale(rows, query.stale_days, query.today)
         return _listing(s.OfferList, kb, [flat(p, s.PriceRead) for p in rows], window)
 
-    def providers(self, window: LimitOffset, *, kind: str | None) -> s.ProviderList:
+    def providers(self, window: LimitOffset, *, kind: str | None, lang: Lang = DEFAULT_LANG) -> s.ProviderList:
+        """The providers, named in ``lang`` (``provider.<key>``; the knowledge base's name in English and
+        for a provider the catalogs do not know)."""
         kb = self._kb()
-        rows = [read(p, s.ProviderRead) for p in kb.providers.values() if kind is None or p.kind == kind]
+        rows = [
+            msgspec.structs.replace(read(p, s.ProviderRead), name=name_of(f"provider.{p.key}", lang, p.name))
+            for p in kb.providers.values()
+            if kind is None or p.kind == kind
+        ]
         return _listing(s.ProviderList, kb, rows, window)
 
     def regions(self, window: LimitOffset, *, kind: str | None, parent: str | None) -> s.RegionList:

@@ -56,20 +56,23 @@ class DecisionController(Controller):
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
         media = negotiate(request, [JSON, CSV, XLSX])
-        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
-            await worker_pool(request).run(decisions.compare, data, language(request.scope))
-        etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
-        headers = caching_headers(etag) if etag else {}
         lang = language(request.scope)
-        doc = decisions.compare(data, lang)  # first: a 304 only where the answer would be a 200 (memoised)
+        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, its answer final
+            doc = await worker_pool(request).run(decisions.compare, data, lang)
+        else:  # first: a 304 only where the answer would be a 200 (memoised)
+            doc = decisions.compare(data, lang)
+        etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
+        if etag is not None and doc.knowledge_version != decisions.engine.knowledge().version:
+            etag = None  # computed on the version before a swap: no validator of the new one
+        headers = caching_headers(etag) if etag else {}
         if not_modified(request.scope, etag):
             return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
         if media == CSV:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
-            return Response(comparison_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
+            return Response(comparison_csv(doc, data), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         if media == XLSX:
             headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
-            return Response(comparison_workbook(doc, lang), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+            return Response(comparison_workbook(doc, lang, data), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
         return Response(doc, headers=headers)
 
     @post(
@@ -120,10 +123,14 @@ class DecisionController(Controller):
     ) -> Response[s.RecommendationRead]:
         if idempotency_key is not None:
             check_idempotency_key(idempotency_key)  # a malformed header is refused whether or not it is used
-        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, then memoised
-            await worker_pool(request).run(decisions.evaluate, data, insights=True, lang=language(request.scope))
+        evaluation = None
+        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, its answer final
+            evaluation = await worker_pool(request).run(
+                decisions.evaluate, data, insights=True, lang=language(request.scope)
+            )
         if not store:
-            evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
+            if evaluation is None:
+                evaluation = decisions.evaluate(data, insights=True, lang=language(request.scope))
             evaluated = Response(evaluation, status_code=HTTP_200_OK, headers=STORE_FALSE_DEPRECATION)
             return cast("Response[s.RecommendationRead]", evaluated)
         writer: RecommendationWriter = request.app.state.recommendation_writer  # app state, as the worker pool
@@ -135,6 +142,7 @@ class DecisionController(Controller):
             session=db_session,
             idempotency_key=idempotency_key,
             lang=language(request.scope),
+            evaluation=evaluation,
         )
         headers = {"Location": answer.location}
         if answer.replayed:
@@ -194,4 +202,4 @@ def _evaluations_workbook(
     decisions: DecisionService, data: s.EvaluationCreate, lang: Lang
 ) -> tuple[s.EvaluationsRead, bytes]:
     doc = decisions.evaluate_many(data, lang)
-    return doc, evaluations_workbook(doc, lang)
+    return doc, evaluations_workbook(doc, lang, data.profiles)

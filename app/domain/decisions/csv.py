@@ -1,202 +1,136 @@
-"""Price comparisons and evaluations for spreadsheets: CSV (one row per option and one per breakdown
-line) and XLSX workbooks (a sheet per section), through ``app.web.spreadsheets``."""
+"""Price comparisons and evaluations for spreadsheets, through ``app.web.spreadsheets``: a comparison
+in the layout capacity plans share (``app.domain.shared.sheets``: CSV, one table with a row per
+option and per breakdown line; XLSX, a sheet per section), evaluations as an XLSX workbook."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from app.domain.decisions.schemas import ComparisonRead, EvaluationsRead
-from app.i18n import Lang
-from app.web.spreadsheets import Sheet, csv_bytes, range_cells, range_columns, workbook
+from msgspec import UNSET
 
-RANGE_FIELDS = ("annual_cost", "total_cost", "upfront_cost", "cost_per_useful_gpu_hour")
-ENDS = ("low", "expected", "high")
-CSV_COLUMNS = (
-    "knowledge_version",
-    "currency",
-    "as_of",
-    "option",
-    "record",
-    "label",
-    *range_columns(*RANGE_FIELDS),
-    "sources",
-    "error",
+from app.domain.decisions.schemas import ComparisonItem, ComparisonRead, EvaluationsRead, RankingEntry
+from app.domain.shared.schemas import ProfileFields
+from app.domain.shared.sheets import (
+    FIGURES,
+    OFFER_FIGURES,
+    Alternative,
+    Decision,
+    Entry,
+    decision_csv,
+    request_fields,
 )
+from app.domain.shared.workbook import decision_workbook
+from app.i18n import Lang
+from app.web.spreadsheets import Sheet, word, workbook
+
+#: the ranking's money figures: each option's expected ones
+RANKED = ("annual_cost", "total_cost", "npv_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour")
 
 
-def comparison_csv(doc: ComparisonRead) -> bytes:
-    """One row per option (record ``total``) and one per breakdown line (record ``line_item``)."""
-    rows: list[list[Any]] = []
-    for item in doc.items:
-        head = [doc.knowledge_version, doc.currency, doc.as_of.isoformat(), item.option]
-        figures = [c for f in RANGE_FIELDS for c in range_cells(getattr(item, f))]
-        rows.append([*head, "total", item.name, *figures, "", item.error or ""])
-        for li in item.breakdown:
-            sources = " | ".join(f"{x.table}:{x.ref}" for x in li.sources)
-            rows.append(
-                [
-                    *head,
-                    "line_item",
-                    li.label,
-                    *range_cells(li.annual),
-                    "",
-                    "",
-                    "",
-                    *range_cells(li.upfront),
-                    "",
-                    "",
-                    "",
-                    sources,
-                    "",
-                ]
-            )
-    return csv_bytes(CSV_COLUMNS, rows)
+def comparison_csv(doc: ComparisonRead, req: ProfileFields | None = None) -> bytes:
+    """One table: a row per option (record ``total``), per breakdown line (``line_item``), per
+    effective extra (``effective_extra``) and, on a demand over time, per segment and phase; the
+    request's fields on every row."""
+    return decision_csv(comparison(doc, req))
 
 
-def comparison_workbook(doc: ComparisonRead, lang: Lang) -> bytes:
-    """Sheets ``summary`` (an option a row), ``breakdown`` (a line item a row), ``offers`` (the offer
-    chosen and the alternatives), ``sources`` (every knowledge row cited) and ``request``."""
-    summary_columns = [
-        "option",
-        "name",
-        "feasible",
-        *range_columns(*RANGE_FIELDS, "cost_per_effective_gpu_hour"),
-        "useful_gpu_hours_per_year",
-        "committed",
-        "infeasible_reasons",
-        "error",
-    ]
-    summary = [
-        [
-            i.option,
-            i.name,
-            i.feasible,
-            *(c for f in (*RANGE_FIELDS, "cost_per_effective_gpu_hour") for c in range_cells(getattr(i, f))),
-            i.useful_gpu_hours_per_year,
-            i.committed,
-            "; ".join(i.infeasible_reasons),
-            i.error,
-        ]
-        for i in doc.items
-    ]
-    breakdown_columns = ["option", "key", "label", *range_columns("annual", "upfront", "total"), "basis"]
-    breakdown = [
-        [
-            i.option,
-            li.key,
-            li.label,
-            *range_cells(li.annual),
-            *range_cells(li.upfront),
-            *range_cells(li.total),
-            li.basis,
-        ]
-        for i in doc.items
-        for li in [*i.breakdown, *i.effective_extras]
-    ]
-    offer_columns = [
-        "option",
-        "chosen",
-        "provider",
-        "region",
-        "gpu_model",
-        "plan",
-        "unit",
-        *range_columns("price"),
-        "currency",
-        *range_columns("quoted_price"),
-        "quoted_currency",
-        "exchange_rate",
-        *range_columns("annual_cost", "cost_per_useful_gpu_hour"),
-        "feasible",
-        "source",
-    ]
-    offers: list[list[Any]] = []
-    for i in doc.items:
-        chosen = [] if i.offer is None else [(True, i.offer, i.annual_cost, i.cost_per_useful_gpu_hour, i.feasible)]
-        others = [(False, a.offer, a.annual_cost, a.cost_per_useful_gpu_hour, a.feasible) for a in i.alternatives]
-        for is_chosen, o, annual, per_hour, feasible in [*chosen, *others]:
-            offers.append(
-                [
-                    i.option,
-                    is_chosen,
-                    o.provider,
-                    o.region,
-                    o.gpu_model,
-                    o.plan,
-                    o.unit,
-                    *range_cells(o.price),
-                    o.currency,
-                    *range_cells(o.quoted_price),
-                    o.quoted_currency,
-                    o.exchange_rate,
-                    *range_cells(annual),
-                    *range_cells(per_hour),
-                    feasible,
-                    o.source,
-                ]
-            )
-    seen: dict[tuple[str, str], list[Any]] = {}
-    for i in doc.items:
-        for li in [*i.breakdown, *i.effective_extras]:
-            for x in li.sources:
-                seen.setdefault((x.table, x.ref), [x.table, x.ref, x.source, x.quality, i.option])
-    request_columns = ["knowledge_version", "methodology_version", "currency", "as_of", "gpus", "utilization"]
-    request_columns += ["horizon_years", "rental_plan"]
-    request = [
-        [
-            doc.knowledge_version,
-            doc.methodology_version,
-            doc.currency,
-            doc.as_of,
-            doc.gpus,
-            doc.utilization,
-            doc.horizon_years,
-            doc.rental_plan,
-        ]
-    ]
-    return workbook(
-        [
-            Sheet("summary", summary_columns, summary),
-            Sheet("breakdown", breakdown_columns, breakdown),
-            Sheet("offers", offer_columns, offers),
-            Sheet("sources", ["table", "ref", "source", "quality", "option"], list(seen.values())),
-            Sheet("request", request_columns, request),
-        ],
-        lang,
+def comparison_workbook(doc: ComparisonRead, lang: Lang, req: ProfileFields | None = None) -> bytes:
+    """Sheets ``summary``, ``breakdown``, (on a demand over time ``segments`` and ``phases``),
+    ``offers`` (the offer chosen and the alternatives), ``sources`` and ``request``."""
+    return decision_workbook(comparison(doc, req), lang)
+
+
+def comparison(doc: ComparisonRead, req: ProfileFields | None = None) -> Decision:
+    """A comparison in the shared layout: an option a row; without its request, the request fields the
+    answer repeats."""
+    answered = [(f, getattr(doc, f)) for f in ("gpus", "utilization", "horizon_years", "rental_plan")]
+    return Decision(
+        key="option",
+        knowledge_version=doc.knowledge_version,
+        methodology_version=doc.methodology_version,
+        currency=doc.currency,
+        as_of=doc.as_of,
+        entries=[_entry(i) for i in doc.items],
+        phases=[] if doc.demand is UNSET else doc.demand,
+        request=request_fields(req, answered),
     )
 
 
-def evaluations_workbook(doc: EvaluationsRead, lang: Lang) -> bytes:
+def _entry(i: ComparisonItem) -> Entry:
+    segments = [] if i.segments is UNSET else i.segments
+    # on a demand over time the option's offers are its segments'
+    offers = [i.offer] if i.offer is not None else [g.offer for g in segments if g.offer is not None]
+    return Entry(
+        key=i.option,
+        name=i.name,
+        recommended=None,
+        feasible=i.feasible,
+        figures={f: getattr(i, f) for f in FIGURES},
+        offers=offers,
+        useful_gpu_hours_per_year=i.useful_gpu_hours_per_year,
+        committed=i.committed,
+        reasons=i.infeasible_reasons,
+        error=i.error,
+        lines=i.breakdown,
+        extras=i.effective_extras,
+        segments=segments,
+        alternatives=[
+            Alternative(a.offer, {f: getattr(a, f) for f in OFFER_FIGURES}, a.feasible, a.reasons)
+            for a in i.alternatives
+        ],
+        offer_figures={f: getattr(i, f) for f in OFFER_FIGURES},
+    )
+
+
+def evaluations_workbook(doc: EvaluationsRead, lang: Lang, profiles: Sequence[ProfileFields] | None = None) -> bytes:
     """Sheets ``summary`` (a profile a row: the recommendation), ``ranking`` (a profile and option a
-    row: scores and costs), ``reasons`` (with ``detail: full``: a reason a row) and ``request``."""
-    summary = [[n, r.recommended_option] for n, r in enumerate(doc.results, start=1)]
+    row: scores, expected costs; with ``detail: full`` also the NPV and the chosen offer), ``reasons``
+    (with ``detail: full``: a reason a row) and ``request`` (a profile a row, every field). Money
+    headings name the profiles' currency, or say it is the row's where profiles differ."""
+    currencies = [p.currency for p in profiles] if profiles is not None else []
+    if not currencies and doc.evaluations is not None:
+        currencies = [str(ev.profile.get("currency", "")) for ev in doc.evaluations]
+    shared = currencies[0] if currencies and len(set(currencies)) == 1 else None
+    cur = shared or word("column.row_currency", lang, "the row's currency")
+
+    def currency(n: int) -> str | None:
+        return currencies[n - 1] if n <= len(currencies) else None
+
+    summary = [[n, r.recommended_option, currency(n)] for n, r in enumerate(doc.results, start=1)]
     ranking_columns = ["profile", "option", "rank", "score", "cost", "efficiency", "stability", "usability", "fit"]
-    ranking_columns += ["feasible", "annual_cost", "total_cost", "cost_per_useful_gpu_hour"]
-    ranking_columns += ["cost_per_effective_gpu_hour", "error"]
-    ranking = [
-        [
-            n,
-            e.option,
-            e.rank,
-            e.score,
-            e.scores.cost,
-            e.scores.efficiency,
-            e.scores.stability,
-            e.scores.usability,
-            e.fit,
-            e.feasible,
-            e.annual_cost,
-            e.total_cost,
-            e.cost_per_useful_gpu_hour,
-            e.cost_per_effective_gpu_hour,
-            e.error,
-        ]
-        for n, r in enumerate(doc.results, start=1)
-        for e in r.ranking
-    ]
+    ranking_columns += ["feasible", *(f"{f}_expected" for f in RANKED), "provider", "region", "plan", "gpu_model"]
+    ranking_columns += ["currency", "error"]
+    ranking: list[list[Any]] = []
+    for n, r in enumerate(doc.results, start=1):
+        full = {} if doc.evaluations is None else {e.option: e for e in doc.evaluations[n - 1].ranking}
+        for e in r.ranking:
+            entry = full.get(e.option)
+            ranking.append(
+                [
+                    n,
+                    e.option,
+                    e.rank,
+                    e.score,
+                    e.scores.cost,
+                    e.scores.efficiency,
+                    e.scores.stability,
+                    e.scores.usability,
+                    e.fit,
+                    e.feasible,
+                    e.annual_cost,
+                    e.total_cost,
+                    _npv(entry),
+                    e.cost_per_useful_gpu_hour,
+                    e.cost_per_effective_gpu_hour,
+                    *_offer_facts(entry),
+                    currency(n),
+                    e.error,
+                ]
+            )
     sheets = [
-        Sheet("summary", ["profile", "recommended_option"], summary),
-        Sheet("ranking", ranking_columns, ranking),
+        Sheet("summary", ["profile", "recommended_option", "currency"], summary),
+        Sheet("ranking", ranking_columns, ranking, cur),
     ]
     if doc.evaluations is not None:
         reasons = [
@@ -206,6 +140,23 @@ def evaluations_workbook(doc: EvaluationsRead, lang: Lang) -> bytes:
             for k, (text, c) in enumerate(zip(e.reasons, e.reason_codes, strict=False), start=1)
         ]
         sheets.append(Sheet("reasons", ["profile", "option", "position", "code", "reason"], reasons))
-    request = [[doc.knowledge_version, doc.methodology_version, doc.detail, len(doc.results)]]
-    sheets.append(Sheet("request", ["knowledge_version", "methodology_version", "detail", "profiles"], request))
+    stamp = [doc.knowledge_version, doc.methodology_version, doc.detail]
+    fields = [request_fields(p, skip=frozenset()) for p in profiles or []]
+    names = [f for f, _ in fields[0]] if fields else []
+    request = [[n, *stamp, *(v for _, v in f)] for n, f in enumerate(fields, start=1)] or [[None, *stamp]]
+    columns = ["profile", "knowledge_version", "methodology_version", "detail", *names]
+    sheets.append(Sheet("request", columns, request, cur))
     return workbook(sheets, lang)
+
+
+def _npv(entry: RankingEntry | None) -> float | None:
+    if entry is None or entry.cost is None or entry.cost.npv_cost is None:
+        return None
+    return entry.cost.npv_cost.expected
+
+
+def _offer_facts(entry: RankingEntry | None) -> list[str | None]:
+    o = None if entry is None else entry.offer
+    if o is None:
+        return [None, None, None, None]
+    return [o.provider, o.region, o.plan, o.gpu_model]

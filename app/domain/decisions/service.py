@@ -147,7 +147,7 @@ class DecisionService:
                     equivalent_annual_cost=optional_range(c.equivalent_annual),
                     cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
                     effective_extras=[line_read(li, years, lang) for li in c.extras],
-                    offer=None if a.offer is None else offer_read(a.offer, cur),
+                    offer=None if a.offer is None else offer_read(a.offer, cur, lang),
                     alternatives=[_alternative(alt, cur, lang) for alt in a.alternatives],
                     feasible=not reasons,
                     infeasible_reasons=reasons,
@@ -283,7 +283,7 @@ class DecisionService:
             **head,
             segments=self._segments(found, r.option, currency, lang),
             cost=cost_read(a.cost),
-            offer=None if a.offer is None else offer_read(a.offer, currency),
+            offer=None if a.offer is None else offer_read(a.offer, currency, lang),
             efficiency=s.EfficiencyRead(
                 lead_time_days=range_read(e.lead_time_days, 4),
                 setup_minutes_per_run=range_read(e.setup_minutes_per_run),
@@ -309,7 +309,7 @@ class DecisionService:
 def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRead:
     c = alt.cost
     return s.AlternativeRead(
-        offer=offer_read(alt.offer, currency),
+        offer=offer_read(alt.offer, currency, lang),
         annual_cost=range_read(c.annual),
         total_cost=range_read(c.total),
         upfront_cost=range_read(c.upfront),

@@ -39,23 +39,29 @@ def option_name(option: str, fallback: str, lang: Lang) -> str:
     return name_of(f"option.{option}.name", lang, fallback)
 
 
-def input_label(i: si.InputSensitivityRead, lang: Lang, names: Mapping[str, str] | None = None) -> str:
-    """A tornado input in ``lang``: a profile field, or an option's assumption or price item, by name (the
-    analysis labels them by key: ``utilization``, ``ai_compute_platform pooled_utilization``)."""
-    if i.kind == "profile":
-        field = i.ref.rpartition(".")[2]
-        return catalog(lang).get(f"chart.input.{field}") or field
-    if i.kind == "assumption":  # ref: assumptions:<option>/<key>
-        option, _, key = i.ref.partition(":")[2].partition("/")
-    elif i.kind == "price":  # label: "<option> <item>"
-        option, _, key = i.label.partition(" ")
+def input_label(kind: str, ref: str, label: str, lang: Lang, names: Mapping[str, str] | None = None) -> str:
+    """A sensitivity input in ``lang`` (the answer's ``label`` and the tornado's): a profile field, or an
+    option's assumption or price item, by name — the analysis keys them (``profile.utilization``,
+    ``assumptions:ai_compute_platform/pooled_utilization``, a price labelled ``<option> <item>``);
+    ``chart.input.<key>`` words each, an input the catalogs lack reads as its key's words."""
+    if kind == "profile":
+        field = ref.rpartition(".")[2]
+        return _input_words(field, lang)
+    if kind == "assumption":  # ref: assumptions:<option>/<key>
+        option, _, key = ref.partition(":")[2].partition("/")
+    elif kind == "price":  # label: "<option> <item>"
+        option, _, key = label.partition(" ")
     else:
-        return i.label
-    what = catalog(lang).get(f"chart.input.{key}") or key
+        return label
+    what = _input_words(key, lang)
     if option in ("", "*"):
         return what
     who = option_name(option, (names or {}).get(option, option), lang)
     return translate("chart.tornado.input", lang, option=who, input=what)
+
+
+def _input_words(key: str, lang: Lang) -> str:
+    return catalog(lang).get(f"chart.input.{key}") or key.replace("_", " ")
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -252,7 +258,7 @@ def tornado_svg(
     for i in doc.inputs:
         e = i.effects.get(target)
         if e is not None and abs(e.cost_per_useful_gpu_hour_high - e.cost_per_useful_gpu_hour_low) > 1e-9:
-            rows.append((input_label(i, lang, names), e.cost_per_useful_gpu_hour_low, e.cost_per_useful_gpu_hour_high))
+            rows.append((i.label, e.cost_per_useful_gpu_hour_low, e.cost_per_useful_gpu_hour_high))
     rows.sort(key=lambda r: abs(r[2] - r[1]), reverse=True)
     rows = rows[:limit]
     base = doc.baseline[target].cost_per_useful_gpu_hour if target in doc.baseline else 0.0

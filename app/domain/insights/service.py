@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.domain.insights import charts
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
 from app.domain.shared.convert import confidence_read, profile_head, range_read
@@ -118,6 +119,7 @@ class InsightService:
         profile = self.engine.profile(req, kb)
         self.engine.outcomes(profile, kb)
         se = ins.sensitivity(self.engine, profile, kb, list(self.engine.options), self.engine.weights(req, kb))
+        names = self.option_names()
         wc, uc = se.weight_change, se.utilization_change
         return si.SensitivityRead(
             knowledge_version=kb.version,
@@ -131,7 +133,7 @@ class InsightService:
                 si.InputSensitivityRead(
                     kind=i.kind,
                     ref=i.ref,
-                    label=i.label,
+                    label=charts.input_label(i.kind, i.ref, i.label, lang, names),
                     unit=i.unit,
                     low=i.low,
                     high=i.high,

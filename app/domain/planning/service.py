@@ -7,17 +7,24 @@ from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, Tr
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
 from app.engine import planner
-from app.i18n import DEFAULT_LANG, Lang, name_of
+from app.i18n import DEFAULT_LANG, Lang, name_of, render
 from app.sdk.errors import MissingKnowledge, NothingAssessable, UnknownReference
 from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.ranges import Range
-from app.sdk.text import money_range, num, pct
+from app.sdk.text import Msg, money_range, msg, num, option_ref, pct
 
 
-def _words(r: Range, unit: str) -> str:
+def _gpu_hours(r: Range) -> Msg:
     if r.is_point:
-        return f"{num(r.expected)} {unit}"
-    return f"{num(r.low)}–{num(r.high)} {unit} (expected {num(r.expected)})"
+        return msg("unit.gpu_hours", f"{num(r.expected)} GPU-hours", value=num(r.expected))
+    low, high, expected = num(r.low), num(r.high), num(r.expected)
+    return msg(
+        "unit.gpu_hours_range",
+        f"{low}–{high} GPU-hours (expected {expected})",
+        low=low,
+        high=high,
+        expected=expected,
+    )
 
 
 def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> TrainingPlanRead:
@@ -26,16 +33,21 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
     gpu = kb.gpus[req.gpu_model]
     if req.mfu is not None:
         mfu = Range.point(req.mfu)
-        mfu_note = f"MFU {pct(req.mfu)} as given."
+        mfu_note = msg("training.mfu_given", f"MFU {pct(req.mfu)} as given.", mfu=pct(req.mfu))
     else:
         try:
             row = kb.assumption("*", planner.MFU_KEY)
         except MissingKnowledge as exc:
             raise UnknownReference(f"{exc}: send mfu", field="mfu") from exc
         mfu = row.value
-        mfu_note = (
-            f"MFU {pct(mfu.low)}–{pct(mfu.high)} (expected {pct(mfu.expected)}), the knowledge base's "
-            f"assumption {row.ref.ref}; the high MFU gives the low end of every time and cost."
+        low, high, expected = pct(mfu.low), pct(mfu.high), pct(mfu.expected)
+        mfu_note = msg(
+            "training.mfu_assumed",
+            f"MFU {low}–{high} (expected {expected}), the knowledge base's assumption of model FLOPs "
+            "utilization; the high MFU gives the low end of every time and cost.",
+            low=low,
+            high=high,
+            expected=expected,
         )
     flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
     try:
@@ -64,16 +76,29 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
 
-    notes = [
-        f"{flops:.3g} FLOPs on {req.gpus} × {gpu.name} ({num(gpu.bf16_dense_tflops)} dense BF16 TFLOPS): "
-        f"{_words(hours, 'GPU-hours')}.",
+    shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(gpu.bf16_dense_tflops), _gpu_hours(hours)
+    notes: list[str] = [
+        msg(
+            "training.compute",
+            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense BF16 TFLOPS): {gpu_hours}.",
+            flops=shown_flops,
+            gpus=str(req.gpus),
+            gpu=gpu.name,
+            tflops=tflops,
+            gpu_hours=gpu_hours,
+        ),
         mfu_note,
     ]
     if pricing.note:
         notes.append(pricing.note)
+    days = num(profile.horizon_years * 365, 1)
     notes.append(
-        "Each option is assessed at full load for the run's expected length "
-        f"({num(profile.horizon_years * 365, 1)} days) and charged its own cost per useful GPU-hour."
+        msg(
+            "training.full_load",
+            f"Each option is assessed at full load for the run's expected length ({days} days) and charged "
+            "its own cost per useful GPU-hour.",
+            days=days,
+        )
     )
     items = []
     for o in outcomes:
@@ -95,10 +120,16 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
             continue
         if p.committed and o.assessment is not None:
             c = o.assessment.cost
+            upfront, annual = money_range(c.upfront, profile.currency), money_range(c.annual, profile.currency)
             notes.append(
-                f"{name} commits more than the run ({money_range(c.upfront, profile.currency)} upfront, "
-                f"{money_range(c.annual, profile.currency)} a year); its cost here is the run's share at its "
-                "full-load price per useful GPU-hour."
+                msg(
+                    "training.commits",
+                    f"{option_ref(o.option)} commits more than the run ({upfront} upfront, {annual} a year); its "
+                    "cost here is the run's share at its full-load price per useful GPU-hour.",
+                    option=option_ref(o.option),
+                    upfront=upfront,
+                    annual=annual,
+                )
             )
         items.append(
             TrainingPlanItem(
@@ -125,7 +156,7 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
         gpus=req.gpus,
         mfu=range_read(mfu, 4),
         pricing_basis=pricing.server.key if pricing.server else pricing.profile_gpu_model,
-        notes=notes,
+        notes=[render(n, lang) for n in notes],
         items=items,
         currency=profile.currency,
         as_of=profile.as_of,

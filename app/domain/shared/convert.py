@@ -55,8 +55,8 @@ def confidence_read(u: Uncertainty) -> ConfidenceRead:
     )
 
 
-def offer_read(o: OfferInfo, currency: str) -> OfferRead:
-    """The offer an assessment priced, in the answer's currency."""
+def offer_read(o: OfferInfo, currency: str, lang: Lang = DEFAULT_LANG) -> OfferRead:
+    """The offer an assessment priced, in the answer's currency, named in its language."""
     return OfferRead(
         provider=o.provider,
         region=o.region,
@@ -75,6 +75,7 @@ def offer_read(o: OfferInfo, currency: str) -> OfferRead:
         residency=o.residency,
         source=o.source,
         source_quality=o.source_quality,
+        name=None if o.name is None else render(o.name, lang),
     )
 
 
@@ -84,7 +85,7 @@ def line_read(li: LineItem, horizon_years: float, lang: Lang = DEFAULT_LANG) -> 
         label=render(li.label, lang),
         annual=range_read(li.annual),
         upfront=range_read(li.upfront),
-        basis=li.basis,
+        basis=render(li.basis, lang),
         sources=[SourceRead(table=r.table, ref=r.ref, source=r.source, quality=r.quality) for r in li.sources],
         total=range_read(li.total if li.total is not None else li.annual * horizon_years),
     )

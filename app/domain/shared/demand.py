@@ -23,6 +23,7 @@ from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
 from app.engine import capacity as cap
 from app.engine import decision
+from app.i18n import DEFAULT_LANG, Lang
 from app.sdk.errors import DomainError, NothingAssessable
 from app.sdk.knowledge import Knowledge
 from app.sdk.types import Profile
@@ -321,13 +322,16 @@ def phase_reads(demand: tuple[cap.Phase, ...]) -> list[PhaseRead]:
     ]
 
 
-def segment_reads(p: cap.Portfolio, currency: str, name: Callable[[str], str]) -> list[SegmentRead]:
-    """A portfolio's segments as answers show them (``name``: an option's name in the answer's language)."""
+def segment_reads(
+    p: cap.Portfolio, currency: str, name: Callable[[str], str], lang: Lang = DEFAULT_LANG
+) -> list[SegmentRead]:
+    """A portfolio's segments as answers show them (``name``: an option's name in the answer's language,
+    ``lang``; the offers named in it too)."""
     return [
         SegmentRead(
             option=g.option,
             name=name(g.option),
-            offer=None if g.offer is None or g.offer.offer is None else offer_read(g.offer.offer, currency),
+            offer=None if g.offer is None or g.offer.offer is None else offer_read(g.offer.offer, currency, lang),
             plan=g.plan,
             gpus_by_phase=list(g.gpus_by_phase),
             start_month=g.start_month,

@@ -189,6 +189,8 @@ class OfferRead(msgspec.Struct):
     residency: str | None
     source: str
     source_quality: str
+    #: the offer as people read it, in the answer's language: "AWS p5.48xlarge, us-east-1, Capacity Block"
+    name: str | None = None
 
 
 class CostRead(msgspec.Struct):

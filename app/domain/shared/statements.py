@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.engine.insights import Crossing, Payback
-from app.sdk.text import Msg, msg
+from app.sdk.text import Msg, msg, option_ref
 
 
 def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:
@@ -27,8 +27,9 @@ def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:
 
 
 def _ref(option: str) -> Msg:
-    """How a sentence names an option: its key in English, its name in Chinese."""
-    return msg(f"option.{option}.ref", option)
+    """How a sentence names an option, or an option on a plan (``rented_gpu_instances:on_demand``): by
+    its name in the request's language (``app.sdk.text.option_ref``)."""
+    return option_ref(option)
 
 
 def _pct(fraction: float) -> str:
@@ -39,16 +40,18 @@ def crossing_statement(c: Crossing) -> Msg:
     u, above = c.utilization["expected"], c.cheaper_above["expected"]
     if u is not None and above is not None:
         below = c.second if above == c.first else c.first
-        text = f"{above} is cheaper per useful GPU-hour above {_pct(u)} utilization, {below} below it."
+        text = f"{_ref(above)} is cheaper per useful GPU-hour above {_pct(u)} utilization, {_ref(below)} below it."
         return msg("statement.crossing", text, above=_ref(above), utilization=_pct(u), below=_ref(below))
     if u is not None:
         text = f"From {_pct(u)} utilization on, both cost the same per useful GPU-hour (every hour is paid)."
         return msg("statement.crossing_same_from", text, utilization=_pct(u))
     if above is not None:
+        other = c.second if above == c.first else c.first
         return msg(
             "statement.crossing_always",
-            f"{above} is cheaper per useful GPU-hour at every utilization.",
+            f"{_ref(above)} is cheaper per useful GPU-hour than {_ref(other)} at every utilization.",
             option=_ref(above),
+            other=_ref(other),
         )
     return msg("statement.crossing_never", "Both cost the same per useful GPU-hour at every utilization.")
 
@@ -65,12 +68,12 @@ def cheapest_statement(gpus: Mapping[str, int | None], utilization: float) -> Ms
 def payback_statement(p: Payback, horizon_years: float) -> Msg:
     m = p.months["expected"]
     if m is None:
-        text = f"Against {p.alternative}, an owned cluster never pays for itself."
+        text = f"Against {_ref(p.alternative)}, an owned cluster never pays for itself."
         return msg("statement.payback_never", text, alternative=_ref(p.alternative))
     months = f"{m:,.0f}"
     if not p.within_horizon["expected"]:
         text = (
-            f"Against {p.alternative}, an owned cluster pays for itself after {months} months: never within "
+            f"Against {_ref(p.alternative)}, an owned cluster pays for itself after {months} months: never within "
             f"the {horizon_years:g}-year horizon."
         )
         return msg(
@@ -80,13 +83,13 @@ def payback_statement(p: Payback, horizon_years: float) -> Msg:
             months=months,
             horizon=f"{horizon_years:g}",
         )
-    text = f"Against {p.alternative}, an owned cluster pays for itself after {months} months."
+    text = f"Against {_ref(p.alternative)}, an owned cluster pays for itself after {months} months."
     return msg("statement.payback", text, alternative=_ref(p.alternative), months=months)
 
 
 def weight_change_statement(shift: float, dimension: str, option: str) -> Msg:
     share = f"{shift * 100:.1f}%"
-    text = f"Moving {share} of the weight onto {dimension} makes {option} the recommendation."
+    text = f"Moving {share} of the weight onto {dimension} makes {_ref(option)} the recommendation."
     return msg(
         "statement.weight_change",
         text,
@@ -97,5 +100,5 @@ def weight_change_statement(shift: float, dimension: str, option: str) -> Msg:
 
 
 def utilization_change_statement(utilization: float, now: float, option: str) -> Msg:
-    text = f"At {_pct(utilization)} utilization (now {_pct(now)}), {option} becomes the recommendation."
+    text = f"At {_pct(utilization)} utilization (now {_pct(now)}), {_ref(option)} becomes the recommendation."
     return msg("statement.utilization_change", text, utilization=_pct(utilization), now=_pct(now), option=_ref(option))

@@ -160,6 +160,8 @@ def plan(
         hybrid = portfolio_of(HYBRID, HYBRID, found, pricer, demand, t.clusters)
         if best is not None and hybrid.objective > best.objective:
             hybrid = replace(best, key=HYBRID, kind=HYBRID, reasons=(why.no_better_mix(best.key),))
+        elif len(alone := {s.option for s in hybrid.segments}) == 1:  # a "mix" of one option is its plan
+            hybrid = replace(hybrid, reasons=(why.no_better_mix(f"single:{alone.pop()}"), *hybrid.reasons))
         hybrid = replace(hybrid, reasons=(*hybrid.reasons, *why.base_sizes(pricer, t.items, hybrid, demand, unit)))
         if not found.optimal:
             hybrid = replace(hybrid, reasons=(*hybrid.reasons, why.not_optimal(time_limit)))

@@ -12,7 +12,7 @@ from app.engine.capacity.tables import BUY, COMMIT, OWNED, USE, Item, Pricer
 from app.engine.insights.common import Model, Variant
 from app.sdk.errors import ISOLATED
 from app.sdk.knowledge import Knowledge
-from app.sdk.text import Msg, msg, num, pct
+from app.sdk.text import Msg, msg, num, option_ref, pct
 from app.sdk.types import Profile
 
 if TYPE_CHECKING:
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 def _ref(option: str) -> Msg:
-    return msg(f"option.{option}.ref", option)
+    """An option, or an option on a plan (``rented_gpu_instances:on_demand``), by its name."""
+    return option_ref(option)
 
 
 def not_assessed(code: str, error: str) -> Msg:
@@ -32,11 +33,11 @@ def no_portfolio() -> Msg:
 
 
 def no_better_mix(single: str) -> Msg:
-    option = single.split(":", 1)[1]
+    option = _ref(single.split(":", 1)[1])
     return msg(
         "capacity.no_better_mix",
-        f"No mix of options costs less than {option} alone: the mix is that plan.",
-        option=_ref(option),
+        f"No mix of options costs less than {option} alone: the recommended plan is {option} alone.",
+        option=option,
     )
 
 
@@ -93,7 +94,7 @@ def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequ
             found = per_gpu.get(i.first)
             cost = i.price.objective / i.gpus
             if found is None or cost < found[0]:
-                per_gpu[i.first] = (cost, i.variant.option)
+                per_gpu[i.first] = (cost, i.variant.label)
     out: list[Msg] = []
     for s in bases:
         used = [k for k, g in enumerate(s.gpus_by_phase) if g]
@@ -117,20 +118,40 @@ def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequ
         burst = max((per_gpu[k][1] for k in span), key=lambda o: sum(1 for k in span if per_gpu[k][1] == o))
         how = msg("capacity.how.buy", "owned") if s.acquired == BUY else msg("capacity.how.commit", "reserved")
         gpus, month = num(request.gpus), str(s.start_month)
-        text = (
-            f"{gpus} GPUs {how} from month {month}: one more pays only at {pct(threshold)} utilization or more "
-            f"against {burst}; the demand above this base would keep it at {pct(above)}."
-        )
+        pays, rises = _pays(threshold, _ref(burst)), _used_above(above)
         out.append(
             msg(
                 "capacity.base_size",
-                text,
+                f"{gpus} GPUs {how} from month {month}: {pays}; {rises}.",
                 gpus=gpus,
                 how=how,
                 month=month,
-                threshold=pct(threshold),
-                burst=_ref(burst),
-                above=pct(above),
+                pays=pays,
+                used=rises,
             )
         )
     return out
+
+
+def _pays(threshold: float, burst: Msg) -> Msg:
+    """From which utilization one more GPU of a base pays against ``burst``, said as it can happen: a
+    threshold of 100 % or more is none, one of 0 % any."""
+    if round(threshold * 100) >= 100:
+        return msg("capacity.pays_never", f"one more would cost more than {burst} at any utilization", burst=burst)
+    if round(threshold * 100) <= 0:
+        return msg("capacity.pays_always", f"one more pays against {burst} at any utilization", burst=burst)
+    shown = pct(threshold)
+    return msg(
+        "capacity.pays_from",
+        f"one more pays only at {shown} utilization or more against {burst}",
+        threshold=shown,
+        burst=burst,
+    )
+
+
+def _used_above(above: float) -> Msg:
+    """The utilization the demand above a base would give one more GPU of it (none: it never exceeds it)."""
+    if round(above * 100) <= 0:
+        return msg("capacity.never_above", "the demand never rises above this base")
+    shown = pct(above)
+    return msg("capacity.used_above", f"the demand above this base would keep it at {shown}", above=shown)

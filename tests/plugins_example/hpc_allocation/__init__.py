@@ -99,11 +99,12 @@ class HpcKernel(OfferKernel):
             label=text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
             annual=annual,
             upfront=upfront,
-            basis="useful GPU-hours × price per GPU-hour" + (" × priority_price_factor" if priority else ""),
+            basis="useful GPU-hours × price per GPU-hour" + (" × the priority price factor" if priority else ""),
             sources=(*c.offer.refs, self.ref("priority_price_factor")) if priority else c.offer.refs,
             total=total,
         )
-        shown, provider = text.money_range(annual, profile.currency), c.offer.row.provider
+        shown = text.money_range(annual, profile.currency)
+        provider = offers.provider_name(self.knowledge, c.offer.row.provider)  # by name, in the answer's language
         note = text.msg(
             "hpc_allocation.note", f"HPC allocation: {shown} a year at {provider}.", annual=shown, provider=provider
         )
