@@ -314,9 +314,9 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
             comparison = {"gpus": 8, "utilization": 0.5, "horizon_years": 1, "regions": regions}
             assert api("/v1/price-comparisons", comparison, lang).get("items"), placeholder
 
-            # a range of one value prints once
+            # a range of one value prints once; a figure and its range with the same decimals
             assert page.evaluate("range({low: 26.66, expected: 26.66, high: 26.66})") == "26.66"
-            assert page.evaluate("range({low: 1.5, expected: 2, high: 3})") == "2 (1.5–3)"
+            assert page.evaluate("range({low: 1.5, expected: 2, high: 3})") == "2.00 (1.50–3.00)"
 
             # a typed key is used on submit, without "Use this key" first
             page.fill("#api-key", key)
@@ -401,11 +401,19 @@ def test_the_explorer_has_no_traps(lang: str, explorer_server: Any) -> None:
             page.select_option("#gpu-model", "")
             page.fill("input[name=regions]", "mars-1")
             _asked(page, lambda: page.click("#submit"))
-            refusal = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, other)["detail"]
-            assert page.text_content("#status.error") == tr("explorer.failed", other, detail=refusal)
+
+            def refused(language: str) -> str:
+                """The status line of the refusal: the field as the form names it, the service's message."""
+                problem = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, language)
+                assert problem["field"] == "regions"
+                field = tr("explorer.field.regions", language)
+                said = tr("explorer.field_error", language, field=field, message=problem["errors"][0]["message"])
+                return tr("explorer.failed", language, detail=said)
+
+            assert page.text_content("#status.error") == refused(other)
+            assert page.locator("label:has(input[name=regions]) .field-error").count() == 1
             _asked(page, lambda: page.click(f"button[data-lang={lang}]"))
-            refusal = api("/v1/price-comparisons", {**comparison, "regions": ["mars-1"]}, lang)["detail"]
-            assert page.text_content("#status.error") == tr("explorer.failed", lang, detail=refusal)
+            assert page.text_content("#status.error") == refused(lang)
             assert not errors, errors
         finally:
             browser.close()
@@ -442,7 +450,7 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
     import httpx
     from openpyxl import load_workbook
 
-    from app.domain.capacity.sheets import PHASE_COLUMNS
+    from app.domain.shared.sheets import SHEETS
 
     sync_playwright, executable = _browser()  # type: ignore[misc]
     server, key = explorer_server
@@ -536,8 +544,11 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             ]
             problem = answer.json()
             assert any(e["field"] == "demand.1.gpus" for e in problem["errors"]), problem
-            assert page.text_content("#plan-status.error") == tr("explorer.plan_failed", detail=problem["detail"])
-            assert "demand.1.gpus" in page.text_content("#plan-status")
+            phase_2 = tr("explorer.phase_field", phase=2, field=tr("explorer.field.phase_gpus"))
+            said = tr(
+                "explorer.field_error", field=phase_2, message=tr("explorer.error_range", min="1", max="1,000,000")
+            )
+            assert page.text_content("#plan-status.error") == tr("explorer.plan_failed", detail=said)
             # a problem whose detail does not name its field is said with it
             named = page.evaluate(
                 "[problemText(new Problem('sum to 24', ['demand', 'demand'])), problemText(new Problem('x: y', ['x']))]"
@@ -591,7 +602,7 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert cells[4] == tr("explorer.feasible_yes")
             saving = doc["saving_vs_best_single"]
             if saving and saving["share"] > 0:
-                assert cells[5].startswith(f"{round(saving['share'] * 100, 1):g}%"), cells
+                assert cells[5].startswith(f"{saving['share'] * 100:.1f}%"), cells
             elif saving:
                 against = next(p["name"] for p in doc["portfolios"] if p["key"] == saving["against"])
                 assert cells[5] == tr("explorer.saving_none", option=against)
@@ -610,13 +621,14 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             download = saved.value
             assert re.fullmatch(r"capacity-plan_.+_\d{4}-\d{2}-\d{2}\.csv", download.suggested_filename)
             text = Path(download.path()).read_bytes().decode("utf-8")
-            assert text.startswith("\ufeffknowledge_version,currency,as_of," + ",".join(PHASE_COLUMNS))
+            assert text.startswith("\ufeffknowledge_version,methodology_version,currency,as_of,record,portfolio,")
             phases = len(doc["phases"])
-            assert len(text.splitlines()) == 1 + sum(len(p["segments"]) for p in doc["portfolios"]) * phases
+            rows = [line for line in text.splitlines()[1:] if ",phase," in line]  # a row per segment and phase
+            assert len(rows) == sum(len(p["segments"]) for p in doc["portfolios"]) * phases
             with page.expect_download(timeout=120_000) as saved:
                 page.click("#plan-xlsx")
             book = load_workbook(io.BytesIO(Path(saved.value.path()).read_bytes()))
-            assert book.sheetnames == [tr(f"sheet.{n}") for n in ("portfolios", "segments", "request")]
+            assert book.sheetnames == [tr(f"sheet.{n}") for n in SHEETS]
             assert page.text_content("#download-status") == tr(
                 "explorer.downloaded", file=saved.value.suggested_filename
             )
@@ -638,11 +650,6 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert labels == [tr(f"explorer.demand.{k}", "zh") for k in ("steady", "phases", "growth")]
             zh_headings = page.eval_on_selector_all("#portfolios thead th", "c => c.map(x => x.textContent)")
             assert zh_headings[:3] == [tr(f"explorer.column.{c}", "zh") for c in ("portfolio", "kind", "segments")]
-            hybrid = tr("capacity.hybrid", "zh")
-            names = page.eval_on_selector_all("#portfolios tbody td:first-child", "c => c.map(x => x.textContent)")
-            assert any(hybrid in n for n in names) and all(CJK.search(n) for n in names), names
-            segments = page.eval_on_selector_all("#portfolios td.segments div", "c => c.map(x => x.textContent)")
-            assert segments and all(CJK.search(x) for x in segments), segments
             zh_plan = httpx.post(
                 server.base + "/v1/capacity-plans",
                 json=body,
@@ -653,11 +660,274 @@ def test_the_explorer_plans_capacity_for_a_demand_over_time(explorer_server: Any
             assert page.text_content("#plan-recommended") == tr(
                 "explorer.plan_recommended", "zh", portfolio=zh_rec["name"]
             )
+            # every portfolio by its Chinese name (a mix equal to one option is named as that option)
+            names = page.eval_on_selector_all("#portfolios tbody td:first-child", "c => c.map(x => x.textContent)")
+            assert names == [("★ " if p is zh_rec else "") + p["name"] for p in zh_plan["portfolios"]], names
+            assert all(CJK.search(n) for n in names), names
+            segments = page.eval_on_selector_all("#portfolios td.segments div", "c => c.map(x => x.textContent)")
+            assert segments and all(CJK.search(x) for x in segments), segments
             assert not errors, errors
             # all of it under the policy: nothing refused; and the policy was in force (an inline style is refused)
             assert not [x for x in console if "Content Security Policy" in x], console
             page.evaluate("document.body.insertAdjacentHTML('beforeend', '<p id=probe style=\"width: 7px\"></p>')")
             page.wait_for_function("() => document.querySelector('#probe')")
             assert page.evaluate("getComputedStyle(document.querySelector('#probe')).width") != "7px"
+        finally:
+            browser.close()
+
+
+# ---- the profile's every field, errors where they were typed, any width ----------------------------
+
+WIDTHS = (1280, 420)
+#: a figure and its range as a cell shows them: "13.54 (12.50–14.58)", or "1,234\n1,000–1,500" (an amount)
+RANGE = re.compile(r"^([\d,]+(?:\.(\d+))?)\s*(?:\(|\n)\s*([\d,]+(?:\.(\d+))?)–([\d,]+(?:\.(\d+))?)\)?$")
+
+
+def _schema_bounds(document: dict[str, Any], schema: str, field: str) -> dict[str, str]:
+    """A field's bounds as the served OpenAPI document states them, as a number input writes them."""
+    prop = document["components"]["schemas"][schema]["properties"][field]
+    kinds = {prop.get("type")} | {alt.get("type") for alt in prop.get("oneOf", [])}
+    return {
+        "min": f"{prop['minimum']:g}",
+        "max": f"{prop['maximum']:g}",
+        "step": "1" if "integer" in kinds else "any",
+    }
+
+
+def _input_bounds(page: Any, selector: str) -> dict[str, str]:
+    found = page.eval_on_selector(selector, "i => ({min: i.min, max: i.max, step: i.step})")
+    return {k: f"{float(v):g}" if k != "step" or v != "any" else v for k, v in found.items()}
+
+
+def _ranges(page: Any, selector: str) -> list[str]:
+    """The texts of the number cells under ``selector`` that show a figure with its range."""
+    cells = page.eval_on_selector_all(f"{selector} td.num", "c => c.map(x => x.innerText.trim())")
+    return [c for c in cells if RANGE.match(c)]
+
+
+def _same_decimals(text: str) -> bool:
+    """Whether a figure and its range are written with as many decimals each."""
+    found = RANGE.match(text)
+    return bool(found) and len({len(found.group(i) or "") for i in (2, 4, 6)}) == 1  # type: ignore[union-attr]
+
+
+#: what is wider than the window: the document, a card wider than its box, or an element reaching past the
+#: window's edges outside a table's own scroll box (which scrolls inside its card)
+OVERFLOWING = """() => {
+  const found = [];
+  const width = document.documentElement.clientWidth;
+  const page = document.documentElement.scrollWidth;
+  if (page > width) found.push(`document ${page} > ${width}`);
+  for (const card of document.querySelectorAll('.card')) {
+    const name = card.id || card.className;
+    if (card.offsetParent && card.scrollWidth > card.clientWidth) found.push(`card ${name} ${card.scrollWidth}`);
+  }
+  for (const node of document.querySelectorAll('body *')) {
+    if (!node.offsetParent || (node.closest('.table-scroll') && !node.matches('.table-scroll'))) continue;
+    const box = node.getBoundingClientRect();
+    const name = `${node.tagName}#${node.id}.${node.className}`;
+    if (box.right > width + 0.5 || box.left < -0.5) found.push(`${name} ${box.left}–${box.right}`);
+  }
+  return found;
+}"""
+
+
+def _overflowing(page: Any) -> list[str]:
+    """What is wider than the viewport (``OVERFLOWING``)."""
+    return page.evaluate(OVERFLOWING)  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_explorer_asks_every_field_and_says_errors_where_they_were_typed(
+    lang: str, width: int, explorer_server: Any
+) -> None:
+    """The profile's buyer country, largest job and preemptible share are asked for and sent; every number
+    input states the API's bounds; a refusal's errors sit on the fields the person typed (a batch's
+    ``profiles.0.gpus`` on GPUs, ``demand.1.gpus`` on phase 2's GPUs, named "phase 2", not ``demand.1``) and
+    go when the field is edited or the next answer comes; at 1280 and 420 px nothing is wider than the
+    window (tables scroll inside their cards); a figure and its range have the same decimals. All under
+    the service's Content-Security-Policy. ``EXPLORER_SCREENSHOTS=/tmp`` keeps a screenshot of each
+    language and width there (``explorer-<lang>-<width>.png``)."""
+    import httpx
+
+    sync_playwright, executable = _browser()  # type: ignore[misc]
+    server, key = explorer_server
+    create_option_host()  # the options' names, as in test_the_explorer_has_no_traps
+
+    def tr(code: str, **params: Any) -> str:
+        return i18n.translate(code, lang, **params)
+
+    document = httpx.get(f"{server.base}/docs/openapi.json", timeout=60).json()
+    countries = httpx.get(
+        f"{server.base}/v1/regions?kind=country&limit=500", headers={"X-API-Key": key}, timeout=60
+    ).json()["items"]
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900}, locale=LOCALES[lang])
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", blocked_by_policy(errors))
+            sent: list[Any] = []
+            page.on("request", lambda r: sent.append(r) if "/v1/" in r.url and r.method == "POST" else None)
+
+            def with_csp(route: Any) -> None:
+                response = route.fetch()
+                route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+            page.route("**/explorer", with_csp)
+            page.goto(f"{server.base}/explorer")
+            page.fill("#api-key", key)
+            page.click("#key-save")
+            wait_for(page, "document.querySelector('#buyer-country').options.length > 1", timeout=30_000)
+
+            # every number input states the bounds the API checks (the OpenAPI document's), a maximum too
+            inputs = {
+                "#profile input[name=gpus]": ("ProfileCreate", "gpus"),
+                "#profile input[name=utilization]": ("ProfileCreate", "utilization"),
+                "#profile input[name=horizon_years]": ("ProfileCreate", "horizon_years"),
+                "#profile input[name=team_size]": ("ProfileCreate", "team_size"),
+                "#profile input[name=start_within_days]": ("ProfileCreate", "start_within_days"),
+                "#profile input[name=largest_job_gpus]": ("ProfileCreate", "largest_job_gpus"),
+                "#profile input[name=preemptible_share]": ("ProfileCreate", "preemptible_share"),
+                "#profile input[name=capex_budget]": ("ProfileCreate", "capex_budget"),
+                "#profile input[name=delay_cost_per_day]": ("ProfileCreate", "delay_cost_per_day"),
+                "#profile input[name=w_cost]": ("Weights", "cost"),
+                "#capacity input[name=start_gpus]": ("GrowthCreate", "start_gpus"),
+                "#capacity input[name=growth_per_year]": ("GrowthCreate", "growth_per_year"),
+                "#capacity input[name=owned_count]": ("OwnedCreate", "count"),
+                "#capacity input[name=owned_age]": ("OwnedCreate", "age_years"),
+            }
+            for selector, (schema, field) in inputs.items():
+                assert _input_bounds(page, selector) == _schema_bounds(document, schema, field), selector
+            numbers = page.eval_on_selector_all("form input[type=number]", "i => i.length")
+            assert numbers == len(inputs) + 3  # and the other three weights
+            assert page.eval_on_selector_all("form input[type=number]:not([max])", "i => i.length") == 0
+
+            # the buyer's country: the countries the service knows, by name
+            options = page.eval_on_selector_all("#buyer-country option", "os => os.map(o => [o.value, o.text])")
+            assert options[0] == ["", tr("explorer.buyer_country_none")]
+            assert [v for v, _ in options[1:]] == [c["key"] for c in countries]
+            assert all(
+                label == f"{c['name']} ({c['key']})" for (_, label), c in zip(options[1:], countries, strict=True)
+            )
+            for name, value in PROFILE.items():
+                page.fill(f"input[name={name}]", value)
+            page.select_option("#buyer-country", "US")
+            page.fill("input[name=preemptible_share]", "0.5")
+
+            # a value the API refuses: said on the field typed, with its label in the status (no API path)
+            page.fill("input[name=gpus]", "0")
+            _asked(page, lambda: page.click("#submit"))
+            note = page.locator("label:has(input[name=gpus]) .field-error")
+            assert note.count() == 1
+            assert note.text_content() == tr("explorer.error_range", min="1", max="1,000,000")
+            assert page.get_attribute("input[name=gpus]", "aria-invalid") == "true"
+            status = page.text_content("#status.error") or ""
+            assert status.startswith(
+                tr("explorer.failed", detail=tr("explorer.field_error", field=tr("explorer.field.gpus"), message=""))
+            )
+            assert "profiles.0" not in status and "gpus:" not in status, status
+            # ... and gone once the field is fixed, with the refusal's status line
+            page.fill("input[name=gpus]", "64")
+            assert page.locator(".field-error").count() == 0
+            assert page.get_attribute("input[name=gpus]", "aria-invalid") is None
+            assert not page.is_visible("#status.error") and page.text_content("#status") == ""
+
+            # a refusal of two fields together: on the field the service names, with its words; the next
+            # answer clears it even though that field was not the one edited
+            page.fill("input[name=largest_job_gpus]", "128")
+            _asked(page, lambda: page.click("#submit"))
+            refusal = httpx.post(
+                f"{server.base}/v1/price-comparisons",
+                json={"gpus": 64, "utilization": 0.6, "horizon_years": 3, "largest_job_gpus": 128},
+                headers={"X-API-Key": key, "Accept-Language": TAGS[lang]},
+                timeout=60,
+            ).json()
+            assert refusal["field"] == "largest_job_gpus"
+            assert (
+                page.locator("label:has(input[name=largest_job_gpus]) .field-error").text_content()
+                == (refusal["errors"][0]["message"])
+            )
+            page.fill("input[name=gpus]", "128")
+            _asked(page, lambda: page.click("#submit"))
+            assert not page.is_visible("#status.error"), page.text_content("#status")
+            assert page.locator(".field-error").count() == 0
+            assert page.get_attribute("input[name=largest_job_gpus]", "aria-invalid") is None
+
+            # the new fields reach every request of the answer
+            wanted = {"buyer_country": "US", "largest_job_gpus": 128, "preemptible_share": 0.5}
+            last = {}
+            for r in sent:
+                last[r.url.split("/v1/")[1]] = r.post_data_json
+            bodies = [
+                last["evaluations"]["profiles"][0],
+                last["price-comparisons"],
+                last["uncertainty"],
+                last["cost-curves"],
+            ]
+            for body in bodies:
+                assert {k: body.get(k) for k in wanted} == wanted, body
+            wait_for(
+                page,
+                "['#curve', '#tornado'].every(s => { const i = document.querySelector(s);"
+                " return i.complete && i.naturalWidth > 0; })",
+                timeout=60_000,
+            )
+
+            # a figure and its range share their decimals (not "40.2 (32.75–60)")
+            shown = _ranges(page, "#ranking") + _ranges(page, "#breakdown")
+            assert _ranges(page, "#ranking") and _ranges(page, "#breakdown"), page.inner_text("#results")
+            for text in shown:
+                assert _same_decimals(text), text
+            assert page.evaluate("range({low: 32.75, expected: 40.2, high: 60})") == "40.20 (32.75–60.00)"
+
+            # phase 2's GPUs refused: said under that input as "phase 2, GPUs", gone once fixed
+            page.fill("input[name=largest_job_gpus]", "")  # a demand gives each phase its own
+            page.check("input[name=demand_kind][value=phases]")
+            for col in ("months", "gpus", "utilization", "largest_job_gpus"):
+                bounds = _input_bounds(page, f"#phases tbody tr:nth-child(1) [data-col={col}]")
+                assert bounds == _schema_bounds(document, "PhaseCreate", col), col
+            page.fill("#phases tbody tr:nth-child(1) [data-col=months]", "12")
+            page.click("#phase-add")
+            second = "#phases tbody tr:nth-child(2)"
+            page.fill(f"{second} [data-col=months]", "24")
+            page.fill(f"{second} [data-col=gpus]", "0")
+            answer = _planned(page, lambda: page.click("#plan"))
+            assert any(e["field"] == "demand.1.gpus" for e in answer.json()["errors"])
+            cell = page.locator(f"{second} td:has([data-col=gpus]) .field-error")
+            assert cell.text_content() == tr("explorer.error_range", min="1", max="1,000,000")
+            label = tr("explorer.phase_field", phase=2, field=tr("explorer.field.phase_gpus"))
+            status = page.text_content("#plan-status.error") or ""
+            assert label in status and "demand" not in status, status
+            assert page.get_attribute(f"{second} [data-col=gpus]", "aria-invalid") == "true"
+            assert not _overflowing(page), _overflowing(page)  # the refusal's words fit too
+            page.fill(f"{second} [data-col=gpus]", "128")
+            assert page.locator(".field-error").count() == 0 and page.text_content("#plan-status") == ""
+            answer = _planned(page, lambda: page.click("#plan"))
+            assert answer.status == 200, answer.text()
+            wait_for(
+                page,
+                "(i => i.complete && i.naturalWidth > 0)(document.querySelector('#capacity-chart'))",
+                timeout=60_000,
+            )
+            assert _ranges(page, "#portfolios")
+            for text in _ranges(page, "#portfolios"):
+                assert _same_decimals(text), text
+
+            # nothing wider than the window: the tables scroll inside their cards
+            assert not _overflowing(page), _overflowing(page)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            if width < 500:  # the ranking is wider than a phone: it scrolls, inside its card
+                assert page.evaluate(
+                    "(b => b.scrollWidth > b.clientWidth)(document.querySelector('#ranking').parentElement)"
+                )
+            assert not errors, errors
+            folder = os.environ.get("EXPLORER_SCREENSHOTS")
+            if folder:
+                page.screenshot(path=str(Path(folder) / f"explorer-{lang}-{width}.png"), full_page=True)
         finally:
             browser.close()

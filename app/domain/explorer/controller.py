@@ -3,7 +3,8 @@ keeps it in the browser's session storage and calls the API with it as ``X-API-K
 its files are open (``app.web.public``); everything it shows comes from the API.
 
 The page's words are the ``[explorer]`` codes of the message catalogs, both languages inlined into
-the page with the vocabularies of the profile's fields, so the page needs no request to start.
+the page with the vocabularies of the profile's fields and the bounds of its numbers (the request
+models' own constraints, which the OpenAPI document states too), so the page needs no request to start.
 """
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ from functools import cache
 from pathlib import Path
 from typing import get_args
 
+import annotated_types
 from litestar import Controller, MediaType, Response, get
 from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
+from pydantic import BaseModel
 
+from app.domain.capacity.schemas import OwnedCreate
 from app.domain.catalog.service import CatalogService
-from app.domain.shared.schemas import MAX_GPUS, MAX_HORIZON_YEARS, MAX_START_DAYS, MAX_TEAM_SIZE, MIN_UTILIZATION
+from app.domain.shared.demand import GrowthCreate, PhaseCreate
+from app.domain.shared.schemas import ProfileCreate, Weights
 from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
 from app.sdk.vocab import Currency, DataSecurity, OpsTeam
 
@@ -30,9 +35,27 @@ ASSETS_PATH = "/explorer/assets"
 _SCRIPT_END = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
+def number_bounds(model: type[BaseModel]) -> dict[str, dict[str, float | str]]:
+    """``min``, ``max`` and ``step`` of each number field of ``model``, from its constraints (``ge``,
+    ``le``; ``step`` 1 for an integer, ``any`` else): the bounds the API checks, as an input states them."""
+    found: dict[str, dict[str, float | str]] = {}
+    for name, info in model.model_fields.items():
+        kinds = set(get_args(info.annotation)) or {info.annotation}
+        if not kinds & {int, float}:
+            continue
+        bounds: dict[str, float | str] = {"step": 1 if float not in kinds else "any"}
+        for constraint in info.metadata:
+            if isinstance(constraint, annotated_types.Ge):
+                bounds["min"] = constraint.ge  # type: ignore[assignment]
+            elif isinstance(constraint, annotated_types.Le):
+                bounds["max"] = constraint.le  # type: ignore[assignment]
+        found[name] = bounds
+    return found
+
+
 def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
-    """What the page starts with: its messages in every language, and the profile's vocabularies (the
-    plans those the loaded options declare) and limits."""
+    """What the page starts with: its messages in every language, the profile's vocabularies (the
+    plans those the loaded options declare), and the bounds of every number it asks for."""
     return {
         "languages": list(LANGUAGES),
         "default_language": DEFAULT_LANG,
@@ -58,12 +81,12 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
             "rental_plan": list(rental_plans),
             "currency": list(get_args(Currency)),
         },
-        "limits": {
-            "gpus": MAX_GPUS,
-            "horizon_years": MAX_HORIZON_YEARS,
-            "team_size": MAX_TEAM_SIZE,
-            "start_within_days": MAX_START_DAYS,
-            "min_utilization": MIN_UTILIZATION,
+        "bounds": {
+            "profile": number_bounds(ProfileCreate),
+            "weights": number_bounds(Weights),
+            "phase": number_bounds(PhaseCreate),
+            "growth": number_bounds(GrowthCreate),
+            "owned": number_bounds(OwnedCreate),
         },
         "assets": ASSETS_PATH,
     }

@@ -38,22 +38,29 @@ const el = (tag, props, ...children) => {
   return node;
 };
 
+// a count or a length, with as many decimals as it has (up to ``digits``)
 function number(value, digits = 2) {
   return new Intl.NumberFormat(TAGS[state.lang], { maximumFractionDigits: digits }).format(value);
 }
-// a range as "expected (low–high)"; one value once when the three print alike
+// a figure of a table: always ``digits`` decimals, so that a figure, its range and its column align
+function figure(value, digits = 2) {
+  return new Intl.NumberFormat(TAGS[state.lang], { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+}
+// a range as "expected (low–high)", the three with the same decimals; one value once when the three print alike
 function range(r, digits = 2) {
   if (!r) return "–";
-  const [low, expected, high] = [r.low, r.expected, r.high].map((v) => number(v, digits));
+  const [low, expected, high] = [r.low, r.expected, r.high].map((v) => figure(v, digits));
   return low === high ? expected : `${expected} (${low}–${high})`;
 }
 // an amount's cell: the expected figure, its low–high range beneath (unless the range is one value)
 function amountCell(r) {
   if (!r) return el("td", { className: "num" }, "–");
-  const [low, high] = [number(r.low, 0), number(r.high, 0)];
-  return el("td", { className: "num" }, number(r.expected, 0),
+  const [low, high] = [figure(r.low, 0), figure(r.high, 0)];
+  return el("td", { className: "num" }, figure(r.expected, 0),
     ...(low === high ? [] : [el("br"), el("small", {}, `${low}–${high}`)]));
 }
+const percent = (share) => `${figure(share * 100, 1)}%`;
+const scrolling = (table) => el("div", { className: "table-scroll" }, table);
 const optionName = (key, fallback) => (BOOT.messages.en[`option.${key}`] ? t(`option.${key}`) : fallback || key);
 
 // a status line: its message code and parameters are kept, so that a language switch writes it again
@@ -62,6 +69,13 @@ function setStatus(id, code, params = {}, error = false) {
   const node = $(id);
   node.textContent = t(code, params);
   node.classList.toggle("error", error);
+}
+
+function clearStatus(id) {
+  delete state.statuses[id];
+  const node = $(id);
+  node.textContent = "";
+  node.classList.remove("error");
 }
 
 // ---- words of the page ---------------------------------------------------------------------------
@@ -92,6 +106,8 @@ function applyLanguage() {
   $("#capacity-chart").alt = t("chart_alt_capacity");
   const none = $("#owned-model").options[0];
   if (none && none.value === "") none.textContent = t("owned_none");
+  const anyCountry = $("#buyer-country").options[0];
+  if (anyCountry && anyCountry.value === "") anyCountry.textContent = t("buyer_country_none");
   for (const button of document.querySelectorAll("#phases .phase-remove")) button.title = t("phase_remove");
   for (const [id, { code, params, error }] of Object.entries(state.statuses)) setStatus(id, code, params, error);
 }
@@ -102,11 +118,12 @@ function apiKey() {
   return sessionStorage.getItem(KEY_STORE) || "";
 }
 
-// a refused request: its problem's detail, and the fields the problem names
+// a refused request: its problem's detail, the fields the problem names and each field's message
 class Problem extends Error {
-  constructor(detail, fields) {
+  constructor(detail, fields, errors = []) {
     super(detail);
     this.fields = [...new Set(fields.filter(Boolean))];
+    this.errors = errors.filter((e) => e && e.field);
   }
 }
 
@@ -121,12 +138,14 @@ async function request(path, { body, accept = "application/json" } = {}) {
   if (!response.ok) {
     let detail = `${response.status} ${response.statusText}`;
     let fields = [];
+    let errors = [];
     try {
       const problem = await response.json();
       detail = problem.detail || problem.title || detail;
-      fields = [problem.field, ...(problem.errors || []).map((e) => e.field)];
+      errors = problem.errors || [];
+      fields = [problem.field, ...errors.map((e) => e.field)];
     } catch (_) { /* not a problem document */ }
-    throw new Problem(detail, fields);
+    throw new Problem(detail, fields, errors);
   }
   return response;
 }
@@ -136,17 +155,137 @@ async function api(path, options = {}) {
   return (options.accept || "application/json") === "application/json" ? response.json() : response.blob();
 }
 
-// a problem's words, naming its field when the detail does not already
+// a problem's words: each field's message after the field's name as the form shows it ("Phase 2, GPUs: …");
+// without messages per field, the detail, naming its field when the detail does not already
 function problemText(error) {
+  if (error.errors && error.errors.length) {
+    return error.errors.map((e) => t("field_error", { field: fieldLabel(e.field), message: fieldMessage(e) })).join("; ");
+  }
   const fields = (error.fields || []).filter((f) => !error.message.includes(f));
   return fields.length ? `${fields.join(", ")}: ${error.message}` : error.message;
+}
+
+// ---- errors on the fields they are about ------------------------------------------------------------
+
+// the page's field a problem's field names: `profiles.0.gpus` (a batch's profile) and `gpus` are the GPUs
+// input, `demand.1.gpus` the GPUs of the editor's second phase, `owned.0.count` the count of owned GPUs;
+// null for a field the page does not ask for
+function fieldTarget(field) {
+  const path = String(field).replace(/^profiles\.\d+\./, "").split(".");
+  const profile = $("#profile").elements;
+  const capacity = $("#capacity").elements;
+  const [head, second, third] = path;
+  if (head === "demand") {
+    if (/^\d+$/.test(second || "")) {
+      const row = $("#phases tbody").rows[Number(second)];
+      const input = row && third && row.querySelector(`[data-col=${third}]`);
+      const code = third === "largest_job_gpus" || third === "months" ? `field.${third}` : `field.phase_${third}`;
+      return input ? { input, label: t("phase_field", { phase: Number(second) + 1, field: t(code) }) } : null;
+    }
+    if (second === "start_gpus" || second === "growth_per_year") return { input: capacity[second], label: t(`field.${second}`) };
+    if (second === "utilization") return { input: profile.utilization, label: t("field.utilization") };
+    const editor = demandKind() === "growth" ? $("#growth-editor") : $("#phases-editor");
+    return { input: null, box: editor, label: t("field.demand") };
+  }
+  if (head === "owned") {
+    const name = { gpu_model: "owned_model", count: "owned_count", age_years: "owned_age", purchase_date: "owned_age" }[third];
+    return name ? { input: capacity[name], label: t("owned_field", { field: t(`field.${name}`) }) } : null;
+  }
+  if (head === "weights") {
+    return second ? { input: profile[`w_${second}`], label: t(`field.weight_${second}`) } : null;
+  }
+  const input = profile[head];
+  return input && input.name === head ? { input, label: t(`field.${head}`) } : null;
+}
+
+const fieldLabel = (field) => (fieldTarget(field) || { label: field }).label;
+
+// the message of a refused field: the page's words when the value typed is outside the input's bounds
+// (the API checks the same bounds and says so in English), else the service's
+function fieldMessage(e) {
+  const target = fieldTarget(e.field);
+  const input = target && target.input;
+  if (input && input.type === "number" && input.value.trim() !== "") {
+    const { min, max, step } = input;
+    const v = Number(input.value);
+    if ((min !== "" && v < Number(min)) || (max !== "" && v > Number(max))) {
+      return t("error_range", { min: number(Number(min), 3), max: number(Number(max), 3) });
+    }
+    if (step === "1" && !Number.isInteger(v)) return t("error_whole");
+  }
+  return e.message;
+}
+
+// the errors of a refusal, each on its field (in its label, or under the phase's input); ``source`` is what
+// was asked ("ask": the comparison, "plan": the capacity plan), whose next answer clears them
+function showFieldErrors(error, source, statusId) {
+  clearFieldErrors(source);
+  for (const e of error.errors || []) {
+    const target = fieldTarget(e.field);
+    if (!target) continue;
+    const box = target.box || target.input.closest("label") || target.input.parentElement;
+    if (target.input) target.input.setAttribute("aria-invalid", "true");
+    box.append(el("small", {
+      className: "field-error",
+      dataset: { field: e.field, source, status: statusId },
+      textContent: fieldMessage(e),
+    }));
+  }
+}
+
+function clearFieldErrors(source) {
+  for (const node of document.querySelectorAll(`.field-error[data-source=${source}]`)) node.remove();
+  for (const input of document.querySelectorAll("[aria-invalid=true]")) {
+    const box = input.closest("label") || input.parentElement;
+    if (!box.querySelector(".field-error")) input.removeAttribute("aria-invalid");
+  }
+}
+
+// a field edited: its errors go, and the refusal's status line with the last of them
+function fieldEdited(event) {
+  const input = event.target;
+  if (!input || input.getAttribute("aria-invalid") !== "true") return;
+  input.removeAttribute("aria-invalid");
+  const box = input.closest("label") || input.parentElement;
+  const statuses = new Set();
+  for (const node of box.querySelectorAll(".field-error")) {
+    statuses.add(node.dataset.status);
+    node.remove();
+  }
+  if (input.dataset.col) { // a phase: the whole demand's error too, whose months or GPUs the phase changes
+    for (const node of $("#phases-editor").querySelectorAll(":scope > .field-error")) {
+      statuses.add(node.dataset.status);
+      node.remove();
+    }
+  }
+  for (const id of statuses) {
+    const left = document.querySelectorAll(`.field-error[data-status="${id}"]`).length;
+    if (!left && state.statuses[id] && state.statuses[id].error) clearStatus(id);
+  }
+}
+
+// the number inputs' bounds, as the API checks them (the request models' constraints, in the boot data)
+function applyBounds() {
+  const set = (input, bounds) => {
+    if (!input || !bounds) return;
+    for (const attr of ["min", "max", "step"]) if (bounds[attr] !== undefined) input.setAttribute(attr, String(bounds[attr]));
+  };
+  for (const input of $("#profile").querySelectorAll("input[type=number]:not([data-bounds])")) {
+    set(input, BOOT.bounds.profile[input.name]);
+  }
+  for (const input of document.querySelectorAll("input[data-bounds]")) {
+    const [group, name] = input.dataset.bounds.split(".");
+    set(input, BOOT.bounds[group][name]);
+  }
 }
 
 async function loadCatalog() {
   if (!apiKey()) return;
   setStatus("#catalog-status", "catalog_loading");
   try {
-    const [gpus, providers] = await Promise.all([api("/v1/gpus?limit=500"), api("/v1/providers?limit=500")]);
+    const [gpus, providers, countries] = await Promise.all([
+      api("/v1/gpus?limit=500"), api("/v1/providers?limit=500"), api("/v1/regions?kind=country&limit=500"),
+    ]);
     const model = $("#gpu-model");
     const chosenModel = model.value;
     model.replaceChildren(el("option", { value: "", textContent: t("default_model") }));
@@ -163,6 +302,11 @@ async function loadCatalog() {
     for (const p of providers.items) {
       list.append(el("option", { value: p.key, textContent: p.name, selected: chosen.has(p.key) }));
     }
+    const buyer = $("#buyer-country");
+    const chosenCountry = buyer.value;
+    buyer.replaceChildren(el("option", { value: "", textContent: t("buyer_country_none") }));
+    for (const c of countries.items) buyer.append(el("option", { value: c.key, textContent: `${c.name} (${c.key})` }));
+    buyer.value = chosenCountry;
     setStatus("#catalog-status", "catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length });
   } catch (error) {
     setStatus("#catalog-status", "catalog_failed", { detail: error.message }, true);
@@ -184,8 +328,10 @@ function profile() {
     start_within_days: Number(value("start_within_days")),
     currency: value("currency"),
   };
-  for (const name of ["rental_plan", "as_of", "gpu_model"]) if (value(name)) body[name] = value(name);
-  for (const name of ["capex_budget", "delay_cost_per_day"]) if (value(name)) body[name] = Number(value(name));
+  for (const name of ["rental_plan", "as_of", "gpu_model", "buyer_country"]) if (value(name)) body[name] = value(name);
+  for (const name of ["capex_budget", "delay_cost_per_day", "largest_job_gpus", "preemptible_share"]) {
+    if (value(name)) body[name] = Number(value(name));
+  }
   const providers = [...form.elements.providers.selectedOptions].map((o) => o.value);
   if (providers.length) body.providers = providers;
   const regions = value("regions").split(",").map((r) => r.trim()).filter(Boolean);
@@ -197,7 +343,8 @@ function profile() {
 }
 
 function comparisonOf(body) {
-  const fields = ["gpus", "utilization", "horizon_years", "rental_plan", "currency", "as_of", "gpu_model", "providers", "regions"];
+  const fields = ["gpus", "utilization", "horizon_years", "rental_plan", "currency", "as_of", "gpu_model", "providers", "regions",
+    "buyer_country", "largest_job_gpus", "preemptible_share"];
   return Object.fromEntries(fields.filter((f) => f in body).map((f) => [f, body[f]]));
 }
 
@@ -225,13 +372,15 @@ async function ask(body) {
       api("/v1/cost-curves", { body }),
     ]);
     state.last = { body, evaluation: evaluations.evaluations[0], comparison, uncertainty, curves };
+    clearFieldErrors("ask");
     render(state.last);
     $("#results").hidden = false;
     setStatus("#status", "done", { version: evaluations.knowledge_version });
     await loadCharts(body);
   } catch (error) {
     clearConstraints();
-    setStatus("#status", "failed", { detail: error.message }, true);
+    showFieldErrors(error, "ask", "#status");
+    setStatus("#status", "failed", { detail: problemText(error) }, true);
   } finally {
     $("#submit").disabled = false;
   }
@@ -277,9 +426,12 @@ function showConstraints(evaluation, names) {
       const field = violation && CONSTRAINT_FIELDS[violation.code];
       if (!field || !form.elements[field]) return;
       const code = `constraint.${violation.code.slice("violation.".length)}`;
-      const flat = Object.values(violation.params || {}).every((v) => typeof v === "string");
-      const text = BOOT.messages.en[code] && flat
-        ? t(code, { ...violation.params, option: names[r.option] })
+      // the page's sentence from the violation's plain parameters (a nested one, such as the offer's name,
+      // it does not need); the reason's own words when the sentence would lack one
+      const plain = Object.entries(violation.params || {}).filter(([, v]) => typeof v === "string");
+      const own = BOOT.messages.en[code] && t(code, { ...Object.fromEntries(plain), option: names[r.option] });
+      const text = own && !/\{[a-z_]+\}/.test(own)
+        ? own
         : t("constraint.other", { option: names[r.option], reason: r.reasons[i] });
       const label = form.elements[field].closest("label");
       label.append(el("small", { className: "constraint", dataset: { field, option: r.option } }, text));
@@ -306,13 +458,13 @@ function render({ body, evaluation, comparison, uncertainty, curves }) {
         el("td", { colSpan: 6, className: "hint not-assessed" }, t("not_assessed")),
         el("td", { className: "infeasible" }, t("feasible_no")), el("td", { className: "num" }, "–"));
     }
-    const score = el("td", { className: "num" }, number(r.score, 1), el("span", { className: "bar", style: `width:${Math.max(2, r.score * 0.6)}px` }));
+    const score = el("td", { className: "num" }, figure(r.score, 1), el("span", { className: "bar", style: `width:${Math.max(2, r.score * 0.6)}px` }));
     return el("tr", { dataset: { option: r.option } },
       el("td", { className: "num" }, r.rank), el("td", {}, names[r.option]), score,
-      ...["cost", "efficiency", "stability", "usability"].map((d) => el("td", { className: "num" }, number(r.scores[d], 1))),
+      ...["cost", "efficiency", "stability", "usability"].map((d) => el("td", { className: "num" }, figure(r.scores[d], 1))),
       el("td", { className: "num" }, r.cost ? range(r.cost.cost_per_useful_gpu_hour) : "–"),
       el("td", { className: r.feasible ? "" : "infeasible" }, t(r.feasible ? "feasible_yes" : "feasible_no")),
-      el("td", { className: "num" }, p ? `${number(p.probability_first * 100, 1)}%` : "–"));
+      el("td", { className: "num" }, p ? percent(p.probability_first) : "–"));
   });
   $("#ranking tbody").replaceChildren(...rows);
   // the recommendation's own-versus-rent sentence (evaluations answer none: the cost curves do)
@@ -332,7 +484,7 @@ function render({ body, evaluation, comparison, uncertainty, curves }) {
     const lines = (item.breakdown || []).map((li) => el("tr", {}, el("td", {}, li.label),
       amountCell(li.annual), amountCell(li.upfront), amountCell(li.total), el("td", { className: "hint" }, li.basis)));
     return el("div", { className: "option-block" }, el("h3", {}, optionName(item.option, item.name)),
-      item.error ? el("p", { className: "infeasible" }, item.error) : el("table", {}, el("thead", {}, headRow), el("tbody", {}, ...lines)));
+      item.error ? el("p", { className: "infeasible" }, item.error) : scrolling(el("table", {}, el("thead", {}, headRow), el("tbody", {}, ...lines))));
   }));
 }
 
@@ -363,9 +515,8 @@ function addPhase(values = {}) {
   const v = { months: 12, gpus: last.gpus, utilization: last.utilization, ...values };
   const remove = el("button", { type: "button", className: "phase-remove", title: t("phase_remove"), textContent: "×" });
   const row = el("tr", {}, el("td", { className: "num phase-no" }),
-    phaseCell("months", v.months, { min: 1, step: 1 }), phaseCell("gpus", v.gpus, { min: 1, step: 1 }),
-    phaseCell("utilization", v.utilization, { min: 0.001, max: 1, step: "any" }),
-    phaseCell("largest_job_gpus", v.largest_job_gpus, { min: 1, step: 1 }), el("td", {}, remove));
+    ...["months", "gpus", "utilization", "largest_job_gpus"].map((col) => phaseCell(col, v[col], BOOT.bounds.phase[col])),
+    el("td", {}, remove));
   remove.addEventListener("click", () => {
     if ($("#phases tbody").rows.length > 1) row.remove();
     numberPhases();
@@ -453,6 +604,7 @@ async function planCapacity(body) {
       api("/v1/capacity-plans", { body }),
       api("/v1/capacity-plans", { body, accept: "image/svg+xml" }),
     ]);
+    clearFieldErrors("plan");
     renderPlan(plan);
     if (state.urls["#capacity-chart"]) URL.revokeObjectURL(state.urls["#capacity-chart"]);
     state.urls["#capacity-chart"] = URL.createObjectURL(svg);
@@ -460,6 +612,7 @@ async function planCapacity(body) {
     $("#plan-results").hidden = false;
     setStatus("#plan-status", "planned", { version: plan.knowledge_version });
   } catch (error) {
+    showFieldErrors(error, "plan", "#plan-status");
     setStatus("#plan-status", "plan_failed", { detail: problemText(error) }, true);
   } finally {
     $("#plan").disabled = false;
@@ -490,7 +643,7 @@ function renderPlan(plan) {
     let saved = "–";
     if (recommended && saving) {
       saved = saving.share > 0
-        ? t("saving", { share: `${number(saving.share * 100, 1)}%`, option: names[saving.against], amount: number(saving.npv_cost.expected, 0), currency })
+        ? t("saving", { share: percent(saving.share), option: names[saving.against], amount: figure(saving.npv_cost.expected, 0), currency })
         : t("saving_none", { option: names[saving.against] });
     }
     return el("tr", { className: recommended ? "recommended-row" : "", dataset: { key: p.key, recommended: recommended ? "yes" : "no" } },
@@ -576,10 +729,16 @@ async function switchLanguage(lang) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("#gpu-model").append(el("option", { value: "" }));
+  $("#buyer-country").append(el("option", { value: "" }));
   applyLanguage();
   $("#key-form").addEventListener("submit", saveKey);
   $("#key-forget").addEventListener("click", forgetKey);
+  applyBounds();
   $("#profile").addEventListener("submit", submit);
+  for (const form of [$("#profile"), $("#capacity")]) {
+    form.addEventListener("input", fieldEdited);
+    form.addEventListener("change", fieldEdited);
+  }
   $("#owned-model").append(el("option", { value: "", textContent: t("owned_none") }));
   wireDemand();
   for (const button of document.querySelectorAll("[data-lang]")) {
