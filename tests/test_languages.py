@@ -207,7 +207,7 @@ def test_problems_and_options_in_chinese(sqlite_client: Client) -> None:
     for extra, words in (
         ({"regions": ["mars-1"]}, "未知的地域 mars-1"),
         ({"providers": ["nobody"]}, "未知的供应商 nobody"),
-        ({"gpu_model": "tpu_v9"}, "未知的 gpu_model“tpu_v9”"),
+        ({"gpu_model": "tpu_v9"}, "未知的 GPU 型号“tpu_v9”"),
         ({"currency": "JPY"}, "没有 JPY 的汇率"),
     ):
         unknown = sqlite_client.post("/v1/price-comparisons", json={**body, **extra}, headers=zh).json()

@@ -41,7 +41,7 @@ class CapacityService:
         for n, o in enumerate(req.owned):
             if o.gpu_model not in kb.gpus:
                 raise UnknownReference(
-                    f"unknown gpu_model '{o.gpu_model}' (see /v1/gpus)", field=f"owned[{n}].gpu_model"
+                    f"unknown GPU model '{o.gpu_model}' (see /v1/gpus)", field=f"owned[{n}].gpu_model"
                 )
             bought = o.purchase_date or profile.as_of  # the schema lets through one of the two
             age = o.age_years if o.age_years is not None else max(0.0, (profile.as_of - bought).days / DAYS_PER_YEAR)

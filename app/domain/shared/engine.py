@@ -145,7 +145,7 @@ class Engine:
                 field="currency",
             )
         if gpu_model is not None and gpu_model not in kb.gpus:
-            text = f"unknown gpu_model '{gpu_model}' (see /v1/gpus)"
+            text = f"unknown GPU model '{gpu_model}' (see /v1/gpus)"
             raise UnknownReference(
                 msg("problem.detail.unknown_gpu_model", text, gpu_model=gpu_model), field="gpu_model"
             )
@@ -159,7 +159,7 @@ class Engine:
             raise UnknownReference(msg("problem.detail.unknown_regions", text, regions=unknown), field="regions")
         if buyer_country is not None and buyer_country not in kb.countries:
             known = ", ".join(sorted(kb.countries))
-            text = f"unknown buyer_country '{buyer_country}'; the knowledge base knows {known} (see /v1/regions)"
+            text = f"unknown buyer country '{buyer_country}'; the knowledge base knows {known} (see /v1/regions)"
             raise UnknownReference(
                 msg("problem.detail.unknown_buyer_country", text, buyer_country=buyer_country, known=known),
                 field="buyer_country",
@@ -261,7 +261,10 @@ class Engine:
             if problem is not None:
                 raise InconsistentProfile(
                     msg(
-                        "problem.detail.bad_option_field", f"option_fields.{name} {problem}", name=name, problem=problem
+                        "problem.detail.bad_option_field",
+                        f"the option field '{name}' {problem}",
+                        name=name,
+                        problem=problem,
                     ),
                     field=f"option_fields.{name}",
                 )
