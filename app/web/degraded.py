@@ -96,35 +96,43 @@ def database_timed_out(exc: BaseException | None) -> bool:
     return _caused_by(exc, TIMEOUT_ERRORS)
 
 
-def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
-    log.warning("database timeout: %s: %s", type(exc).__name__, exc)
+def _unavailable(
+    request: Request[Any, Any, Any], slug: str, title: str, detail: str, retry_after: int | str
+) -> Response[bytes]:
+    """A 503 problem of type ``slug`` with ``Retry-After``: what every database condition here answers."""
     return problem_response(
         Problem(
-            type=TYPE_BASE + "database-timeout",
-            title="The database did not answer in time",
+            type=TYPE_BASE + slug,
+            title=title,
             status=503,
-            detail="A statement waited too long for a lock or ran too long and was cancelled; nothing was "
-            "changed. Retry later.",
+            detail=detail,
             instance=request.url.path,
             request_id=request_id(request.scope),
         ),
-        {"Retry-After": "1"},
+        {"Retry-After": str(retry_after)},
+    )
+
+
+def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    log.warning("database timeout: %s: %s", type(exc).__name__, exc)
+    return _unavailable(
+        request,
+        "database-timeout",
+        "The database did not answer in time",
+        "A statement waited too long for a lock or ran too long and was cancelled; nothing was changed. Retry later.",
+        "1",
     )
 
 
 def handle_database_conflict(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
     log.warning("database conflict: %s: %s", type(exc).__name__, exc)
-    return problem_response(
-        Problem(
-            type=TYPE_BASE + "database-conflict",
-            title="The database broke off the transaction",
-            status=503,
-            detail="The database broke off this request's transaction to let a concurrent one go on (a deadlock "
-            "or a serialization failure); nothing was changed. Retry: the same request will likely pass.",
-            instance=request.url.path,
-            request_id=request_id(request.scope),
-        ),
-        {"Retry-After": "1"},
+    return _unavailable(
+        request,
+        "database-conflict",
+        "The database broke off the transaction",
+        "The database broke off this request's transaction to let a concurrent one go on (a deadlock "
+        "or a serialization failure); nothing was changed. Retry: the same request will likely pass.",
+        "1",
     )
 
 
@@ -162,17 +170,7 @@ def handle_storage_error(request: Request[Any, Any, Any], exc: BaseException, co
             f" Reads, price comparisons, evaluations and recommendations with ?store=false are still answered "
             f"(knowledge version {cached})."
         )
-    return problem_response(
-        Problem(
-            type=TYPE_BASE + slug,
-            title=title,
-            status=503,
-            detail=detail,
-            instance=request.url.path,
-            request_id=request_id(request.scope),
-        ),
-        {"Retry-After": str(wait)},
-    )
+    return _unavailable(request, slug, title, detail, str(wait))
 
 
 def _answered_apart(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes] | None:
@@ -208,17 +206,7 @@ def handle_database_error(request: Request[Any, Any, Any], exc: BaseException) -
             f" Price comparisons, evaluations and recommendations with ?store=false are still answered from "
             f"knowledge version {cached}."
         )
-    return problem_response(
-        Problem(
-            type=TYPE_BASE + "database-unavailable",
-            title="The database is unavailable",
-            status=503,
-            detail=detail,
-            instance=request.url.path,
-            request_id=request_id(request.scope),
-        ),
-        {"Retry-After": str(wait)},
-    )
+    return _unavailable(request, "database-unavailable", "The database is unavailable", detail, str(wait))
 
 
 def database_went_away(exc: BaseException | None) -> bool:
