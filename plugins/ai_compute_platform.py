@@ -28,8 +28,10 @@ from app.sdk import (
     SourceRef,
     hookimpl,
     offers,
+    storage,
 )
 from app.sdk.columns import NAN, Columns
+from app.sdk.inputs import held_share
 from app.sdk.kernel import Candidate, Quote, candidate
 from app.sdk.model import MINUTES_PER_HOUR
 from app.sdk.offer_kernel import OfferKernel
@@ -130,9 +132,12 @@ class PlatformKernel(OfferKernel):
             fee: Fee | None = c.data
             fee_price = None if fee is None else fee.pick(at.gpus)[0]
             per_gpu = c.per_gpu
+            store = storage.storage_of(self, KEY, c.offer.row)
+            kept = []
             rows = []
             for e in ends:
-                billed = every_hour if term is not None else self.billed_at(e, billing, useful, every_hour)
+                share = at.profile.held_share
+                billed = every_hour if term is not None else self.billed_at(e, billing, useful, every_hour, share)
                 first = billed * per_gpu[e]
                 first_total = first * years_paid
                 annual: Any = 0.0 + first
@@ -144,6 +149,10 @@ class PlatformKernel(OfferKernel):
                     fee_total = fee_annual * years_paid
                     annual, total = annual + fee_annual, total + fee_total
                 npv = annual * factor
+                if store is not None:  # the data's storage (and egress) for the horizon, whatever the terms
+                    data = storage.stored(self, at, store, e, rate)
+                    kept.append(data)
+                    annual, total, npv = annual + data.annual, total + data.total, npv + data.npv
                 rows.append(
                     (billed, first, first_total, fee_annual, fee_total, annual, total, npv, npv / horizon_annuity)
                 )
@@ -153,6 +162,8 @@ class PlatformKernel(OfferKernel):
             lines: tuple[Line, ...] = (("gpu_hours", first_r, ZERO, first_total_r),)
             if fee_price is not None:
                 lines += (("platform_fee", fee_r, ZERO, fee_total_r),)
+            if store is not None:
+                lines += storage.lines(at, kept, store.egress_per_tb is not None)
             lead = self.lead(c)
             found.append(
                 self.finish(
@@ -175,13 +186,17 @@ class PlatformKernel(OfferKernel):
             )
         return found
 
-    def billed_at(self, e: int, billing: str, useful: Any, ceiling: Any) -> Any:
+    def billed_at(self, e: int, billing: str, useful: Any, ceiling: Any, held: Any = None) -> Any:
         """GPU-hours a year the platform bills for ``useful`` ones at end ``e`` (``pricing.billed_at``): a
         pool over its pooled utilization, a cluster held for the allocation over the utilization a team
-        achieves on held capacity, job seconds with one start-up per training run."""
+        achieves on held capacity (the profile's ``held``, else the knowledge base's), job seconds with one
+        start-up per training run."""
         if billing == JOB_SECONDS:
             return billed_at(e, billing, useful, ceiling, utilization=ZERO, startup_share=self.startup_share())
-        utilization = self.value("held_cluster_utilization" if billing == HELD_CLUSTER else "pooled_utilization")
+        if billing == HELD_CLUSTER:  # the team's share of held hours: the profile's where it gives one
+            utilization = held_share(self.value("held_cluster_utilization"), held)
+        else:
+            utilization = self.value("pooled_utilization")
         return billed_at(e, billing, useful, ceiling, utilization=utilization)
 
     def startup_share(self) -> Range:
@@ -223,7 +238,7 @@ class PlatformKernel(OfferKernel):
                 total=total,
             )
         ]
-        if len(quote.lines) > 1:
+        if len(quote.lines) > 1 and quote.lines[1][0] == "platform_fee":
             fee: Fee = c.data
             key, annual, upfront, total = quote.lines[1]
             breakdown.append(
@@ -237,6 +252,8 @@ class PlatformKernel(OfferKernel):
                     total=total,
                 )
             )
+        data_lines = tuple(line for line in quote.lines if line[0] in (storage.STORAGE, storage.EGRESS))
+        breakdown.extend(storage.line_items(self, KEY, c.offer.row, data_lines))
         notes = (self._billing_note(profile, c, quote, billing, committed, billed, useful),)
         return self.assessment_of(
             profile,

@@ -11,6 +11,7 @@ demand is derived from the on-demand offer. See docs/methodology.md, "Rented ins
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,13 +28,16 @@ from app.sdk import (
     SourceRef,
     hookimpl,
     offers,
+    storage,
 )
 from app.sdk.capital import Bridge
 from app.sdk.columns import Columns, gt, holds
 from app.sdk.constraints import multi_node
+from app.sdk.inputs import held_share
 from app.sdk.kernel import Candidate, Quote, candidate, refs
+from app.sdk.model import DAYS_PER_YEAR
 from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import annuity, discounted, held_at
+from app.sdk.pricing import Line, annuity, discounted, held_at
 from app.sdk.text import money_range, msg, num, pct, plan_name
 from plugins import messages
 
@@ -51,6 +55,7 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
     "committed_use_1y": 1.0,
     "committed_use_3y": 3.0,
     "monthly": 1 / 12,
+    # booked by the day for at most ``max_term_days`` (182): a longer horizon is renewals at the row's price
     "capacity_block": 1 / 365,
 }
 #: the plans whose capacity the provider may take back at any time
@@ -62,6 +67,8 @@ class RentedKernel(OfferKernel):
     price books price as a discount off an on-demand offer."""
 
     preemptible_plans = PREEMPTIBLE
+    #: an answer lists the best offer of each other provider, not more regions of one
+    one_per_provider = True
     setup_steps = msg(
         "setup.rented_gpu_instances", "environment set-up before each run, your own scheduling and checkpoints"
     )
@@ -97,7 +104,7 @@ class RentedKernel(OfferKernel):
         usable = [(c, where) for c, where in fits if holds(where)]
         found = None
         if usable:
-            held = self.value("held_utilization")
+            held = held_share(self.value("held_utilization"), at.profile.held_share)
             ceiling = at.gpus * HOURS_PER_YEAR
             ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
             # the cheapest that fits (the offers come cheapest per GPU first): per profile over a batch
@@ -121,7 +128,7 @@ class RentedKernel(OfferKernel):
 
     def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         useful = at.useful
-        held = self.value("held_utilization")
+        held = held_share(self.value("held_utilization"), at.profile.held_share)
         rate = self.value("discount_rate").expected
         horizon_annuity = annuity(at.horizon, rate)
         ends = at.ends
@@ -137,17 +144,27 @@ class RentedKernel(OfferKernel):
             else:  # whole instances held all the time, for whole terms
                 years, factor = self.terms(at, term, rate)
             per_gpu = c.per_gpu
-            rows = []
+            store = storage.storage_of(self, KEY, offer.row)
+            rows, kept = [], []
             for e in ends:
                 paid = held_at(e, useful, held, every_hour) if term is None else every_hour
                 annual = paid * per_gpu[e]
                 npv = annual * factor
-                rows.append((paid, annual, annual * years, npv, npv / horizon_annuity))
-            paid_r, annual_r, total_r, npv_r, equivalent_r = at.ranges(rows)
+                # the data's storage (and egress) for the horizon, whatever the plan's terms
+                data = None if store is None else storage.stored(self, at, store, e, rate)
+                kept += [] if data is None else [data]
+                cost = annual if data is None else annual + data.annual
+                spent = annual * years if data is None else annual * years + data.total
+                npv = npv if data is None else npv + data.npv
+                rows.append((paid, annual, annual * years, cost, spent, npv, npv / horizon_annuity))
+            paid_r, annual_r, hours_total_r, cost_r, total_r, npv_r, equivalent_r = at.ranges(rows)
+            lines: tuple[Line, ...] = (("instance_hours", annual_r, ZERO, hours_total_r),)
+            if store is not None:
+                lines += storage.lines(at, kept, store.egress_per_tb is not None)
             lead = self.lead(c)
             violations = self.constraints(c, at)
             spot = offer.plan == "spot"
-            if spot:
+            if spot and offer.row.capacity_gpus is None:  # a spot row states its capacity, else the assumption
                 too_many = at.gt(at.gpus, self.value("spot_reliable_gpus").expected)
                 if holds(too_many):
                     violations.append(("spot_capacity", too_many))
@@ -155,16 +172,16 @@ class RentedKernel(OfferKernel):
                 self.finish(
                     at,
                     c,
-                    annual=annual_r,
+                    annual=cost_r,
                     total=total_r,
                     paid=paid_r,
                     committed=term is not None,
                     npv=npv_r,
                     equivalent_annual=equivalent_r,
-                    efficiency=self.efficiency(at, lead),
+                    efficiency=self.efficiency(at, lead, scaling=self.scaling(c, at)),
                     stability=self.stability(at, extra_rate="spot_interruptions_per_gpu_year" if spot else None),
                     infra_fte=self.machine_work(c, at, at.utilization),
-                    lines=(("instance_hours", annual_r, ZERO, total_r),),
+                    lines=lines,
                     violations=violations,
                     waiting_days=lead,
                     detail=(held_gpus, paid_r),
@@ -215,7 +232,7 @@ class RentedKernel(OfferKernel):
             )
             read = (self.ref("discount_rate"),)
         _, annual, upfront, total = quote.lines[0]
-        line = LineItem(
+        first = LineItem(
             key="instance_hours",
             label=msg("line.instance_hours", f"{c.label}: {num(held_gpus)} GPUs", offer=c.label, gpus=num(held_gpus)),
             annual=annual,
@@ -224,15 +241,15 @@ class RentedKernel(OfferKernel):
             sources=(*offer.refs, *refs(read)),
             total=total,
         )
-        spot_refs = (
-            (self.ref("spot_interruptions_per_gpu_year"), self.ref("spot_reliable_gpus"))
-            if offer.plan == "spot"
-            else ()
-        )
+        # a spot row that states its capacity is its own source; else the assumption caps it
+        capped = () if offer.row.capacity_gpus else (self.ref("spot_reliable_gpus"),)
+        spot_refs = (self.ref("spot_interruptions_per_gpu_year"), *capped) if offer.plan == "spot" else ()
+        scaling = self.scaling(c, self.columns(profile))
+        scaling_refs = () if scaling is None else (self.ref(scaling[0]),)
         return self.assessment_of(
             profile,
             quote,
-            breakdown=(line,),
+            breakdown=(first, *storage.line_items(self, KEY, offer.row, quote.lines[1:])),
             notes=(
                 msg(
                     "note.rented",
@@ -241,11 +258,33 @@ class RentedKernel(OfferKernel):
                     annual=money_range(annual, profile.currency),
                     held=held_note,
                 ),
+                *renewal_risk(c, profile),
             ),
-            efficiency_refs=self.efficiency_refs(self.lead_refs(c), spot_refs),
+            efficiency_refs=self.efficiency_refs(self.lead_refs(c), spot_refs, scaling_refs),
             stability_refs=self.stability_refs("detection_hours", "restart_hours"),
             usability_refs=self.usability_refs(profile),
         )
+
+
+def renewal_risk(c: Candidate, profile: Profile) -> tuple[str, ...]:
+    """A short reservation (``max_term_days``: Capacity Blocks) held beyond its longest term is priced as
+    renewals at the row's price: the answer says so (``reason.renewal-risk``), a soft reason, not a refusal."""
+    longest = c.offer.row.max_term_days
+    horizon_days = profile.horizon_years * DAYS_PER_YEAR
+    if longest is None or horizon_days <= longest:
+        return ()
+    terms = num(math.ceil(horizon_days / longest - 1e-9))
+    return (
+        msg(
+            "reason.renewal-risk",
+            f"Renewal risk: {c.label} is sold for at most {longest:,} days at a time, so the horizon is priced "
+            f"as {terms} terms bought one after another at today's price; neither that price nor the capacity "
+            "of a later term is committed.",
+            offer=c.label,
+            days=f"{longest:,}",
+            terms=terms,
+        ),
+    )
 
 
 class RentedGpuInstances(OptionPlugin):

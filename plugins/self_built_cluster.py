@@ -74,15 +74,21 @@ class OwnClusterKernel(OfferKernel):
 
     def candidates(self, profile: Profile) -> list[Candidate]:
         """The server offers the profile allows; for a buyer in a jurisdiction, those bought there (its
-        servers, and so its wages, power and colocation)."""
+        servers, and so its wages, power and colocation). Where none is, servers bought elsewhere would be
+        imported: those an availability rule refuses there are answered, not procurable with the rule's
+        source (none refused: no offer)."""
         found = super().candidates(profile)
         country = profile.buyer_country
         if country is None:
             return found
-        return [c for c in found if self.knowledge.within(c.offer.row.region, country)]
+        local = [c for c in found if self.knowledge.within(c.offer.row.region, country)]
+        if local:
+            return local
+        return [c for c in found if any(r.effect == "unavailable" for r in self.availability(c, profile))]
 
     def jurisdiction(self, c: Candidate, profile: Profile) -> str:
-        """An own cluster is bought in the buyer's country (else where its offer is)."""
+        """An own cluster is bought in the buyer's country (else where its offer is): rules of that
+        location bind it, its import rules included."""
         return profile.buyer_country or c.offer.row.region
 
     def no_offer(self, profile: Profile) -> NoOffer:
@@ -101,7 +107,7 @@ class OwnClusterKernel(OfferKernel):
         depreciation = self.value("depreciation_years")
         bridge = self.bridge(at)
         gpus, ends = at.gpus, at.ends
-        ops_team = at.profile.ops_team
+        ops_team = hired_level(at.profile.ops_team)
         found = []
         for c in candidates:
             bill: Bill = c.data
@@ -191,7 +197,9 @@ class OwnClusterKernel(OfferKernel):
         bill: Bill = c.data
         size, bridged_each, bridge = quote.detail
         servers, teams = size.servers, size.teams
-        labels = bill.labels(size, offers.subject_name(self.knowledge, c.offer.row.subject), bridge)
+        labels = bill.labels(
+            size, offers.subject_name(self.knowledge, c.offer.row.subject), bridge, hired=profile.ops_team == "none"
+        )
         breakdown = [
             LineItem(
                 key=key,
@@ -223,7 +231,7 @@ class OwnClusterKernel(OfferKernel):
                 teams=span(teams, "ops team(s)").removesuffix(" ops team(s)"),
             ),
         )
-        ops_team = profile.ops_team
+        ops_team = hired_level(profile.ops_team)
         return self.assessment_of(
             profile,
             quote,
@@ -237,6 +245,13 @@ class OwnClusterKernel(OfferKernel):
             stability_refs=self.stability_refs(f"detection_hours_{ops_team}_ops", f"restart_hours_{ops_team}_ops"),
             usability_refs=self.usability_refs(profile),
         )
+
+
+def hired_level(ops_team: str) -> str:
+    """The ops function that runs the cluster: the team's own, or — for a team without one — the ops
+    team the cluster's bill hires (the article's 运维团队 line), which works as a basic one. Its cost is
+    priced once, as a hire; its work is not also taken from the engineers nor its lack scored."""
+    return "basic" if ops_team == "none" else ops_team
 
 
 class SelfBuiltCluster(OptionPlugin):

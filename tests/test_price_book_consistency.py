@@ -109,7 +109,7 @@ def test_offers_that_cannot_span_nodes_claim_no_fabric_and_platform_offers_say_h
     named = {p.gpu_model for p in offers if p.option == PLATFORM and p.gpu_model != "*"}
     assert {"h100_sxm", "a100_80gb", "h200_sxm"} <= named
     fabrics = {p.interconnect for p in offers if p.interconnect is not None}
-    assert fabrics == {"infiniband", "roce", "efa", "ethernet"}
+    assert fabrics == {"infiniband", "roce", "efa", "tcpxo", "tcpx", "ethernet"}
 
 
 def test_a_us_buyer_is_priced_on_us_servers_and_a_chinese_one_on_chinese_quotes() -> None:

@@ -57,7 +57,8 @@ def lines(assessment: Assessment) -> dict[str, tuple[float, float, float]]:
 
 def test_the_own_cluster_line_by_line() -> None:
     got = own()
-    assert got.offer is not None and got.offer.variant == "own facility" and got.offer.region == "US"
+    # a built machine room is sunk (methodology 4.0): for 3 years colocation costs less than building one
+    assert got.offer is not None and got.offer.variant == "colocation" and got.offer.region == "US"
     server = row("server_hardware", "hgx_h100_8gpu", "US")
     price = server.value.expected  # 313,500 USD a server
     it_kw = SERVERS * KB.servers["hgx_h100_8gpu"].power_kw  # 81.6 kW
@@ -74,13 +75,16 @@ def test_the_own_cluster_line_by_line() -> None:
         if p.gpu_model == "h100_sxm" and p.subject.endswith("y") and p.subject[4:-1].replace(".", "").isdigit()
     )
     ages, shares = [0.0, *(x for x, _ in points)], [1.0, *(y for _, y in points)]
-    j = max(i for i, age in enumerate(ages) if age <= serving)
-    residual = shares[j] + (shares[j + 1] - shares[j]) * (serving - ages[j]) / (ages[j + 1] - ages[j])
-    assert by_key["server_hardware"] == pytest.approx((hardware, hardware / 3, hardware * (1 - residual)))
+    # as a seller receives it: less the resale haircut, the days to sell older (methodology 4.0)
+    sold_at, kept = serving + a("resale_days_to_sell") / 365, 1 - a("resale_haircut")
+    assert sold_at > ages[-1]  # past the last point: the last segment's yearly rate goes on
+    yearly = (shares[-1] / shares[-2]) ** (1 / (ages[-1] - ages[-2]))
+    residual = shares[-1] * yearly ** (sold_at - ages[-1])
+    assert by_key["server_hardware"] == pytest.approx((hardware, hardware / 3, hardware * (1 - kept * residual)))
 
     def declining(key: str, upfront: float) -> tuple[float, float, float]:
-        left = (1 - a(f"residual_decline_{key}")) ** serving  # no market points: a constant decline a year
-        return upfront, upfront / 3, upfront * (1 - left)
+        left = (1 - a(f"residual_decline_{key}")) ** sold_at  # no market points: a constant decline a year
+        return upfront, upfront / 3, upfront * (1 - kept * left)
 
     fabric = row("network_fabric", min_gpus=17).value.expected * GPUS  # the 17–512-GPU InfiniBand tier
     assert by_key["network_fabric"] == pytest.approx(declining("network_fabric", fabric))
@@ -88,8 +92,8 @@ def test_the_own_cluster_line_by_line() -> None:
     assert by_key["storage"] == pytest.approx(declining("storage", storage))
     installation = row("installation").value.expected * hardware  # sunk: nothing at resale
     assert by_key["installation"] == pytest.approx((installation, installation / 3, installation))
-    room = row("facility_build", region="US").value.expected * it_kw
-    assert by_key["facility_build"] == pytest.approx(declining("facility_build", room))
+    rent = row("colocation", "retail", "US").value.expected * it_kw * 12  # 81.6 kW: the retail tier (< 250 kW)
+    assert by_key["colocation"] == pytest.approx((0, rent, rent * serving))
 
     teams = math.ceil(SERVERS / a("nodes_per_ops_team"))
     staff = row("ops_staff", "gpu_infra_engineer", "US").value.expected
@@ -98,11 +102,14 @@ def test_the_own_cluster_line_by_line() -> None:
     kwh = it_kw * a("power_draw_share") * HOURS * a("pue")
     power = kwh * row("power", "*", "US").value.expected
     assert by_key["power"] == pytest.approx((0, power, power * serving))
-    support = row("hardware_support").value.expected * hardware
+    # support by warranty: the 3-year OEM warranty covers every year in service, at its small share
+    assert serving <= a("warranty_years_server_hardware")
+    support = a("support_share_in_warranty") * hardware
     assert by_key["hardware_support"] == pytest.approx((0, support, support * serving))
 
     total = sum(v[2] for v in by_key.values())
-    useful = GPUS * 0.6 * HOURS * serving  # the team waits for the cluster: no qualifying bridge is cheaper
+    # renting until the cluster is installed (a bridge line) serves the whole horizon; waiting serves after it
+    useful = GPUS * 0.6 * HOURS * (3 if "bridge" in by_key else serving)
     assert got.cost.total.expected == pytest.approx(total)
     assert got.cost.per_useful_gpu_hour.expected == pytest.approx(total / useful)
 

@@ -3,13 +3,13 @@
 ``import`` turns a SkyPilot catalog or a hand-kept CSV price sheet into a seed file to review and
 commit (``app.kb.price_import`` does the conversion); it never touches the database — ``seeds load``
 does, once the file is in the seed directory. ``stale`` lists the offers whose newest row is older
-than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.sdk.offers.stale``).
+than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.sdk.offers.stale``), and the
+currencies whose newest exchange rate is older than 90 days, and fails (exit status 1) when any is.
 docs/price-books.md describes both.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import os
 import shlex
@@ -20,13 +20,12 @@ from pathlib import Path
 import click
 
 from app.cli.common import Group, check_plans, pass_settings
-from app.kb import price_import, price_refresh, snapshot
-from app.kb.db import transaction
+from app.cli.stale import stale_command
+from app.cli.stale import today as _today
+from app.kb import price_import, price_refresh
 from app.kb.price_import import PriceImportError
 from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
-from app.sdk.knowledge import Knowledge
-from app.sdk.offers import last_read, offer_identity, stale
-from app.sdk.vocab import INTERCONNECTS, OFFER_ITEMS, RESIDENCIES, SOURCE_QUALITIES
+from app.sdk.vocab import INTERCONNECTS, RESIDENCIES, SOURCE_QUALITIES
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])
@@ -91,11 +90,7 @@ def _report_carried(refresh: price_refresh.Refresh) -> None:
 
 @click.group(name="prices", cls=Group)
 def group() -> None:
-    """Price books: import a catalog or price sheet as a seed file; list stale offers."""
-
-
-def _today() -> dt.date:
-    return dt.datetime.now(dt.UTC).date()
+    """Price books: import a catalog or price sheet as a seed file; list stale offers and exchange rates."""
 
 
 def _lines(lines: Sequence[int]) -> str:
@@ -329,49 +324,4 @@ def _report(
         click.echo(f"seeds check of {seeds} with {out.name}: not valid yet: {problem.problems[0]}{rest}")
 
 
-async def _knowledge(settings: Settings) -> Knowledge | None:
-    async with transaction(settings) as session:
-        return await snapshot.load_knowledge(session)
-
-
-@group.command(name="stale")
-@click.option("--days", type=click.IntRange(1, 36_500), required=True, help="Older than this many days.")
-@click.option("--as-of", type=DATE, help="Count ages from this day (default: today, UTC).")
-@pass_settings
-def stale_offers(settings: Settings, days: int, as_of: dt.datetime | None) -> int:
-    """List the offers whose newest row is older than --days (exit status 1 when no knowledge is loaded).
-
-    An offer's age counts from its newest row's retrieved_on (else its valid_from); the rule is the one
-    of GET /v1/offers?stale_days=.
-    """
-    today = as_of.date() if as_of else _today()
-    kb = asyncio.run(_knowledge(settings))
-    if kb is None:
-        click.echo("no knowledge version: run `compute-advisor seeds load`")
-        return 1
-    offers = [p for p in kb.prices if p.item in OFFER_ITEMS]
-    found = sorted(stale(offers, days, today), key=lambda p: (last_read(p), offer_identity(p)))
-    total = len({offer_identity(p) for p in offers})
-    if not found:
-        click.echo(f"no offer is older than {days} days on {today} ({total} offers, knowledge version {kb.version})")
-        return 0
-    header = ("age_days", "read_on", "valid_from", "provider", "region", "plan", "gpu_model", "item", "subject")
-    rows = [
-        (
-            str((today - last_read(p)).days),
-            str(last_read(p)),
-            str(p.valid_from),
-            p.provider,
-            p.region,
-            p.plan,
-            p.gpu_model,
-            p.item,
-            p.subject,
-        )
-        for p in found
-    ]
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    for r in (header, *rows):
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
-    click.echo(f"{len(found)} of {total} offers older than {days} days on {today} (knowledge version {kb.version})")
-    return 0
+group.add_command(stale_command)

@@ -13,6 +13,10 @@ parameter and token of dense transformer training and the units of time (3600, 2
   calendar days ``= lead_time_days + (setup_minutes_per_run ÷ 60 + wall hours + lost hours) ÷ 24``;
   GPU-hours billed ``= GPU-hours ÷ execution_efficiency + lost hours × gpus``;
   cost ``= cost per useful GPU-hour × GPU-hours billed``.
+
+The run is one synchronous job on all its GPUs (the profile's ``largest_job_gpus`` is ``gpus``), and the
+options apply the hard constraints a comparison applies (job shape, capacity, preemption…): a plan whose
+offer breaks one says so (``PlanOutcome.refused``), with its figures, as a comparison does.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from app.sdk.errors import ISOLATED, MissingKnowledge, failure
 from app.sdk.kernel import Quote
 from app.sdk.knowledge import Knowledge, Server
 from app.sdk.offers import gpu_name, subject_name
-from app.sdk.ranges import Range
+from app.sdk.ranges import Range, holds_anywhere
 from app.sdk.text import msg
 from app.sdk.types import HOURS_PER_YEAR, Assessment, Profile
 from app.sdk.vocab import OpsTeam
@@ -110,9 +114,11 @@ def run_profile(
     ops_team: OpsTeam,
     gpu_model: str | None,
 ) -> Profile:
-    """The profile an option is assessed for: the run's GPUs at full load over the run's length."""
+    """The profile an option is assessed for: the run's GPUs at full load over the run's length, in one
+    synchronous job across all of them, which tolerates no preemption (a comparison's defaults)."""
     return Profile(
         gpus=gpus,
+        largest_job_gpus=gpus,
         utilization=1.0,
         horizon_years=horizon_years(hours, gpus),
         as_of=as_of,
@@ -178,6 +184,11 @@ class PlanOutcome:
     assessment: Quote | None = None
     error: str | None = None
     error_code: str | None = None
+    #: the hard constraints the chosen offer breaks (kebab-case codes: ``multi-node``, ``capacity``…);
+    #: empty when it can serve the run
+    refused: tuple[str, ...] = ()
+    #: the profile the plan was priced for (the run's, or over the owned years)
+    profile: Profile | None = None
 
 
 def plan_all(
@@ -202,7 +213,14 @@ def plan_all(
                     profile, horizon_years=max(profile.horizon_years, owned_years(option))
                 )
                 quote = choose(option, run_profile)
-            outcomes.append(PlanOutcome(option, plan_option(option, quote, run_profile, hours), quote))
+            refused = tuple(
+                dict.fromkeys(code.replace("_", "-") for code, where in quote.violations if holds_anywhere(where))
+            )
+            outcomes.append(
+                PlanOutcome(
+                    option, plan_option(option, quote, run_profile, hours), quote, refused=refused, profile=run_profile
+                )
+            )
         except ISOLATED as exc:  # a gap or a failed plugin marks only its own option
             code, error = failure(exc)
             outcomes.append(PlanOutcome(option, None, None, error, code))

@@ -31,8 +31,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from app.sdk.vocab import (
     ASSUMPTION_UNITS,
     AVAILABILITY_EFFECTS,
+    AVAILABILITY_KINDS,
+    AVAILABILITY_SCOPES,
     BILLINGS,
     CURRENCIES,
+    DATA_LOCATIONS,
     DATA_SECURITY_LEVELS,
     INTERCONNECTS,
     PIVOT,
@@ -45,8 +48,11 @@ from app.sdk.vocab import (
     SOURCE_QUALITIES,
     AssumptionUnit,
     AvailabilityEffect,
+    AvailabilityKind,
+    AvailabilityScope,
     Billing,
     Currency,
+    DataLocation,
     DataSecurity,
     Interconnect,
     Pivot,
@@ -191,6 +197,7 @@ class PriceItem(Base):
         CheckConstraint("min_kw IS NULL OR min_kw >= 0", name="min_kw_non_negative"),
         CheckConstraint("gpus_per_unit IS NULL OR gpus_per_unit > 0", name="gpus_per_unit_positive"),
         CheckConstraint("capacity_gpus IS NULL OR capacity_gpus > 0", name="capacity_positive"),
+        CheckConstraint("max_term_days IS NULL OR max_term_days > 0", name="max_term_positive"),
         CheckConstraint(
             "lead_time_days_high IS NULL OR lead_time_days_low <= lead_time_days_high", name="lead_time_ordered"
         ),
@@ -216,6 +223,9 @@ class PriceItem(Base):
     high: Mapped[Decimal] = mapped_column(Numeric(20, 6))
     currency: Mapped[Currency] = mapped_column(String(3))
     region: Mapped[str] = mapped_column(String(40))
+    #: every region one price holds in, where the seed row lists several (``regions``): the loader stores
+    #: one row per region (``region``), each with the whole list; null for a row of one region
+    regions: Mapped[list[str] | None] = mapped_column(JSON)
     valid_from: Mapped[dt.date] = mapped_column(Date)
     valid_to: Mapped[dt.date | None] = mapped_column(Date)
     #: the most GPUs the provider sells in this plan and region, where published
@@ -239,6 +249,8 @@ class PriceItem(Base):
     billing: Mapped[Billing | None] = mapped_column(String(16))
     #: a tier by IT load: the row applies from this many kW up (colocation: retail below wholesale)
     min_kw: Mapped[Decimal | None] = mapped_column(Numeric(12, 3))
+    #: a short reservation's longest term in days (Capacity Blocks: 182); a longer horizon is renewals
+    max_term_days: Mapped[int | None] = mapped_column(Integer)
 
 
 class Region(Base):
@@ -258,24 +270,30 @@ class Region(Base):
     #: whose region it is (a provider region of one provider), else null
     provider: Mapped[str | None] = mapped_column(ForeignKey("providers.key"))
     source: Mapped[str] = mapped_column(Text)
+    #: a bloc's member countries (keys of countries); null for every other kind
+    members: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 class AvailabilityRule(Base):
-    """An export control on a GPU model for a jurisdiction over a period: unavailable there, or only
-    with a licence. Dated like prices: a rule changes by a new row, the old one closed."""
+    """An export or import rule on a GPU model in a jurisdiction over a period, binding the buyer or the
+    hardware's place (``app.sdk.vocab``). Dated like prices: a new row changes it, the old one closed."""
 
     __tablename__ = "availability_rules"
     __table_args__ = (
-        UniqueConstraint("gpu_model", "jurisdiction", "valid_from"),
+        UniqueConstraint("gpu_model", "jurisdiction", "kind", "valid_from"),
         CheckConstraint(_in("effect", AVAILABILITY_EFFECTS), name="effect"),
+        CheckConstraint(_in("scope", AVAILABILITY_SCOPES), name="scope"),
+        CheckConstraint(_in("kind", AVAILABILITY_KINDS), name="kind"),
         CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="validity_ordered"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     gpu_model: Mapped[str] = mapped_column(ForeignKey("gpu_models.key"))
-    #: a key of ``regions`` (a country, usually): the rule applies to buyers there and in every region under it
+    #: a key of ``regions`` (a country or bloc, never global): the rule applies there and in every region under it
     jurisdiction: Mapped[str] = mapped_column(ForeignKey("regions.key"))
+    scope: Mapped[AvailabilityScope] = mapped_column(String(8))
+    kind: Mapped[AvailabilityKind] = mapped_column(String(8))
     effect: Mapped[AvailabilityEffect] = mapped_column(String(20))
     valid_from: Mapped[dt.date] = mapped_column(Date)
     valid_to: Mapped[dt.date | None] = mapped_column(Date)
@@ -308,16 +326,20 @@ class ExchangeRate(Base):
 
 
 class DataSecurityLevel(Base):
-    """What a profile's ``data_security`` level accepts: the residencies an offer may have."""
+    """What a profile's ``data_security`` level accepts: the residencies an offer may have, and where
+    its data may sit (``data_location``)."""
 
     __tablename__ = "data_security_levels"
     __table_args__ = (
         CheckConstraint(_in("key", DATA_SECURITY_LEVELS), name="key"),
         CheckConstraint(_in("source_quality", SOURCE_QUALITIES), name="source_quality"),
+        CheckConstraint(_in("data_location", DATA_LOCATIONS), name="data_location"),
     )
 
     key: Mapped[DataSecurity] = mapped_column(String(20), primary_key=True)
     accepted_residencies: Mapped[list[Residency]] = mapped_column(JSON)
+    #: ``anywhere``, ``jurisdiction`` (the buyer's country or its bloc) or ``premises`` (the buyer's own)
+    data_location: Mapped[DataLocation] = mapped_column(String(12), default="anywhere")
     source: Mapped[str] = mapped_column(Text)
     source_quality: Mapped[SourceQuality] = mapped_column(String(12))
     rationale: Mapped[str] = mapped_column(Text)

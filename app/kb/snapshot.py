@@ -72,10 +72,24 @@ async def _rows(session: AsyncSession, model: type[m.Base], order: tuple[Any, ..
     return (await session.execute(select(*model.__table__.columns).order_by(*order))).all()
 
 
+def _mode(row: Any) -> float:
+    """A row's most likely figure: its stored ``expected`` column (the source's), else the midpoint."""
+    return (float(row.low) + float(row.high)) / 2 if row.expected is None else float(row.expected)
+
+
 def _range(row: Any) -> Range:
-    """A row's ``low``/``expected``/``high`` columns as a Range (``expected`` defaults to the midpoint)."""
-    expected = None if row.expected is None else float(row.expected)
-    return Range.of(float(row.low), float(row.high), expected)
+    """A row's ``low``/``expected``/``high`` columns as the Range of the triangular distribution they
+    describe: the stored ``expected`` is its mode (``_mode``), the Range's ``expected`` its mean."""
+    return Range.triangular(float(row.low), _mode(row), float(row.high))
+
+
+def _each_region(row: Any) -> list[dict[str, Any]]:
+    """Where a price row holds: its one region, or — a seed record listing several, not yet loaded — one row
+    per region; ``regions`` as a tuple (None for a row of one region)."""
+    regions = tuple(row.regions) if getattr(row, "regions", None) else None
+    if row.region is None and regions:
+        return [{"region": region, "regions": regions} for region in regions]
+    return [{"regions": regions}]
 
 
 def _lead_time(row: Any) -> Range | None:
@@ -159,8 +173,12 @@ def assemble(
         created_at=created_at,
         gpus={g.key: build(GpuSpec, g) for g in gpu_models},
         servers={x.key: build(Server, x) for x in servers},
-        prices=tuple(build(Price, p, value=_range(p), lead_time_days=_lead_time(p)) for p in prices),
-        assumptions={(a.option, a.key): build(Assumption, a, value=_range(a)) for a in assumptions},
+        prices=tuple(
+            build(Price, p, value=_range(p), mode=_mode(p), lead_time_days=_lead_time(p), **where)
+            for p in prices
+            for where in _each_region(p)
+        ),
+        assumptions={(a.option, a.key): build(Assumption, a, value=_range(a), mode=_mode(a)) for a in assumptions},
         rules=tuple(
             build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
             for r in rules
@@ -171,6 +189,6 @@ def assemble(
             x.key: build(DataSecurityLevel, x, accepted_residencies=tuple(x.accepted_residencies))
             for x in data_security_levels
         },
-        regions={x.key: build(Region, x) for x in regions},
+        regions={x.key: build(Region, x, members=tuple(x.members) if x.members else None) for x in regions},
         availability=tuple(build(AvailabilityRule, x) for x in availability_rules),
     )

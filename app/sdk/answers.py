@@ -10,9 +10,10 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Protocol
 
+from app.sdk import availability as rules
+from app.sdk import residency as data_residency
 from app.sdk.kernel import Candidate, Quote, refs
 from app.sdk.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
-from app.sdk.offers import gpu_name
 from app.sdk.ranges import Range
 from app.sdk.text import msg
 from app.sdk.types import Assessment, Cost, LineItem, Profile, Violation
@@ -93,20 +94,9 @@ def assessment(
     violations = tuple(
         Violation(kernel.violation_reason(profile, quote, code), where) for code, where in quote.violations
     )
-    licensed = [r for r in kernel.availability(c, profile) if r.effect == "licence_required"]
-    if licensed:  # available, but only with an export licence: said, not refused
-        place = kernel.jurisdiction(c, profile)
-        gpu = gpu_name(kernel.knowledge, c.offer.row.gpu_model)
-        notes = (
-            *notes,
-            msg(
-                "note.licence_required",
-                f"{gpu} needs an export licence for {place} ({licensed[0].source}).",
-                gpu_model=gpu,
-                jurisdiction=place,
-                source=licensed[0].source,
-            ),
-        )
+    notes = (*notes, *data_residency.notes(kernel.knowledge, profile))  # no buyer: no place refused, said
+    # rules that bind without refusing (a licence, a discouraged purchase), and none for an unknown buyer
+    notes = (*notes, *rules.notes(kernel.knowledge, kernel.as_of, c, profile, kernel.availability(c, profile)))
     return Assessment(
         option=kernel.option,
         cost=Cost(

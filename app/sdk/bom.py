@@ -13,18 +13,20 @@ cites, in the order the methodology reads them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.sdk import cluster
+from app.sdk.ageing import Keeping, sunk
 from app.sdk.cluster import Bill, CapitalItem, Component, Quantity, Reads, RunningItem
 from app.sdk.kernel import Kernel
-from app.sdk.knowledge import Knowledge
+from app.sdk.knowledge import Knowledge, SourceRef
 from app.sdk.offers import Offer, level
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, msg
 
 #: the facility of an offer: the source article's lump, colocation rent, or an own machine room
 QUOTED, COLOCATION, OWN_FACILITY = "quoted facility", "colocation", "own facility"
+ZERO = Range.point(0)
 _AGE = re.compile(r"^age_(\d+(?:\.\d+)?)y$")
 
 
@@ -35,14 +37,39 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
     row = offer.row
     server = kernel.knowledge.servers[row.subject]
     reads = Reads(kernel)
+    # a named GPU's cluster: support by warranty, assets kept past their life where cheaper, resale as a
+    # seller receives it, a built machine room sunk (docs/methodology.md "No double counts, no sunk resale")
+    aging = _ageing(reads, row) if offer.variant != QUOTED else None
 
     def capital_item(
         key: str, label: Msg | None, basis: Msg, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
     ) -> CapitalItem:
-        life, decline = reads(f"life_years_{key}"), reads(f"residual_decline_{key}")
+        life = reads(f"life_years_{key}")
+        if aging is not None and key == "facility_build":  # sunk: nothing comes back at the horizon
+            decline = reads("resale_share_facility_build")
+            curves: Any = (sunk, sunk, sunk)
+            return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), (), offer_refs, curves)
+        decline = reads(f"residual_decline_{key}")
         resale = resale_points(kernel.knowledge, kernel.as_of, offer) if key == "server_hardware" else ()
-        curves = cluster.curves_of(kernel, decline, resale)
-        return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), resale, offer_refs, curves)
+        market = aging.market if aging is not None else None
+        curves = cluster.curves_of(kernel, decline, resale, market)
+        keeping = None if aging is None else aging.server if key == "server_hardware" else aging.other
+        more = aging.refs if aging is not None and key == "server_hardware" else ()
+        return CapitalItem(
+            key,
+            label,
+            basis,
+            price,
+            quantity,
+            life,
+            decline,
+            (*reads.take(), *more),
+            resale,
+            offer_refs,
+            curves,
+            keeping,
+            aging.support_refs if keeping is not None and keeping.supported and aging is not None else (),
+        )
 
     capital = [
         capital_item(
@@ -126,27 +153,9 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             )
     reads("nodes_per_ops_team")
     team_fte = reads("ops_team_fte")
-    ops = reads.component(row, "ops_team", "per_team_year")
-    if ops is not None:
-        running.append(
-            RunningItem(
-                "ops_team",
-                msg("line.ops_team", "Operations team"),
-                msg("basis.ops_team", "ops teams × cost of a team per year"),
-                ops,
-                cluster.teams,
-            )
-        )
-    elif (staff := reads.component(row, "ops_staff", "per_fte_year")) is not None:
-        running.append(
-            RunningItem(
-                "ops_team",
-                msg("line.ops_team", "Operations team"),
-                msg("basis.ops_staff", "ops teams × engineers per team × cost per FTE-year"),
-                staff,
-                Quantity(cluster.TEAMS, team_fte),
-            )
-        )
+    ops_item = staff_item(reads, row, offer.variant == QUOTED, team_fte)
+    if ops_item is not None:
+        running.append(ops_item)
     power = reads.component(row, "power", "per_kwh")
     if power is not None and server.power_kw is not None:
         kw_share = reads("pue") * reads("power_draw_share")
@@ -158,18 +167,6 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
                 power,
                 Quantity(cluster.KWH_PER_YEAR, kw_share),
                 reads.take(),
-            )
-        )
-    support = reads.component(row, "hardware_support", "fraction")
-    if support is not None and offer.variant != QUOTED:
-        hardware = offer.price
-        running.append(
-            RunningItem(
-                "hardware_support",
-                msg("line.hardware_support", "Hardware support contract"),
-                msg("basis.hardware_support", "share of the server hardware a year × servers × price per server"),
-                support,
-                Quantity(cluster.SERVERS, hardware),
             )
         )
     licence = reads.component(row, "software_licence", "per_gpu_year")
@@ -186,6 +183,52 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
             )
         )
     return Bill(server.power_kw, tuple(capital), tuple(running), tuple(reads.pending), fabric)
+
+
+class _Ageing(NamedTuple):
+    """What a named GPU's bill reads about ageing: the servers' keeping (support by warranty), the other
+    assets' (kept past their life, no support), the resale haircut and time to sell, and sources."""
+
+    server: Keeping
+    other: Keeping
+    market: tuple[Range, Range]
+    refs: tuple[SourceRef, ...]
+    support_refs: tuple[SourceRef, ...]
+
+
+def _ageing(reads: Reads, row: Any) -> _Ageing:
+    """The ageing assumptions and the post-warranty support row (``hardware_support``: a share of the
+    servers' price a year), read once per offer."""
+    support = reads.component(row, "hardware_support", "fraction")
+    warranty, in_warranty = reads("warranty_years_server_hardware"), reads("support_share_in_warranty")
+    extension, increase = reads("life_extension_years"), reads("support_increase_past_life")
+    refs = reads.take()
+    haircut, days = reads("resale_haircut"), reads("resale_days_to_sell")
+    market_refs = reads.take()
+    after = support.values[0] if support is not None else ZERO
+    support_refs = () if support is None else (support.rows[0].ref, *support.after, *refs)
+    return _Ageing(
+        Keeping(warranty, in_warranty if support is not None else ZERO, after, extension, increase),
+        Keeping(warranty, ZERO, ZERO, extension, increase),
+        (haircut, days),
+        (*refs, *market_refs),
+        support_refs,
+    )
+
+
+def staff_item(reads: Reads, row: Any, quoted: bool, team_fte: Range) -> RunningItem | None:
+    """The ops teams' line: a named GPU's cluster is staffed at the jurisdiction's loaded cost per
+    engineer (``ops_staff`` rows, US and CN alike) × engineers per team, else at a team's cost
+    (``ops_team``); the source article's server keeps the article's team figure (30–50万 a year)."""
+    label = msg("line.ops_team", "Operations team")
+    for item in ("ops_team", "ops_staff") if quoted else ("ops_staff", "ops_team"):
+        if item == "ops_staff" and (staff := reads.component(row, "ops_staff", "per_fte_year")) is not None:
+            basis = msg("basis.ops_staff", "ops teams × engineers per team × cost per FTE-year")
+            return RunningItem("ops_team", label, basis, staff, Quantity(cluster.TEAMS, team_fte))
+        if item == "ops_team" and (team := reads.component(row, "ops_team", "per_team_year")) is not None:
+            basis = msg("basis.ops_team", "ops teams × cost of a team per year")
+            return RunningItem("ops_team", label, basis, team, cluster.teams)
+    return None
 
 
 def facilities(knowledge: Knowledge, as_of: Any, row: Any, *, option: str) -> list[str]:

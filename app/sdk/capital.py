@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from app.sdk.ageing import Keeping, priced
 from app.sdk.columns import ALL, Columns, holds
 from app.sdk.ranges import Range
 
@@ -202,12 +203,16 @@ def _as_range(value: Any) -> Range:
 
 class CapitalLine(NamedTuple):
     """An asset class bought at the start: its price, useful life and residual curves (per end of the
-    cost, ``residual_curves``)."""
+    cost, ``residual_curves``); ``keeping``: its support by warranty and whether it may be kept past its
+    life (``app.sdk.ageing``; None: replaced at the end of its life, no support)."""
 
     key: str
     upfront: Range
     life: Range
     curves: tuple[Residual, Residual, Residual]
+    keeping: Keeping | None = None
+    #: the key of its support line (where ``keeping`` prices support)
+    support_key: str = "hardware_support"
 
 
 def residual_curves(
@@ -290,8 +295,15 @@ def own(
         horizon_annuity = memo[("annuity", _key(rate))] = annuity(horizon, rate)
     per_end: dict[int, tuple[Any, ...]] = {}
     for e in (1, *(x for x in at.ends if x != 1)):  # the expected end first: the bridge is decided on it
-        cash_total, npv_total, cash_lines = 0.0, 0.0, []
+        cash_total, npv_total, cash_lines, support_lines = 0.0, 0.0, [], []
         for c in capital:
+            if c.keeping is not None:  # support by warranty, kept past its life where cheaper
+                cash, npv, support, support_npv = priced(memo, c, e, start_ex, horizon, rate)
+                if c.keeping.supported:
+                    support_lines.append(support)
+                cash_total, npv_total = cash_total + cash + support, npv_total + npv + support_npv
+                cash_lines.append(cash)
+                continue
             # assets of one kind share their factors (the same life and curves: ``cluster.curves_of``)
             key = (id(c.curves), id(c.life), e, delivered)
             factors = memo.get(key)
@@ -310,7 +322,13 @@ def own(
         if waiting_pv is None:
             waiting_pv = memo[waiting_key] = (annuity(in_service, rate), in_service)
         serving_pv = horizon_annuity - waiting_pv[0]
-        per_end[e] = (cash_total + yearly * serving, npv_total + yearly * serving_pv, cash_lines, serving)
+        per_end[e] = (
+            cash_total + yearly * serving,
+            npv_total + yearly * serving_pv,
+            cash_lines,
+            serving,
+            support_lines,
+        )
     total_ex = per_end[1][0]
     bridged: Any = False
     if bridge is not None:
@@ -325,7 +343,7 @@ def own(
     bridging = bridge is not None and holds(bridged)
     rows = []
     for e in at.ends:
-        total, npv, cash_lines, serving = per_end[e]
+        total, npv, cash_lines, serving, support_lines = per_end[e]
         line_values: list[Any] = []
         annual = upfront = 0.0
         for c, cash in zip(capital, cash_lines, strict=True):
@@ -337,6 +355,10 @@ def own(
             cost = r.annual[e]
             annual = annual + cost
             line_values += (cost, 0.0, cost * serving)
+        kept_years = maximum(horizon - start_ex, 1e-9)
+        for support in support_lines:  # its accounting view: the support paid, a year of service on average
+            annual = annual + support / kept_years
+            line_values += (support / kept_years, 0.0, support)
         if bridging:
             assert bridge is not None
             yearly = bridge.yearly[e]
@@ -347,7 +369,8 @@ def own(
             line_values += (0.0, 0.0, spent)
         rows.append((annual, upfront, total, npv, npv / horizon_annuity, *line_values))
     annual_r, upfront_r, total_r, npv_r, equivalent_r, *values = at.ranges(rows)
-    keys = [c.key for c in capital] + [r.key for r in running] + (["bridge"] if bridging else [])
+    supported = [c.support_key for c in capital if c.keeping is not None and c.keeping.supported]
+    keys = [c.key for c in capital] + [r.key for r in running] + supported + (["bridge"] if bridging else [])
     lines = tuple((k, *values[3 * i : 3 * i + 3]) for i, k in enumerate(keys))
     return Ownership(
         lines=lines,  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from app.sdk.ageing import Keeping, on_market
 from app.sdk.capital import Bridge, CapitalLine, RunningLine, residual_curves
 from app.sdk.columns import Columns
 from app.sdk.kernel import Kernel
@@ -24,6 +25,7 @@ from app.sdk.text import Msg, msg
 from app.sdk.types import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
+DAYS_PER_YEAR = 365
 
 
 class Reads:
@@ -81,14 +83,23 @@ class Reads:
 
 
 def curves_of(
-    kernel: Kernel, decline: Range, resale: tuple[tuple[float, tuple[float, float, float]], ...]
+    kernel: Kernel,
+    decline: Range,
+    resale: tuple[tuple[float, tuple[float, float, float]], ...],
+    market: tuple[Range, Range] | None = None,
 ) -> tuple[Any, Any, Any]:
     """``capital.residual_curves`` of ``decline`` and ``resale``, made once per kernel (assets with the
-    same curves share the flows computed for them)."""
-    key = ("curves", id(decline), resale)
+    same curves share the flows computed for them); ``market``: the resale haircut and the days to sell,
+    where the seller receives the curve less the haircut, that many days older (``ageing.on_market``;
+    the low cost end takes the smaller haircut and the quicker sale)."""
+    key = ("curves", id(decline), resale, None if market is None else (id(market[0]), id(market[1])))
     found = kernel.compiled.get(key)
     if found is None:
-        found = kernel.compiled[key] = (residual_curves(decline, resale), decline)
+        made: tuple[Any, ...] = residual_curves(decline, resale)
+        if market is not None:
+            haircut, days = market
+            made = tuple(on_market(curve, haircut[e], days[e] / DAYS_PER_YEAR) for e, curve in enumerate(made))
+        found = kernel.compiled[key] = (made, decline, market)
     curves: tuple[Any, Any, Any] = found[0]
     return curves
 
@@ -204,6 +215,10 @@ class CapitalItem:
     #: its residual curves per end (``capital.residual_curves``), made once (shared by the items of a
     #: kernel with the same decline and resale points: ``curves_of``)
     curves: Any = None
+    #: support by warranty and keeping past its life (``app.sdk.ageing``); None: replaced at its life
+    keeping: Keeping | None = None
+    #: the sources of its support line (where ``keeping`` prices support)
+    support_refs: tuple[SourceRef, ...] = ()
 
     def __post_init__(self) -> None:
         if self.curves is None:
@@ -245,7 +260,7 @@ class Bill:
             if not isinstance(price, Range):
                 price = price.pick(size)[0]
             values = [price[e] * quantity.at(size, e) for e in ends]
-            capital.append(CapitalLine(item.key, at.range(values), item.life, item.curves))
+            capital.append(CapitalLine(item.key, at.range(values), item.life, item.curves, item.keeping))
         running = []
         for run in self.running:
             price, quantity = run.price.pick(size)[0], run.quantity
@@ -253,9 +268,10 @@ class Bill:
         return capital, running
 
     def labels(
-        self, size: Size, server_name: str, bridge: Bridge | None
+        self, size: Size, server_name: str, bridge: Bridge | None, *, hired: bool = False
     ) -> dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]]:
-        """Each line's label, basis and sources as ``app.sdk.capital.own`` writes its lines."""
+        """Each line's label, basis and sources as ``app.sdk.capital.own`` writes its lines; ``hired``:
+        the ops teams are hired for the cluster (the team has none), and their line says so."""
         found: dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]] = {}
         for item in self.capital:
             label = item.label or msg(
@@ -271,8 +287,21 @@ class Bill:
                 basis=item.basis,
             )
             found[item.key] = (label, basis, (*before, *item.life_refs))
+            if item.keeping is not None and item.keeping.supported:
+                found["hardware_support"] = (
+                    msg("line.hardware_support", "Hardware support contract"),
+                    msg(
+                        "basis.support.warranty",
+                        "servers × price per server × (the in-warranty share a year while the OEM warranty runs, "
+                        "the post-warranty share after it, raised for years kept past the servers' life)",
+                    ),
+                    item.support_refs,
+                )
         for run in self.running:
-            found[run.key] = (run.label, run.basis, (*run.price.sources(size), *run.more))
+            label = run.label
+            if hired and run.key == "ops_team":
+                label = msg("line.ops.hired", "Operations team, hired to run the cluster (your team has none)")
+            found[run.key] = (label, run.basis, (*run.price.sources(size), *run.more))
         if bridge is not None:
             found["bridge"] = (
                 msg("line.bridge", "Rented until installed"),

@@ -2,9 +2,10 @@
 holds for a profile (a bool, or an array over a batch) and, for what is answered, its sentence.
 
 Capacity, a volume tier's smallest order, the expected lead time against ``start_within_days``, data
-residency against ``data_security``, the largest job against the offer's nodes and interconnect,
-preemptible capacity against ``preemptible_share``, and the export controls of the place the
-hardware is in (``availability_rules``); a job whose failures outrun its recovery stalls.
+residency against ``data_security`` (who shares the hardware, and where it is: ``app.sdk.residency``),
+the largest job against the offer's nodes and interconnect,
+preemptible capacity against ``preemptible_share``, and the availability rules that bind the buyer or
+the place the hardware is in (``app.sdk.availability``); a job whose failures outrun its recovery stalls.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from app.sdk import availability as rules
 from app.sdk import model
+from app.sdk import residency as data_residency
 from app.sdk.columns import Columns, holds
 from app.sdk.kernel import Candidate, Quote
-from app.sdk.knowledge import ANY, AvailabilityRule, Knowledge
-from app.sdk.offers import gpu_name
+from app.sdk.knowledge import AvailabilityRule, Knowledge
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, joined, msg, num, pct, span
 from app.sdk.types import Profile
@@ -36,10 +38,19 @@ class Offering(Protocol):
     def jurisdiction(self, c: Candidate, profile: Profile) -> str: ...
 
 
-#: the fabrics that join a multi-node training job's nodes (ethernet without RDMA does not)
-TRAINING_FABRICS = frozenset({"infiniband", "roce", "efa"})
+#: the fabrics that join a multi-node training job's nodes (ethernet without GPUDirect does not); each scales a
+#: job across nodes by its ``multi_node_scaling_<fabric>`` assumption (GPUDirect-TCPX/TCPXO below RDMA fabrics)
+TRAINING_FABRICS = frozenset({"infiniband", "roce", "efa", "tcpxo", "tcpx"})
 #: interconnects as sentences name them
-FABRIC_NAMES = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "ethernet": "Ethernet", "unknown": "unknown"}
+FABRIC_NAMES = {
+    "infiniband": "InfiniBand",
+    "roce": "RoCE",
+    "efa": "EFA",
+    "tcpxo": "GPUDirect-TCPXO",
+    "tcpx": "GPUDirect-TCPX",
+    "ethernet": "Ethernet",
+    "unknown": "unknown",
+}
 #: the smallest node a multi-node training job spans
 MIN_NODE_GPUS = 8
 
@@ -50,23 +61,16 @@ def multi_node(c: Candidate) -> bool:
     return c.node_gpus >= MIN_NODE_GPUS and c.interconnect in TRAINING_FABRICS
 
 
+def scaling_key(c: Candidate) -> str | None:
+    """The assumption that scales a job spanning the offer's nodes (``multi_node_scaling_<fabric>``), None
+    where a job cannot span them."""
+    return f"multi_node_scaling_{c.interconnect}" if multi_node(c) else None
+
+
 def availability(kernel: Offering, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
-    """The export controls on the offer's GPU model where its hardware is, valid on the period's day."""
-    gpu = c.offer.row.gpu_model
-    if gpu == ANY or not kernel.knowledge.availability:
-        return []
-    key = f"availability:{gpu}:{kernel.jurisdiction(c, profile)}"
-    found: list[AvailabilityRule] | None = kernel.compiled.get(key)
-    if found is None:
-        place = kernel.jurisdiction(c, profile)
-        within = kernel.knowledge.within
-        found = [
-            r
-            for r in kernel.knowledge.availability
-            if r.gpu_model == gpu and r.valid_on(kernel.as_of) and within(place, r.jurisdiction)
-        ]
-        kernel.compiled[key] = found
-    return found
+    """The availability rules that bind the offer for the profile on the period's day: rules for buyers
+    where ``buyer_country`` is, rules of a location where its hardware is (``app.sdk.availability``)."""
+    return rules.bound(kernel, c, profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ def checks(kernel: Offering, c: Candidate, lead: Range) -> Checks:
 def hard_constraints(kernel: Offering, c: Candidate, at: Columns) -> list[tuple[str, Any]]:
     """The hard constraints an offer breaks for the profile (code, where: a bool or an array over a
     batch): capacity, a volume tier's minimum, the expected lead time, data residency, the largest
-    job's nodes, preemptible capacity and export controls."""
+    job's nodes, preemptible capacity and the availability rules."""
     k: Checks = c.checks
     found: list[tuple[str, Any]] = []
     gt = at.gt
@@ -114,15 +118,14 @@ def hard_constraints(kernel: Offering, c: Candidate, at: Columns) -> list[tuple[
         found.append(("min_gpus", where))
     if at.start_within_days is not None and holds(where := gt(k.lead_expected, at.start_within_days)):
         found.append(("lead_time", where))
-    if at.profile.data_security in k.refused:
+    if at.profile.data_security in k.refused or data_residency.outside(kernel.knowledge, at.profile, c.offer.row):
         found.append(("residency", True))
     if k.node_gpus is not None and holds(where := gt(at.job_gpus, k.node_gpus)):  # the job must fit one node
         found.append(("multi_node", where))
     if k.preemptible and holds(where := gt(1.0, at.preemptible_share)):
         found.append(("preemptible", where))
-    controlled = c.offer.row.gpu_model != ANY and kernel.knowledge.availability
-    if controlled and any(r.effect == "unavailable" for r in availability(kernel, c, at.profile)):
-        found.append(("export_controlled", True))
+    if (refused := rules.refusal(kernel, c, at.profile)) is not None:  # export, import, a grey-market quote
+        found.append((refused, True))
     return found
 
 
@@ -145,6 +148,8 @@ def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -
             lead_time=span(lead, "days").removesuffix(" days"),
             expected=num(lead.expected),
         )
+    if code == "residency" and profile.data_security not in c.checks.refused:  # refused for where it is
+        return data_residency.reason(kernel.knowledge, profile, label, c.offer.row)
     if code == "residency":
         level = kernel.knowledge.security_levels[profile.data_security]
         residency = residency_name(c.offer.row.residency or "unknown")
@@ -169,7 +174,7 @@ def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -
             "violation.multi_node",
             f"the largest job needs {job} GPUs, more than one {num(c.node_gpus)}-GPU node of {label}, whose "
             f"nodes are joined by {shown} interconnect (a job across nodes needs nodes of 8 GPUs or more "
-            "joined by InfiniBand, RoCE or EFA)",
+            "joined by InfiniBand, RoCE, EFA or GPUDirect-TCPX/TCPXO)",
             job=job,
             node=num(c.node_gpus),
             offer=label,
@@ -183,17 +188,8 @@ def shared_reason(kernel: Offering, profile: Profile, quote: Quote, code: str) -
             offer=label,
             share=share,
         )
-    if code == "export_controlled":
-        rules = [r for r in availability(kernel, c, profile) if r.effect == "unavailable"]
-        place = kernel.jurisdiction(c, profile)
-        gpu = gpu_name(kernel.knowledge, c.offer.row.gpu_model)
-        return msg(
-            "violation.export_controlled",
-            f"{gpu} is export-controlled for {place} ({rules[0].source})",
-            gpu_model=gpu,
-            jurisdiction=place,
-            source=rules[0].source,
-        )
+    if code in rules.CODES:
+        return rules.reason(kernel, c, profile, label, code)
     if code == "stalled":
         return model.STALLED
     if code == "every":

@@ -152,11 +152,14 @@ def stability(
     return dataclasses.replace(found, sources=inputs.take_refs())
 
 
-def usability(inputs: Inputs, profile: Profile, infra_fte: Range, setup_steps: str) -> Usability:
+def usability(
+    inputs: Inputs, profile: Profile, infra_fte: Range, setup_steps: str, priced_work: Range | None = None
+) -> Usability:
     """Share of the team's time left for models (``usability_of``), the ops team's coverage read
-    through ``inputs``."""
+    through ``inputs``; ``priced_work``: the part of ``infra_fte`` that can fall on the engineers (the
+    rest is done by staff the option prices)."""
     coverage = inputs(f"ops_coverage_{profile.ops_team}")
-    found = usability_of(infra_fte, coverage, profile.team_size, setup_steps)
+    found = usability_of(infra_fte, coverage, profile.team_size, setup_steps, engineers_work=priced_work)
     return dataclasses.replace(found, sources=inputs.take_refs())
 
 
@@ -192,9 +195,8 @@ def assessment(
     ``priced_work`` is the part of ``infra_fte`` whose unmet share is priced here (default: all of it;
     an own cluster's ops teams are priced in its cost already).
     """
-    usab = usability(inputs, profile, infra_fte, setup_steps)
-    coverage = inputs(f"ops_coverage_{profile.ops_team}")
-    unmet = usab.infra_fte_unmet if priced_work is None else priced_work * coverage.complement()
+    usab = usability(inputs, profile, infra_fte, setup_steps, priced_work)
+    unmet = usab.infra_fte_unmet
     extras = _priced_extras(inputs, profile, unmet, region=region, waiting_days=waiting_days)
     useful_total = cost.useful_gpu_hours_total if cost.useful_gpu_hours_total is not None else 0.0
     effective = effective_cost(
@@ -247,3 +249,17 @@ def _priced_extras(
     if waiting is not None:
         lines.append(waiting_line(ZERO, ZERO, waiting))
     return lines
+
+
+def held_share(assumed: Range, given: Any) -> Range:
+    """The share of held hours a team turns into useful work: the profile's ``held_share`` where it
+    gives one (per profile over a batch, where an absent value is NaN), else ``assumed`` (the knowledge
+    base's ``held_utilization``: the article's 50 %, "如果利用率只有50%，有效算力成本翻倍")."""
+    if given is None:
+        return assumed
+    if isinstance(given, np.ndarray):
+        absent = np.isnan(given)
+        if bool(np.all(absent)):
+            return assumed
+        return Range.elementwise(*(np.where(absent, assumed[e], given) for e in range(3)))
+    return Range.point(float(given))

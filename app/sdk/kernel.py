@@ -30,11 +30,14 @@ from app.sdk.knowledge import ANY, Knowledge, SourceRef
 from app.sdk.offers import PER_UNIT, Offer, gpu_name, provider_name
 from app.sdk.quotes import Candidate, Quote, select_each
 from app.sdk.ranges import Range, holds_anywhere
+from app.sdk.residency import one_region_each
 from app.sdk.text import Msg, joined, msg, option_ref
 from app.sdk.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
 
 #: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
 FEASIBLE_ALTERNATIVES, INFEASIBLE_ALTERNATIVES = 6, 3
+#: the offers one provider sells are the same offer's regions and plans: a market lists its best one
+Listed = tuple[list[int], list[int]]
 
 
 class Kernel:
@@ -62,6 +65,10 @@ class Kernel:
         self.compiled: dict[Any, Any] = {}
         #: the knowledge holds Monte Carlo draws (``Knowledge.draws``): its figures are arrays of them
         self.sampled = knowledge.draws > 0
+
+    #: whether an answer's alternatives are the best offer of each other provider (a market of providers),
+    #: not the next cheapest offers whoever sells them (``alternatives``)
+    one_per_provider: bool = False
 
     # ---- compiled knowledge -------------------------------------------------------------------
 
@@ -104,19 +111,25 @@ class Kernel:
         return Columns(profile, ends, sampled=self.sampled)
 
     def candidates(self, profile: Profile) -> list[Candidate]:
-        """The compiled candidates the profile allows: its GPU model, providers, regions and plan."""
+        """The compiled candidates the profile allows: its GPU model, providers, regions and plan; of a
+        price that holds in several regions, the one region the profile is offered
+        (``app.sdk.residency.one_region_each``)."""
         found = self.group(profile.gpu_model)
         providers, regions, plan = profile.providers, profile.regions, profile.rental_plan
         if not (providers or regions or (plan is not None and self.rental_plans)):
-            return list(found)
+            return one_region_each(self.knowledge, found, profile)
         within = self.knowledge.within
-        return [
-            c
-            for c in found
-            if (not providers or c.offer.row.provider in providers)
-            and (not regions or any(within(c.offer.row.region, r) for r in regions))
-            and (plan is None or not self.rental_plans or c.plan == plan)
-        ]
+        return one_region_each(
+            self.knowledge,
+            [
+                c
+                for c in found
+                if (not providers or c.offer.row.provider in providers)
+                and (not regions or any(within(c.offer.row.region, r) for r in regions))
+                and (plan is None or not self.rental_plans or c.plan == plan)
+            ],
+            profile,
+        )
 
     def no_offer(self, profile: Profile) -> NoOffer:
         """No offer for the profile, in words: the option, the hardware, the day and the filters."""
@@ -180,6 +193,14 @@ class Kernel:
                     rest.extend(members[i:])
                     break
         rest.sort(key=lambda c: c.sort_key)
+        if self.one_per_provider:  # the cheapest acceptable offer of each provider and plan, to list the best
+            listed = {(c.offer.row.provider, c.plan) for c in chosen if self.acceptable(c, at)}
+            for c in rest:
+                key = (c.offer.row.provider, c.plan)
+                if key not in listed and self.acceptable(c, at):
+                    listed.add(key)
+                    chosen.append(c)
+            rest = [c for c in rest if c not in chosen]
         return chosen + rest[:extra]
 
     def assess(self, profile: Profile) -> Assessment:
@@ -199,8 +220,7 @@ class Kernel:
         keys = [q.effective.expected for q in quotes]
         infeasible = [holds_anywhere(q.broken()) for q in quotes]
         order = sorted(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
-        feasible = [i for i in order[1:] if not infeasible[i]][:FEASIBLE_ALTERNATIVES]
-        refused = [i for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
+        feasible, refused = self.alternatives(quotes, order, infeasible)
         answered = [order[0], *feasible, *refused]
         return self._answer(profile, self.quotes(at.at_ends(ALL), [_candidate(quotes[i]) for i in answered]), quotes)
 
@@ -210,10 +230,9 @@ class Kernel:
         keys = [q.effective.expected for q in answered]
         infeasible = [holds_anywhere(q.broken()) for q in answered]
         order = sorted(range(len(answered)), key=lambda i: (infeasible[i], keys[i], _label(answered[i])))
-        feasible = [answered[i] for i in order[1:] if not infeasible[i]][:FEASIBLE_ALTERNATIVES]
-        refused = [answered[i] for i in order[1:] if infeasible[i]][:INFEASIBLE_ALTERNATIVES]
+        feasible, refused = self.alternatives(answered, order, infeasible)
         best = self.materialise(profile, answered[order[0]])
-        listed = [self._alternative(profile, q) for q in (*feasible, *refused)]
+        listed = [self._alternative(profile, answered[i]) for i in (*feasible, *refused)]
         return best.answered(tuple(listed), len(quoted))
 
     def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
@@ -249,6 +268,33 @@ class Kernel:
             return self.quotes(at.at_ends(ends), [_candidate(quotes[best])])[0], len(quotes)
         return quotes[best], len(quotes)
 
+    def alternatives(self, quotes: Sequence[Quote], order: Sequence[int], infeasible: Sequence[bool]) -> Listed:
+        """The alternatives of the chosen quote ``order[0]`` (``order``: cheapest feasible first): the next
+        ``FEASIBLE_ALTERNATIVES`` feasible quotes and ``INFEASIBLE_ALTERNATIVES`` infeasible ones, by index.
+        With ``one_per_provider``, the cheapest of each other provider first, then the cheapest of each plan
+        not listed (of any provider) while places are left: never a second region of a listed plan."""
+        rest = order[1:]
+        feasible = [i for i in rest if not infeasible[i]]
+        refused = [i for i in rest if infeasible[i]]
+        if not self.one_per_provider:
+            return feasible[:FEASIBLE_ALTERNATIVES], refused[:INFEASIBLE_ALTERNATIVES]
+        providers = {_provider(quotes[order[0]])}
+        plans = {_plan(quotes[order[0]])}
+        listed = []
+        for group, limit in ((feasible, FEASIBLE_ALTERNATIVES), (refused, INFEASIBLE_ALTERNATIVES)):
+            picked: list[int] = []
+            for by_provider in (True, False):  # each other provider's best, then other plans while room is left
+                for i in group:
+                    if len(picked) == limit:
+                        break
+                    if i in picked or _plan(quotes[i]) in plans or (by_provider and _provider(quotes[i]) in providers):
+                        continue
+                    picked.append(i)
+                    providers.add(_provider(quotes[i]))
+                    plans.add(_plan(quotes[i]))
+            listed.append(sorted(picked, key=group.index))
+        return listed[0], listed[1]
+
     def refused(self, candidate: Candidate, at: Columns) -> bool:
         """Whether a hard constraint refuses the offer for every profile of ``at`` (every element of its
         arrays): such an offer is chosen only where no other is feasible (default: never refused)."""
@@ -283,6 +329,15 @@ def _candidate(q: Quote) -> Candidate:
 
 def _label(q: Quote) -> str:
     return "" if q.candidate is None else q.candidate.offer_label
+
+
+def _provider(q: Quote) -> str:
+    return "" if q.candidate is None else q.candidate.offer.row.provider
+
+
+def _plan(q: Quote) -> tuple[str, str]:
+    """A provider's plan: the offers of one plan in several regions are one alternative."""
+    return ("", "") if q.candidate is None else (q.candidate.offer.row.provider, q.candidate.plan)
 
 
 #: what a kernel may ask of the other loaded options by role (``app.host.options`` answers it)

@@ -169,14 +169,25 @@ def stability_of(
     return Stability(interruptions, per_interruption, lost, goodput, (), interval)
 
 
-def usability_of(infra_fte: Range, coverage: Range, team_size: Any, setup_steps: str, ends: Ends = ALL) -> Usability:
+def usability_of(
+    infra_fte: Range,
+    coverage: Range,
+    team_size: Any,
+    setup_steps: str,
+    ends: Ends = ALL,
+    *,
+    engineers_work: Range | None = None,
+) -> Usability:
     """Share of the team's time left for models.
 
     The option needs ``infra_fte`` of infrastructure work; the team's own ops staff absorb
     ``coverage`` (``ops_coverage_<ops_team>``) of it; the rest falls on the algorithm engineers:
-    ``focus = max(0, 1 − infra_fte × (1 − coverage) ÷ team_size)``. ``sources`` are left to the caller.
+    ``focus = max(0, 1 − infra_fte × (1 − coverage) ÷ team_size)``. ``engineers_work``: the part of
+    ``infra_fte`` that can fall on them where the rest is done by staff the option prices (an own
+    cluster's hired ops teams: priced once, never also taken from the engineers). ``sources`` are left
+    to the caller.
     """
-    unmet = unmet_of(infra_fte, coverage, ends)
+    unmet = unmet_of(infra_fte if engineers_work is None else engineers_work, coverage, ends)
     focus = _range([focus_at(e, unmet, team_size) for e in ends], ends)
     return Usability(infra_fte, unmet, setup_steps, focus, ())
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from app.sdk import answers, constraints, model
-from app.sdk.columns import ALL, NAN, Columns, holds
+from app.sdk.columns import ALL, NAN, Columns, holds, where
 from app.sdk.errors import MissingKnowledge
 from app.sdk.kernel import Candidate, Kernel, Quote, refs
 from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
@@ -56,11 +56,12 @@ class OfferKernel(Kernel):
 
     def jurisdiction(self, c: Candidate, profile: Profile) -> str:
         """Where the offer's hardware is: its region (an option that buys hardware for the buyer says
-        the buyer's country)."""
+        the buyer's country). Rules of a ``location`` bind there (its country: none for ``global``); rules
+        for buyers bind by ``buyer_country`` whatever this says (``app.sdk.availability``)."""
         return c.offer.row.region
 
     def availability(self, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
-        """The export controls on the offer's GPU model where its hardware is (``app.sdk.constraints``)."""
+        """The availability rules that bind the offer for the profile (``app.sdk.availability``)."""
         return constraints.availability(self, c, profile)
 
     def setup_share(self) -> Range:
@@ -145,22 +146,45 @@ class OfferKernel(Kernel):
 
     # ---- the shared methodology, per profile (each computed once per call where candidates share it) ----
 
-    def efficiency(self, at: Columns, lead: Range, waits: Any = True) -> Efficiency:
+    def scaling(self, c: Candidate, at: Columns) -> tuple[str, Any] | None:
+        """Where the largest job spans several of the offer's nodes: the assumption that scales it (its
+        fabric's ``multi_node_scaling_<fabric>``) and where it spans them (a bool, or an array over a batch);
+        None where it fits one node (``app.sdk.constraints.scaling_key``)."""
+        key = constraints.scaling_key(c)
+        if key is None:
+            return None
+        spans = at.gt(at.job_gpus, c.node_gpus)
+        return (key, spans) if holds(spans) else None
+
+    def efficiency(
+        self, at: Columns, lead: Range, waits: Any = True, scaling: tuple[str, Any] | None = None
+    ) -> Efficiency:
         """The offer's efficiency (``app.sdk.model.productive_share``) for its lead time; ``waits``: whether
-        the team waits for the compute (per profile over a batch), not bridging it on other compute."""
-        key = (id(lead), id(waits) if isinstance(waits, np.ndarray) else bool(waits))
+        the team waits for the compute (per profile over a batch), not bridging it on other compute;
+        ``scaling`` (``OfferKernel.scaling``): a job across nodes runs at ``execution_efficiency ×
+        multi_node_scaling_<fabric>`` — applied here once, so productive share and effective hours read it."""
+        spans = None if scaling is None else scaling[1]
+        key = (
+            id(lead),
+            id(waits) if isinstance(waits, np.ndarray) else bool(waits),
+            None if scaling is None else scaling[0],
+            id(spans) if isinstance(spans, np.ndarray) else spans,
+        )
         memo = at.memo.get("efficiency")
         if memo is None:
             memo = at.memo["efficiency"] = {}
         found = memo.get(key)
         if found is None:
             execution = self.value("execution_efficiency")
+            if scaling is not None:
+                factor = self.value(scaling[0])
+                execution = Range.elementwise(*(where(spans, execution[e] * factor[e], execution[e]) for e in ALL))
             productive = model.productive_share(
                 lead, execution, self.setup_share(), at.horizon, waits=waits, ends=at.ends
             )
             efficiency = Efficiency(lead, self.value("setup_minutes_per_run"), execution, productive, ())
             # the memo keeps what its key names alive: an id is only unique while its object lives
-            found = memo[key] = (efficiency, lead, waits)
+            found = memo[key] = (efficiency, lead, waits, spans)
         result: Efficiency = found[0]
         return result
 
@@ -225,11 +249,15 @@ class OfferKernel(Kernel):
             usabilities = at.memo.get("usability")
             if usabilities is None:
                 usabilities = at.memo["usability"] = {}
-            usability: Usability | None = usabilities.get(work_key)
+            usability: Usability | None = usabilities.get((work_key, priced_key))
             if usability is None:
-                usability = model.usability_of(infra_fte, coverage, at.team_size, self.setup_steps, at.ends)
-                usabilities[work_key] = usability
-            unmet = usability.infra_fte_unmet if priced_work is None else model.unmet_of(priced_work, coverage, at.ends)
+                # work the option's own priced staff do (an own cluster's hired ops teams) is neither
+                # priced again nor taken from the engineers' focus: only ``priced_work`` can fall on them
+                usability = model.usability_of(
+                    infra_fte, coverage, at.team_size, self.setup_steps, at.ends, engineers_work=priced_work
+                )
+                usabilities[(work_key, priced_key)] = usability
+            unmet = usability.infra_fte_unmet
             line: Line | None = None
             engineer = self.engineer(region)
             if engineer is not None:

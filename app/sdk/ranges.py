@@ -16,8 +16,10 @@ class Range(tuple[float, float, float]):
 
     Arithmetic keeps the bounds honest for the non-negative quantities this service deals in:
     sums and products combine like ends (low with low), a quotient divides the low end by the
-    other's high end. ``expected`` is computed from the other ranges' ``expected`` values: the
-    central estimate, not a mean over a distribution.
+    other's high end. ``expected`` is computed from the other ranges' ``expected`` values. A range
+    read from the knowledge base (``Range.triangular``) has the mean of its triangular distribution as
+    ``expected``, so a result's ``expected`` is its formula at the inputs' means: exactly the mean of a
+    result linear in its inputs, and the mean up to Jensen's gap otherwise (docs/methodology.md, "Ranges").
 
     A tuple for speed (the model builds thousands per request): ``Range.of`` checks the order of
     figures that come from data; the operations below keep it by construction.
@@ -58,6 +60,20 @@ class Range(tuple[float, float, float]):
         if not (lo <= ex <= hi):
             raise ValueError(f"range out of order: {lo} <= {ex} <= {hi}")
         return cls(lo, ex, hi)
+
+    @classmethod
+    def triangular(cls, low: Number, mode: Number, high: Number) -> Range:
+        """The range of a triangular distribution ``(low, mode, high)`` — a knowledge row's figures, the
+        source's most likely value as ``mode`` — with its mean as ``expected``: ``(low + mode + high) ÷ 3``.
+
+        The mean is what the Monte Carlo draws average to (``app.engine.insights.uncertainty`` samples
+        the same triangle), so a headline figure and the confidence block read one distribution."""
+        lo, mo, hi = float(low), float(mode), float(high)
+        if not (lo <= mo <= hi):
+            raise ValueError(f"range out of order: {lo} <= {mo} <= {hi}")
+        if lo == hi:
+            return cls(lo, lo, lo)
+        return cls(lo, min(max(triangular_mean(lo, mo, hi), lo), hi), hi)
 
     @property
     def is_point(self) -> bool:
@@ -131,6 +147,21 @@ class Range(tuple[float, float, float]):
             v = _ceil(lo)
             return tuple.__new__(Range, (v, v, v))
         return tuple.__new__(Range, (_ceil(lo), _ceil(ex), _ceil(hi)))
+
+
+def triangular_mean(low: float, mode: float, high: float) -> float:
+    """The mean of the triangular distribution ``(low, mode, high)``: ``(low + mode + high) ÷ 3``, computed
+    as ``mode + (low + high − 2 × mode) ÷ 3`` so that a symmetric triangle's mean is its mode exactly (no
+    rounding of the sum: 0.25 / 0.4 / 0.55 reads 0.4, not 0.4000000000000001)."""
+    if math.isclose(low + high, 2 * mode, rel_tol=1e-12, abs_tol=1e-300):  # symmetric (up to rounding)
+        return mode
+    return mode + (low + high - 2 * mode) / 3
+
+
+def triangular_mode(low: float, mean: float, high: float) -> float:
+    """The mode of the triangular distribution with these ends and ``mean``: ``3 × mean − low − high``,
+    kept within the ends (a figure rounded on its way may land a hair outside them)."""
+    return min(max(3 * mean - low - high, low), high)
 
 
 def _min(a: Any, b: Any) -> Any:

@@ -84,7 +84,10 @@ class Price:
     unit: vocab.PriceUnit
     #: GPUs in the priced instance or server, where the unit is per instance or server
     gpus_per_unit: int | None
+    #: ``Range.triangular``: low, the mean (``expected``) and high of the row's triangular distribution
     value: Range
+    #: the source's most likely figure (the row's stored ``expected``; the midpoint where it names none)
+    mode: float
     currency: vocab.Currency
     region: str
     valid_from: dt.date
@@ -104,6 +107,11 @@ class Price:
     billing: vocab.Billing | None
     #: a kW tier's lower bound (colocation by IT load), like ``min_gpus`` for GPU tiers
     min_kw: float | None
+    #: a short reservation's longest term in days (Capacity Blocks); a longer horizon is renewals
+    max_term_days: int | None = None
+    #: every region one price holds in, where its row lists several (this row is the one of ``region``);
+    #: None for a row of one region (``app.sdk.regions.RegionHierarchy.nearest`` picks among them)
+    regions: tuple[str, ...] | None = None
 
     def valid_on(self, day: dt.date) -> bool:
         return self.valid_from <= day and (self.valid_to is None or day < self.valid_to)
@@ -125,16 +133,22 @@ class Region:
     #: whose region it is, for a provider region of one provider
     provider: str | None
     source: str
+    #: a bloc's member countries (the EU/EEA); None for every other kind
+    members: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AvailabilityRule:
-    """An export control on ``gpu_model`` for buyers in ``jurisdiction`` (and every region under it),
-    valid from ``valid_from`` until ``valid_to``."""
+    """A rule on ``gpu_model`` in ``jurisdiction`` (a country or bloc, and every region under it), valid
+    from ``valid_from`` until ``valid_to``: ``kind`` says whose law it is (``export``: the supplier's
+    country restricts, ``import``: the buyer's), ``scope`` whom it binds (``buyer``: a buyer whose
+    ``buyer_country`` lies in the jurisdiction, on every offer; ``location``: hardware that is there)."""
 
     id: int
     gpu_model: str
     jurisdiction: str
+    scope: vocab.AvailabilityScope
+    kind: vocab.AvailabilityKind
     effect: vocab.AvailabilityEffect
     valid_from: dt.date
     valid_to: dt.date | None
@@ -171,13 +185,15 @@ class ExchangeRate:
 
 @dataclass(frozen=True, slots=True)
 class DataSecurityLevel:
-    """The residencies an offer may have for a profile of this ``data_security`` level."""
+    """The residencies an offer may have for a profile of this ``data_security`` level, and where its data
+    may sit (``data_location``: anywhere, the buyer's country or bloc, the buyer's premises)."""
 
     key: vocab.DataSecurity
     accepted_residencies: tuple[vocab.Residency, ...]
     source: str
     source_quality: vocab.SourceQuality
     rationale: str
+    data_location: vocab.DataLocation = "anywhere"
 
     @property
     def ref(self) -> SourceRef:
@@ -205,7 +221,10 @@ class Assumption:
     option: str
     key: str
     unit: vocab.AssumptionUnit
+    #: ``Range.triangular``: low, the mean (``expected``) and high of the row's triangular distribution
     value: Range
+    #: the source's most likely figure (the row's stored ``expected``; the midpoint where it names none)
+    mode: float
     source: str
     source_quality: vocab.SourceQuality
     rationale: str | None

@@ -2,6 +2,11 @@
 names lies on a chain of parents ending at ``global`` (a provider region in its country, a country on
 its continent); filters match a region and every region under it, components are looked up along the
 chain, and a buyer names a jurisdiction among the countries.
+
+A bloc (the EU/EEA) is a region of its own kind beside the chains: it lies in ``global`` and lists its
+member countries, each of which keeps its one parent (its continent). A filter of a bloc matches every
+region of its members; a jurisdiction's data may sit in the buyer's country or any bloc it belongs to
+(``keeps_data_in``). A bloc is never on a chain, so never a fallback of a component's price.
 """
 
 from __future__ import annotations
@@ -46,11 +51,64 @@ class RegionHierarchy:
 
     def within(self, region: str, filter_region: str) -> bool:
         """Whether a row of ``region`` lies inside ``filter_region``: the filter is on the row's chain
-        (``us-east-1`` is within ``US``, ``north_america`` and ``global``); a ``global`` row, or one tied
-        to no region (``*``), matches every filter, and a filter of ``*`` matches every row."""
+        (``us-east-1`` is within ``US``, ``north_america`` and ``global``), or is a bloc one of whose
+        members is (``eu-frankfurt-1`` is within ``eea``); a ``global`` row, or one tied to no region
+        (``*``), matches every filter, and a filter of ``*`` matches every row."""
         if region in (GLOBAL, ANY) or filter_region == ANY:
             return True
-        return filter_region in self.region_chain(region)
+        chain = self.region_chain(region)
+        if filter_region in chain:
+            return True
+        bloc = self.regions.get(filter_region)
+        return bloc is not None and bloc.members is not None and not set(bloc.members).isdisjoint(chain)
+
+    # ---- where data may sit ---------------------------------------------------------------------
+
+    def country_of(self, region: str) -> str | None:
+        """The country a region lies in (itself, for a country): None for ``global``, ``*``, a continent, a
+        bloc or a region the hierarchy lacks — a place no single jurisdiction holds."""
+        found: dict[str, str | None] | None = self._memo.get("country_of")
+        if found is None:
+            found = {
+                key: next((k for k in chain if self.regions[k].kind == "country"), None)
+                for key, chain in self._chains.items()
+            }
+            self._memo_put("country_of", found)
+        return found.get(region)
+
+    def blocs_of(self, country: str) -> tuple[str, ...]:
+        """The blocs ``country`` belongs to (``("eea",)`` for Germany), in key order."""
+        found: dict[str, tuple[str, ...]] | None = self._memo.get("blocs_of")
+        if found is None:
+            members: dict[str, list[str]] = {}
+            for key in sorted(self.regions):
+                for member in self.regions[key].members or ():
+                    members.setdefault(member, []).append(key)
+            found = {k: tuple(v) for k, v in members.items()}
+            self._memo_put("blocs_of", found)
+        return found.get(country, ())
+
+    def keeps_data_in(self, region: str, country: str) -> bool:
+        """Whether hardware in ``region`` keeps data in ``country``'s jurisdiction: in the country itself, or
+        in another member of a bloc it belongs to. A region tied to no country (``global``, ``*``) does not:
+        nothing says where its data sits."""
+        place = self.country_of(region)
+        if place is None:
+            return False
+        return place == country or any(place in (self.regions[b].members or ()) for b in self.blocs_of(country))
+
+    def nearness(self, region: str, country: str | None) -> int:
+        """How near ``region`` lies to a buyer in ``country``, for choosing among the regions one price holds
+        in: 0 in the country, 1 in one of its blocs, 2 on its continent, 3 elsewhere (3 without a buyer)."""
+        if country is None or country not in self._chains:
+            return 3
+        place = self.country_of(region)
+        if place == country:
+            return 0
+        if place is not None and self.keeps_data_in(region, country):
+            return 1
+        continent = self._chains[country][1:2]
+        return 2 if continent and continent[0] in self._chains.get(region, ()) else 3
 
     def region_search(self, region: str) -> list[str]:
         """Where a regional price may come from, nearest first: the region's chain in the hierarchy, then

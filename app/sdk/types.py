@@ -26,6 +26,7 @@ PROFILE_NUMBERS = (
     "delay_cost_per_day",
     "largest_job_gpus",
     "preemptible_share",
+    "held_share",
 )
 
 
@@ -63,6 +64,9 @@ class Profile:
     #: share of the work that tolerates preemption, 0–1: preemptible (spot) capacity serves only a
     #: profile whose every job does (a mix within one option is a capacity plan's)
     preemptible_share: float = 0.0
+    #: share of held on-demand instance and platform cluster hours the team turns into useful work,
+    #: 0.05–1 (None: the knowledge base's ``held_utilization``, the article's 50 %; NaN in a batch)
+    held_share: float | None = None
     #: ISO 3166-1 alpha-2 code of the buyer's jurisdiction: where an own cluster is bought, staffed and
     #: powered, and whose availability rules apply (None: none assumed)
     buyer_country: str | None = None

@@ -15,16 +15,27 @@ from typing import Literal, get_args
 Dimension = Literal["cost", "efficiency", "stability", "usability"]
 OpsTeam = Literal["none", "basic", "professional"]
 DataSecurity = Literal["standard", "high", "extreme"]
-#: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is)
-Interconnect = Literal["infiniband", "roce", "efa", "ethernet"]
+#: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is);
+#: ``tcpxo`` and ``tcpx`` are Google Cloud's GPUDirect-TCPXO (A3 Mega) and GPUDirect-TCPX (A3 High)
+Interconnect = Literal["infiniband", "roce", "efa", "tcpxo", "tcpx", "ethernet"]
 #: how a managed platform bills its GPUs: only job time (plus start-up), the whole allocated cluster, or the
 #: hours a shared pool's utilization decides (the source article's platform)
 Billing = Literal["job_seconds", "held_cluster", "pooled"]
 #: what a region of the hierarchy is: a provider's region lies in a country, a subdivision (ISO 3166-2) in
-#: a country, a country (ISO 3166-1 alpha-2) on a continent, a continent in ``global``
-RegionKind = Literal["provider_region", "subdivision", "country", "continent", "global"]
-#: what an availability rule (an export control) does to a GPU model in a jurisdiction
-AvailabilityEffect = Literal["unavailable", "licence_required"]
+#: a country, a country (ISO 3166-1 alpha-2) on a continent, a continent in ``global``; a bloc (the EU/EEA)
+#: lies in ``global`` and names its member countries beside their one chain of parents
+RegionKind = Literal["provider_region", "subdivision", "country", "continent", "bloc", "global"]
+#: where a ``data_security`` level lets data sit: anywhere, the buyer's country or its bloc, or the buyer's
+#: own premises
+DataLocation = Literal["anywhere", "jurisdiction", "premises"]
+#: what an availability rule does to a GPU model in a jurisdiction: refuses it, or says in a note that a
+#: licence is needed or that the buyer's government discourages buying it
+AvailabilityEffect = Literal["unavailable", "licence_required", "discouraged"]
+#: whom an availability rule binds: the buyer (evaluated for ``buyer_country``) or the place the offer's
+#: hardware is (its country)
+AvailabilityScope = Literal["buyer", "location"]
+#: whose law an availability rule is: the supplier's country restricts exports, or the buyer's imports
+AvailabilityKind = Literal["export", "import"]
 #: where an offer's hardware runs and who shares it (``data_security`` levels accept some of these)
 Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "on_premises"]
 Currency = Literal["CNY", "USD", "EUR"]
@@ -35,7 +46,9 @@ FieldKind = Literal["number", "integer", "string", "boolean"]
 #: the currency every exchange rate is quoted in, and every conversion goes through
 Pivot = Literal["CNY"]
 ProviderKind = Literal["hyperscaler", "gpu_cloud", "china_cloud", "marketplace", "platform", "own", "reference"]
-SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption"]
+#: ``grey_market``: a quote of a market that sells outside the law (a part export-controlled for the place):
+#: listed among alternatives, never pricing a chosen own-cluster offer
+SourceQuality = Literal["article", "verified", "secondary", "weak", "unverified", "assumption", "grey_market"]
 PriceUnit = Literal[
     "per_server",
     "per_server_year",
@@ -46,6 +59,7 @@ PriceUnit = Literal[
     "fraction",
     "per_gpu",
     "per_tb",
+    "per_tb_month",
     "per_kw",
     "per_kw_month",
     "per_fte_year",
@@ -83,7 +97,10 @@ FIELD_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
 BILLINGS: tuple[Billing, ...] = get_args(Billing)
 REGION_KINDS: tuple[RegionKind, ...] = get_args(RegionKind)
+DATA_LOCATIONS: tuple[DataLocation, ...] = get_args(DataLocation)
 AVAILABILITY_EFFECTS: tuple[AvailabilityEffect, ...] = get_args(AvailabilityEffect)
+AVAILABILITY_SCOPES: tuple[AvailabilityScope, ...] = get_args(AvailabilityScope)
+AVAILABILITY_KINDS: tuple[AvailabilityKind, ...] = get_args(AvailabilityKind)
 #: the root of the region hierarchy: every chain of parents ends here, and a row there matches every filter
 GLOBAL = "global"
 RESIDENCIES: tuple[Residency, ...] = get_args(Residency)

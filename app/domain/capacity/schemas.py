@@ -90,6 +90,10 @@ class PortfolioRead(msgspec.Struct):
     cost_per_effective_gpu_hour: RangeRead | None
     #: the expected NPV of the effective cost: what the optimiser minimises and portfolios are ranked by
     effective_npv_cost: float | None
+    #: useful GPU-hours the demand asks for, and those the portfolio serves: a feasible one serves them all
+    #: (within 0.1 %), so portfolios are compared at equal served demand
+    demand_gpu_hours: float
+    served_gpu_hours: float
     feasible: bool
     reasons: list[str]
     reason_codes: list[ReasonCode]

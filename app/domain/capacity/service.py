@@ -35,17 +35,24 @@ class CapacityService:
         engine = self.engine
         kb = engine.knowledge()
         phases = demand.phases(req)
+        if req.demand is None and req.largest_job_gpus is not None:  # a plain profile's job shape, as everywhere
+            phases = cap.flat(phases[0].gpus, phases[0].utilization, req.horizon_years, req.largest_job_gpus)
         peak = max(phases, key=lambda p: p.gpus)
         profile = engine.profile(req.model_copy(update={"gpus": peak.gpus, "utilization": peak.utilization}), kb)
-        owned = []
         for n, o in enumerate(req.owned):
             if o.gpu_model not in kb.gpus:
+                known = ", ".join(sorted(kb.gpus))
                 raise UnknownReference(
-                    f"unknown GPU model '{o.gpu_model}' (see /v1/gpus)", field=f"owned[{n}].gpu_model"
+                    f"unknown GPU model '{o.gpu_model}'; the GPU models are {known} (see /v1/gpus)",
+                    field=f"owned[{n}].gpu_model",
                 )
+        wanted = cap.demand_model(kb, profile.gpu_model)
+        owned = []
+        for o in req.owned:
             bought = o.purchase_date or profile.as_of  # the schema lets through one of the two
             age = o.age_years if o.age_years is not None else max(0.0, (profile.as_of - bought).days / DAYS_PER_YEAR)
-            owned.append(cap.Owned(o.gpu_model, o.count, age))
+            factor = cap.equivalent_factor(kb, o.gpu_model, wanted)
+            owned.append(cap.Owned(o.gpu_model, o.count, age, factor, wanted is None or o.gpu_model == wanted))
         with engine.tracer.start_as_current_span(
             "decision.capacity_plan", attributes={"knowledge.version": kb.version}
         ):
@@ -93,8 +100,9 @@ class CapacityService:
         return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
 
     def _portfolio(self, p: cap.Portfolio, currency: str, lang: Lang) -> s.PortfolioRead:
-        if p.kind == cap.HYBRID and len({g.option for g in p.segments}) == 1:  # a mix of one option: its name
-            name = self.option_name(p.segments[0].option, lang)
+        held = [g for g in p.segments if g.acquired != cap.BRIDGE]  # a bridge is its cluster's, not an option's
+        if p.kind == cap.HYBRID and held and len({g.option for g in held}) == 1:  # a mix of one option: its name
+            name = self.option_name(held[0].option, lang)
         elif p.kind == cap.HYBRID:
             name = name_of("capacity.hybrid", lang, "Cost-optimal mix")
         else:
@@ -111,6 +119,8 @@ class CapacityService:
             cost_per_useful_gpu_hour=range_read(p.per_useful_gpu_hour, 4) if priced else None,
             cost_per_effective_gpu_hour=range_read(p.per_effective_gpu_hour, 4) if priced else None,
             effective_npv_cost=round(p.objective, 2) if priced else None,
+            demand_gpu_hours=round(p.demand_gpu_hours, 1),
+            served_gpu_hours=round(p.served_gpu_hours, 1) if p.segments else 0.0,
             feasible=p.feasible,
             reasons=[render(r, lang) for r in p.reasons],
             reason_codes=[ReasonCode(**code_of(r, lang)) for r in p.reasons],

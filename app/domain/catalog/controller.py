@@ -9,12 +9,13 @@ from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import Example
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 
 from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
 from app.i18n import language
 from app.kb.repositories import KnowledgeVersionRepository
+from app.sdk.vocab import AvailabilityKind, AvailabilityScope
 from app.web.caching import conditional_get_middleware
 from app.web.negotiation import CSV, JSON, negotiate, rows_csv
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
@@ -188,7 +189,8 @@ class CatalogController(Controller):
         "/availability-rules",
         operation_id="listAvailabilityRules",
         opt={"scope": "catalog:read"},
-        summary="Export controls: GPU models unavailable, or only with a licence, in a jurisdiction, with sources",
+        summary="Export and import rules: GPU models unavailable, licensed or discouraged for a buyer or a place, "
+        "with sources",
         responses=COMMON_PROBLEMS,
     )
     async def list_availability_rules(
@@ -199,9 +201,20 @@ class CatalogController(Controller):
             str | None,
             Parameter(
                 max_length=40,
-                description="A key from /v1/regions: the rules that apply there (its own and those of every "
-                "region it lies in).",
+                description="A key from /v1/regions: the rules that apply there (its own, those of every "
+                "region it lies in and of the blocs it belongs to); global lies in no jurisdiction.",
             ),
+        ] = None,
+        binds: Annotated[
+            AvailabilityScope | None,
+            QueryParameter(
+                name="scope",  # ``scope`` itself is the request's ASGI scope in a handler's signature
+                description="Only rules that bind the buyer (buyer) or the place the hardware is (location).",
+            ),
+        ] = None,
+        kind: Annotated[
+            AvailabilityKind | None,
+            Parameter(description="Only export rules (the supplier's country) or import rules (the buyer's)."),
         ] = None,
         as_of: Annotated[dt.date | None, Parameter(description="Only rules in force on this date.")] = None,
         limit: Limit = DEFAULT_LIMIT,
@@ -211,7 +224,7 @@ class CatalogController(Controller):
             # never an empty list: "no rule" must not be read off a misspelt jurisdiction
             raise NotFoundException(f"unknown jurisdiction '{jurisdiction}' (see /v1/regions)")
         return catalog.availability_rules(
-            window(limit, offset), gpu_model=gpu_model, jurisdiction=jurisdiction, as_of=as_of
+            window(limit, offset), gpu_model=gpu_model, jurisdiction=jurisdiction, scope=binds, kind=kind, as_of=as_of
         )
 
     @get(

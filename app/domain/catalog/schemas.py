@@ -10,6 +10,8 @@ import msgspec
 from app.sdk.vocab import (
     AssumptionUnit,
     AvailabilityEffect,
+    AvailabilityKind,
+    AvailabilityScope,
     Billing,
     Currency,
     Interconnect,
@@ -114,6 +116,8 @@ class PriceRead(msgspec.Struct):
     high: float
     currency: Currency
     region: str
+    #: every region the one price holds in, where its row lists several (this row is the one of ``region``)
+    regions: list[str] | None
     valid_from: dt.date
     valid_to: dt.date | None
     capacity_gpus: int | None
@@ -128,6 +132,8 @@ class PriceRead(msgspec.Struct):
     interconnect: Interconnect | None
     billing: Billing | None
     min_kw: float | None
+    #: a short reservation's longest term in days (Capacity Blocks: 182); a longer horizon is renewals
+    max_term_days: int | None = None
 
 
 class PriceList(Page):
@@ -160,6 +166,8 @@ class RegionRead(msgspec.Struct):
     parent: str | None
     provider: str | None
     source: str
+    #: a bloc's member countries (the EU/EEA: its region kind is ``bloc``); null for every other region
+    members: list[str] | None = None
 
 
 class RegionList(Page):
@@ -167,12 +175,17 @@ class RegionList(Page):
 
 
 class AvailabilityRuleRead(msgspec.Struct):
-    """An export control: ``gpu_model`` is ``effect`` for buyers in ``jurisdiction`` (and every region
-    under it) from ``valid_from`` until ``valid_to``."""
+    """A rule on ``gpu_model`` in ``jurisdiction`` (a country or bloc, and every region under it) from
+    ``valid_from`` until ``valid_to``: ``kind`` is whose law it is (``export``: the supplier's country,
+    ``import``: the buyer's), ``scope`` whom it binds (``buyer``: buyers whose ``buyer_country`` is there,
+    on every offer; ``location``: hardware that is there), ``effect`` what it does (``unavailable``:
+    refused; ``licence_required``, ``discouraged``: said in a note)."""
 
     id: int
     gpu_model: str
     jurisdiction: str
+    scope: AvailabilityScope
+    kind: AvailabilityKind
     effect: AvailabilityEffect
     valid_from: dt.date
     valid_to: dt.date | None

@@ -25,7 +25,7 @@ from app.kb.repositories import KnowledgeVersionRepository
 from app.sdk.errors import KnowledgeUnavailable
 from app.sdk.knowledge import Knowledge, Price
 from app.sdk.offers import stale
-from app.sdk.vocab import OFFER_ITEMS
+from app.sdk.vocab import GLOBAL, OFFER_ITEMS
 from app.web.pagination import page
 
 R = TypeVar("R", bound=msgspec.Struct)
@@ -211,19 +211,30 @@ class CatalogService:
         return key in self._kb().regions
 
     def availability_rules(
-        self, window: LimitOffset, *, gpu_model: str | None, jurisdiction: str | None, as_of: dt.date | None
+        self,
+        window: LimitOffset,
+        *,
+        gpu_model: str | None,
+        jurisdiction: str | None,
+        as_of: dt.date | None,
+        scope: str | None = None,
+        kind: str | None = None,
     ) -> s.AvailabilityRuleList:
-        """Export controls, filtered: ``jurisdiction`` keeps the rules that apply there (a rule of that
-        region or of any region it lies in), ``as_of`` those in force that day."""
+        """Availability rules, filtered: ``jurisdiction`` keeps the rules that apply there (a rule of that
+        region, of any region it lies in or of a bloc it belongs to; none at ``global``, which lies in no
+        jurisdiction), ``scope`` and ``kind`` whom they bind and whose law they are, ``as_of`` those in
+        force that day."""
         kb = self._kb()
         rows = [
             a
             for a in kb.availability
             if (gpu_model is None or a.gpu_model == gpu_model)
-            and (jurisdiction is None or a.jurisdiction in kb.region_chain(jurisdiction))
+            and (jurisdiction is None or (jurisdiction != GLOBAL and kb.within(jurisdiction, a.jurisdiction)))
+            and (scope is None or a.scope == scope)
+            and (kind is None or a.kind == kind)
             and (as_of is None or a.valid_on(as_of))
         ]
-        rows.sort(key=lambda a: (a.jurisdiction, a.gpu_model, a.valid_from))
+        rows.sort(key=lambda a: (a.jurisdiction, a.gpu_model, a.kind, a.valid_from))
         return _listing(s.AvailabilityRuleList, kb, [read(a, s.AvailabilityRuleRead) for a in rows], window)
 
     def exchange_rates(

@@ -194,6 +194,7 @@ class DecisionService:
                 base=result,
             )
             confidence = confidence_read(u)
+            result = ins.explained(result, u)  # one story: why the first is not the most often best, if so
             said = self._break_even_sentence(profile, kb)
             sentence = None if said is None else render(said, lang)
         return s.Evaluation(

@@ -8,6 +8,7 @@ import msgspec
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
+from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.schemas import MAX_GPUS, RangeRead
 from app.sdk.vocab import PLAN_NAME_PATTERN, OpsTeam
 from app.web.schemas import AsOf, RequestModel
@@ -109,6 +110,12 @@ class TrainingPlanItem(msgspec.Struct):
     error: str | None = None
     #: why the option has no plan: ``no-offer``, ``missing-knowledge`` or ``option-failed``
     error_code: str | None = None
+    #: whether the plan's offer can serve the run: it breaks none of the hard constraints a comparison of
+    #: the same run applies (job shape, capacity…); None without a plan
+    feasible: bool | None = None
+    #: why not, as a comparison says it (``infeasible_reasons``), and as message codes
+    reasons: list[str] = msgspec.field(default_factory=list)
+    reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
 
 
 class TrainingPlanRead(msgspec.Struct):

@@ -3,12 +3,14 @@ takes on the calendar and what it costs (docs/training-plans.md)."""
 
 from __future__ import annotations
 
+from app.domain.decisions.schemas import ReasonCode
 from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, TrainingPlanRead
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
-from app.engine import planner
-from app.i18n import DEFAULT_LANG, Lang, name_of, render
+from app.engine import decision, planner
+from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
 from app.sdk.errors import MissingKnowledge, NothingAssessable, UnknownReference
+from app.sdk.knowledge import Knowledge
 from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, money_range, msg, num, option_ref, pct
@@ -118,6 +120,7 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
                 )
             )
             continue
+        refused = _refusal(engine, kb, o)
         if p.committed and o.assessment is not None:
             c = o.assessment.cost
             upfront, annual = money_range(c.upfront, profile.currency), money_range(c.annual, profile.currency)
@@ -145,6 +148,9 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
                 cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
                 upfront_cost=range_read(p.upfront_cost),
                 committed=p.committed,
+                feasible=not o.refused,
+                reasons=[render(r, lang) for r in refused],
+                reason_codes=[ReasonCode(**code_of(r, lang)) for r in refused],
             )
         )
     return TrainingPlanRead(
@@ -163,3 +169,11 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
         rental_plan=profile.rental_plan,
         ops_team=profile.ops_team,
     )
+
+
+def _refusal(engine: Engine, kb: Knowledge, o: planner.PlanOutcome) -> list[str]:
+    """The sentences of the hard constraints an option's plan breaks, as a comparison of the same run gives
+    them (the option's assessment of the plan's profile); none when it can serve the run."""
+    if not o.refused or o.profile is None:
+        return []
+    return decision.broken(engine.assess(o.option, o.profile, kb))

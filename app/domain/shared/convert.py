@@ -22,7 +22,7 @@ from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.ranges import Range
 from app.sdk.types import Cost, LineItem, OfferInfo, Profile
 
-DISTRIBUTION = "triangular(low, mode=expected, high) per knowledge-base range, independent draws"
+DISTRIBUTION = "triangular(low, mode, high) per knowledge-base range, mean = expected, independent draws"
 
 
 def range_read(r: Range, digits: int = 2) -> RangeRead:

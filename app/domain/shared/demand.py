@@ -295,7 +295,8 @@ class PhaseRead(msgspec.Struct):
 class SegmentRead(msgspec.Struct):
     """GPUs of one option per phase, and how they are had: `buy` (an owned cluster's tranche, kept to the
     end), `commit` (a reservation or subscription in whole terms), `use` (billed as used), `owned`
-    (GPUs held already)."""
+    (GPUs held already, counted in the demand's GPU model by sustained throughput), `bridge` (rented from
+    the first day until a first cluster is installed)."""
 
     option: str
     name: str
@@ -307,6 +308,13 @@ class SegmentRead(msgspec.Struct):
     total_cost: RangeRead
     npv_cost: RangeRead
     upfront_cost: RangeRead
+    #: a tranche or reservation: the day after `as_of` it is ordered (its phase's start less its lead time;
+    #: 0: at once, bridged until installed) and its lead time in days
+    order_day: float | None = None
+    lead_time_days: float | None = None
+    #: GPUs already owned: their model and count (`gpus_by_phase` counts them in the demand's GPU model)
+    gpu_model: str | None = None
+    owned_gpus: int | None = None
 
 
 def phase_reads(demand: tuple[cap.Phase, ...]) -> list[PhaseRead]:
@@ -339,6 +347,10 @@ def segment_reads(
             total_cost=range_read(g.price.total),
             npv_cost=range_read(g.price.npv),
             upfront_cost=range_read(g.price.upfront),
+            order_day=None if g.order_day is None else round(g.order_day, 1),
+            lead_time_days=None if g.lead_time_days is None else round(g.lead_time_days, 1),
+            gpu_model=g.gpu_model,
+            owned_gpus=g.owned_gpus,
         )
         for g in p.segments
     ]

@@ -120,6 +120,13 @@ class ProfileFields(RequestModel):
         le=1,
         description="Share of the work that tolerates preemption (0–1); spot capacity serves only a profile at 1.",
     )
+    held_share: float | None = Field(
+        default=None,
+        ge=0.05,
+        le=1,
+        description="Share of the hours of held on-demand instances and held platform clusters the team turns into "
+        "useful work (0.05–1); absent: the knowledge base's `held_utilization` (the article's 50 %).",
+    )
     buyer_country: str | None = Field(
         default=None,
         pattern=r"^[A-Z]{2}$",

@@ -6,9 +6,11 @@ from app.engine.capacity.demand import MAX_PHASES, MONTHS_PER_YEAR, Owned, Phase
 from app.engine.capacity.plan import CapacityPlan, Singles, plan, singles
 from app.engine.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment, assessment_on
 from app.engine.capacity.solver import TIME_LIMIT_SECONDS
-from app.engine.capacity.tables import BUY, COMMIT, OWNED, USE
+from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE
+from app.engine.capacity.throughput import demand_model, equivalent_factor, throughput
 
 __all__ = [
+    "BRIDGE",
     "BUY",
     "COMMIT",
     "HYBRID",
@@ -25,10 +27,13 @@ __all__ = [
     "Segment",
     "Singles",
     "assessment_on",
+    "demand_model",
+    "equivalent_factor",
     "flat",
     "growth",
     "phases",
     "plan",
     "singles",
+    "throughput",
     "useful_gpu_hours",
 ]

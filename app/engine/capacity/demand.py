@@ -44,11 +44,21 @@ class Phase:
 
 @dataclass(frozen=True, slots=True)
 class Owned:
-    """GPUs the team holds already: ``count`` of ``gpu_model``, ``age_years`` old at ``as_of``."""
+    """GPUs the team holds already: ``count`` of ``gpu_model``, ``age_years`` old at ``as_of``; each
+    worth ``factor`` GPUs of the demand's model by sustained throughput
+    (``app.engine.capacity.throughput``; 1 for the demand's own model)."""
 
     gpu_model: str
     count: int
     age_years: float
+    factor: float = 1.0
+    #: whether they are the demand's GPU model (they join a cluster bought for the demand: one job on both)
+    same_model: bool = True
+
+    @property
+    def equivalent_gpus(self) -> float:
+        """The GPUs of the demand's model they are worth."""
+        return self.count * self.factor
 
 
 def phases(items: Sequence[tuple[int, int, float, int | None]]) -> tuple[Phase, ...]:
@@ -78,9 +88,9 @@ def growth(start_gpus: int, growth_per_year: float, utilization: float, horizon_
     return phases(items)
 
 
-def flat(gpus: int, utilization: float, horizon_years: float) -> tuple[Phase, ...]:
-    """A plain ``gpus`` / ``utilization`` profile: one phase over the horizon."""
-    return phases([(round(horizon_years * MONTHS_PER_YEAR), gpus, utilization, None)])
+def flat(gpus: int, utilization: float, horizon_years: float, largest_job_gpus: int | None = None) -> tuple[Phase, ...]:
+    """A plain ``gpus`` / ``utilization`` profile (with its ``largest_job_gpus``): one phase over the horizon."""
+    return phases([(round(horizon_years * MONTHS_PER_YEAR), gpus, utilization, largest_job_gpus)])
 
 
 def useful_gpu_hours(demand: Sequence[Phase]) -> float:

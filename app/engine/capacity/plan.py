@@ -14,11 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.engine.capacity import reasons as why
+from app.engine.capacity import served
 from app.engine.capacity import sizes as sz
 from app.engine.capacity.demand import Owned, Phase
 from app.engine.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment, infeasible, portfolio_of
 from app.engine.capacity.solver import TIME_LIMIT_SECONDS, Group, solve
 from app.engine.capacity.tables import (
+    BRIDGE,
     BUY,
     COMMIT,
     NO_DEADLINE,
@@ -28,6 +30,7 @@ from app.engine.capacity.tables import (
     Priced,
     Pricer,
     Request,
+    bridge_request,
     deadline_for,
     deadline_of,
     owned_price,
@@ -63,6 +66,10 @@ class Tables:
     errors: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the owning option's cluster priced for each phase it can buy for, at each level: (price, request)
     clusters: dict[int, dict[int, tuple[Priced, Request]]] = field(default_factory=dict)
+    #: a first-phase cluster's bridge until installed, at each level: (variant, price, request)
+    bridges: dict[int, tuple[Variant, Priced, Request]] = field(default_factory=dict)
+    #: each entry of GPUs already owned: (GPU model, count, of the demand's model)
+    owned: list[tuple[str, int, bool]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +117,13 @@ def singles(
             time_limit=time_limit * SINGLE_SHARE,
         )
         if solved is None:
+            mine = [i for i in t.items if i.variant.option == option and i.price.feasible]
+            if mine and all(i.price.waits for i in mine):  # it could serve, but only after waiting for delivery
+                found.append(infeasible(key, SINGLE, demand, (served.waits(),)))
+                continue
             found.append(infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
             continue
-        p = portfolio_of(key, SINGLE, solved, pricer, demand, t.clusters)
+        p = portfolio_of(key, SINGLE, solved, pricer, demand, t.clusters, t.bridges, t.owned)
         found.append(replace(p, reasons=(*p.reasons, *why.base_sizes(pricer, t.items, p, demand, unit))))
     return Singles(tuple(found), t, pricer)
 
@@ -157,10 +168,10 @@ def plan(
     elif found is None:
         hybrid = infeasible(HYBRID, HYBRID, demand, (why.no_portfolio(),))
     else:
-        hybrid = portfolio_of(HYBRID, HYBRID, found, pricer, demand, t.clusters)
+        hybrid = portfolio_of(HYBRID, HYBRID, found, pricer, demand, t.clusters, t.bridges, t.owned)
         if best is not None and hybrid.objective > best.objective:
             hybrid = replace(best, key=HYBRID, kind=HYBRID, reasons=(why.no_better_mix(best.key),))
-        elif len(alone := {s.option for s in hybrid.segments}) == 1:  # a "mix" of one option is its plan
+        elif len(alone := {s.option for s in hybrid.segments if s.acquired != BRIDGE}) == 1:  # one option's plan
             hybrid = replace(hybrid, reasons=(why.no_better_mix(f"single:{alone.pop()}"), *hybrid.reasons))
         hybrid = replace(hybrid, reasons=(*hybrid.reasons, *why.base_sizes(pricer, t.items, hybrid, demand, unit)))
         if not found.optimal:
@@ -186,7 +197,7 @@ def build_tables(
     unit: int,
 ) -> Tables:
     """Every item of every option, priced; the options that cannot be priced, with their error."""
-    base, t = pricer.base, Tables()
+    base, t = pricer.base, Tables(owned=[(o.gpu_model, o.count, o.same_model) for o in owned])
     horizon, last, deadline = base.horizon_years, len(demand) - 1, deadline_of(base)
     sizes = sz.tranche_sizes(demand, unit)
     peak = max(p.gpus for p in demand)
@@ -194,7 +205,8 @@ def build_tables(
         v = Variant(option)
         try:
             if option == owner:
-                _cluster(pricer, t, v, demand, sz.tranche_levels(demand, owned, unit), peak)
+                others = [o for o in options if o != owner]
+                _cluster(pricer, t, v, demand, sz.tranche_levels(demand, owned, unit), peak, others)
                 _job_probe(pricer, t, v, [(option, None, BUY)], demand, horizon)
                 continue
             uses = {
@@ -205,7 +217,9 @@ def build_tables(
             priced = pricer.price(v, list(uses.values()))
             t.items += [Item(v, USE, p, p, n, pr, r) for ((p, n), r), pr in zip(uses.items(), priced, strict=True)]
             _job_probe(pricer, t, v, [(option, None, USE)], demand, None)
-            for plan_ in [x.plan for x in variants if x.option == option and x.plan is not None]:
+            # a profile that names its plan rents on it alone, as it is compared: no other plan's commitments
+            plans = [] if base.rental_plan is not None else [x.plan for x in variants if x.option == option]
+            for plan_ in [p for p in plans if p is not None]:
                 _commitments(pricer, t, Variant(option, plan_), demand, sizes, deadline, horizon)
         except ISOLATED as exc:
             t.errors[option] = failure(exc)
@@ -213,17 +227,44 @@ def build_tables(
     if owner is not None and owner not in t.errors:
         for e, asset in enumerate(owned):
             price = owned_price(pricer, Variant(owner), asset, demand, horizon)
-            t.items.append(Item(Variant(owner), OWNED, 0, last, asset.count, price, None, e))
+            model = None if asset.same_model else asset.gpu_model
+            t.items.append(
+                Item(
+                    Variant(owner),
+                    OWNED,
+                    0,
+                    last,
+                    asset.count,
+                    price,
+                    None,
+                    e,
+                    capacity=asset.equivalent_gpus,
+                    model=model,
+                )
+            )
+            if model is not None:  # its own GPUs hold a job as large as they are worth, alone
+                for p in range(len(demand)):
+                    t.job_ok[((owner, model, OWNED), p)] = True
     return t
 
 
-def _cluster(pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], levels: Sequence[int], peak: int) -> None:
+def _cluster(
+    pricer: Pricer,
+    t: Tables,
+    v: Variant,
+    demand: Sequence[Phase],
+    levels: Sequence[int],
+    peak: int,
+    others: Sequence[str],
+) -> None:
     """The owned cluster, grown in steps: its size is a level that never falls, raised at the phases
-    it can be bought for (the first, and those that start its lead time or more from now). Growing it
-    at phase ``b`` from level ``a`` to ``c`` costs the kernel's price of a cluster of ``c`` bought for
-    ``b`` and kept to the end, less that of ``a`` (shared costs, an ops team, are paid once). Summed,
-    a cluster held at level ``L_b`` from buying phase ``b`` to the next costs ``Q_b(L_b) − Q_b+1(L_b)``:
-    per block, separable, so each step of a level is one binary choice."""
+    it can be bought for (the first, and those that start its lead time or more from now: ordered at
+    ``start − lead``). Growing it at phase ``b`` from level ``a`` to ``c`` costs the kernel's price of a
+    cluster of ``c`` bought for ``b`` and kept to the end, less that of ``a`` (shared costs, an ops team,
+    are paid once). Summed, a cluster held at level ``L_b`` from buying phase ``b`` to the next costs
+    ``Q_b(L_b) − Q_b+1(L_b)``: per block, separable, so each step of a level is one binary choice. A
+    first-phase cluster whose kernel would wait for delivery is bridged until installed (``_bridge``):
+    ``Q_0(L)`` includes its bridge."""
     base, last = pricer.base, len(demand) - 1
     horizon, deadline = base.horizon_years, deadline_of(base)
     lead = pricer.one(v, tranche_request(demand[0], demand, last, peak, 0, deadline, horizon)).lead_days
@@ -234,16 +275,45 @@ def _cluster(pricer: Pricer, t: Tables, v: Variant, demand: Sequence[Phase], lev
     priced = dict(zip(reqs, pricer.price(v, list(reqs.values())), strict=True))
     for i in starts:
         t.clusters[i] = {g: (priced[(i, g)], reqs[(i, g)]) for g in levels}
+    waited = {g: reqs[(0, g)] for g in levels if priced[(0, g)].waits}
+    bridged = _bridge(pricer, waited, priced, others)
+    for g in waited:
+        if g in bridged:
+            t.bridges[g] = bridged[g]
+            priced[(0, g)] = priced[(0, g)].plus(bridged[g][1])
+        else:  # nothing else may serve it: the team waits for delivery, as its deadline allows (said so)
+            priced[(0, g)] = replace(priced[(0, g)], waits=False)
     for b, i in enumerate(starts):
         end = starts[b + 1] - 1 if b + 1 < len(starts) else last
         feasible, before, below = True, None, 0
         for k, g in enumerate(levels):
             held = priced[(i, g)] if b + 1 == len(starts) else priced[(i, g)].less(priced[(starts[b + 1], g)])
             step = held if before is None else held.less(before)
-            feasible = feasible and priced[(i, g)].feasible
+            feasible = feasible and priced[(i, g)].feasible and not priced[(i, g)].waits
             step = replace(step, feasible=feasible)
             t.items.append(Item(v, BUY, i, end, g - below, step, reqs[(i, g)], level=k, level_gpus=g))
             before, below = held, g
+
+
+def _bridge(
+    pricer: Pricer, waited: dict[int, Request], priced: dict[tuple[int, int], Priced], others: Sequence[str]
+) -> dict[int, tuple[Variant, Priced, Request]]:
+    """For each first-phase level whose kernel waits for delivery: the cheapest quote of another option
+    (its kernel's own plan) that serves the level's GPUs and largest job from the start until the
+    cluster is installed, without waiting itself. Levels no option can bridge are left out (they wait,
+    so they are not offered)."""
+    found: dict[int, tuple[Variant, Priced, Request]] = {}
+    asks = {g: bridge_request(r, priced[(0, g)]) for g, r in waited.items()}
+    for option in others:
+        b = Variant(option)
+        try:
+            quotes = pricer.price(b, list(asks.values()))
+        except ISOLATED:
+            continue
+        for (g, r), q in zip(asks.items(), quotes, strict=True):
+            if q.feasible and not q.waits and (g not in found or q.objective < found[g][1].objective):
+                found[g] = (b, q, r)
+    return found
 
 
 def _commitments(

@@ -8,12 +8,16 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from app.engine.capacity import served as why
 from app.engine.capacity.demand import Phase, useful_gpu_hours
 from app.engine.capacity.solver import Solution
 from app.engine.capacity.tables import (
+    BRIDGE,
     BUY,
     COMMIT,
+    DAYS_PER_YEAR,
     OWNED,
+    SERVED_TOLERANCE,
     USE,
     Item,
     Priced,
@@ -45,6 +49,12 @@ class Segment:
     offer: Priced | None = None
     #: a tranche: what it prices (its whole size), to price one GPU more
     request: Request | None = None
+    #: days after ``as_of`` it is ordered (its phase's start less its lead time; 0: at once) and its lead time
+    order_day: float | None = None
+    lead_time_days: float | None = None
+    #: GPUs already owned: their model and how many (``gpus_by_phase`` counts them in the demand's model)
+    gpu_model: str | None = None
+    owned_gpus: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +68,8 @@ class Portfolio:
     objective: float
     feasible: bool
     reasons: tuple[Msg, ...] = ()
+    #: useful GPU-hours the demand asks for: a feasible portfolio serves them all (``SERVED_TOLERANCE``)
+    demand_gpu_hours: float = 0.0
 
     @property
     def per_useful_gpu_hour(self) -> Range:
@@ -75,8 +87,12 @@ def portfolio_of(
     pricer: Pricer,
     demand: Sequence[Phase],
     clusters: Mapping[int, Mapping[int, tuple[Priced, Request]]],
+    bridges: Mapping[int, tuple[Variant, Priced, Request]] | None = None,
+    owned: Sequence[tuple[str, int, bool]] = (),
 ) -> Portfolio:
-    """The solution's segments, each re-priced on its own by its kernel at the size chosen."""
+    """The solution's segments, each re-priced on its own by its kernel at the size chosen; a first
+    cluster's bridge until installed (``bridges``, by level) as a segment of its own. ``owned``: each
+    entry of GPUs already owned as (GPU model, count, of the demand's model)."""
     base, n = pricer.base, len(demand)
     segments: list[Segment] = []
     used: dict[tuple[str, str | None], dict[int, float]] = {}
@@ -95,9 +111,12 @@ def portfolio_of(
             by_phase = used.setdefault((item.variant.option, item.variant.plan), {})
             by_phase[item.first] = by_phase.get(item.first, 0.0) + amount * item.gpus
             continue
-        gpus = tuple(item.gpus if item.first <= p <= item.last else 0 for p in range(n))
+        held = math.floor(item.serves + 1e-9)  # owned: GPUs of the demand's model they are worth
+        gpus = tuple(held if item.first <= p <= item.last else 0 for p in range(n))
         offer = None if item.request is None else pricer.one(item.variant, item.request)
         v = item.variant
+        entry = owned[item.owned] if item.owned is not None and item.owned < len(owned) else None
+        model, count = (None, None) if entry is None else entry[:2]
         segments.append(
             Segment(
                 v.option,
@@ -109,6 +128,8 @@ def portfolio_of(
                 item.price.objective,
                 offer,
                 item.request,
+                gpu_model=model,
+                owned_gpus=count,
             )
         )
     for (v, first, last), item in commitments.items():
@@ -117,7 +138,17 @@ def portfolio_of(
         gpus = tuple(item.level_gpus if first <= p <= last else 0 for p in range(n))
         segments.append(
             Segment(
-                v.option, v.plan, COMMIT, gpus, demand[first].start_month, whole, whole.objective, whole, item.request
+                v.option,
+                v.plan,
+                COMMIT,
+                gpus,
+                demand[first].start_month,
+                whole,
+                whole.objective,
+                whole,
+                item.request,
+                order_day=item.request.order_years * DAYS_PER_YEAR,
+                lead_time_days=whole.lead_days,
             )
         )
     below = 0
@@ -130,9 +161,27 @@ def portfolio_of(
         step = price if below == 0 else price.less(clusters[first][below][0])
         gpus = tuple(level - below if p >= first else 0 for p in range(n))
         offer = pricer.one(owner, request)
+        bridged = first == 0 and bridges is not None and level in bridges
+        if bridged:  # the wait for delivery is served by the bridge
+            step = replace(step, lost_gpu_hours=0.0, waits=False)
         segments.append(
-            Segment(owner.option, None, BUY, gpus, demand[first].start_month, step, step.objective, offer, request)
+            Segment(
+                owner.option,
+                None,
+                BUY,
+                gpus,
+                demand[first].start_month,
+                step,
+                step.objective,
+                offer,
+                request,
+                order_day=request.order_years * DAYS_PER_YEAR,
+                lead_time_days=offer.lead_days,
+            )
         )
+        if bridged:
+            assert bridges is not None
+            segments.append(_bridged(pricer, demand, *bridges[level]))
         below = level
     for (option, plan_), by_phase in used.items():
         v = Variant(option, plan_)
@@ -163,13 +212,33 @@ def portfolio_of(
     return assemble(key, kind, tuple(segments), demand, True)
 
 
-_ORDER = (OWNED, BUY, COMMIT, USE)
+_ORDER = (OWNED, BUY, BRIDGE, COMMIT, USE)
+
+
+def _bridged(pricer: Pricer, demand: Sequence[Phase], v: Variant, _: Priced, request: Request) -> Segment:
+    """A first cluster's bridge until installed, re-priced on its own: its GPUs in the phases the wait
+    reaches into."""
+    quote = pricer.one(v, request)
+    gpus = tuple(request.gpus if p.start_years < request.horizon_years else 0 for p in demand)
+    plan = None if quote.offer is None else quote.offer.plan
+    return Segment(v.option, plan, BRIDGE, gpus, 0, quote, quote.objective, quote, request)
 
 
 def assemble(key: str, kind: str, segments: tuple[Segment, ...], demand: Sequence[Phase], feasible: bool) -> Portfolio:
+    """A portfolio of ``segments``; one that leaves more than ``SERVED_TOLERANCE`` of the demand's
+    useful GPU-hours unserved is not feasible, and says so — but for a first cluster's wait for delivery
+    that nothing else may bridge (no other option may serve the demand), which is said."""
     price = _sum([s.price for s in segments])
-    served = useful_gpu_hours(demand) - price.lost_gpu_hours
-    return Portfolio(key, kind, segments, price, served, sum(s.objective for s in segments), feasible)
+    asked = useful_gpu_hours(demand)
+    served = asked - price.lost_gpu_hours
+    found = Portfolio(key, kind, segments, price, served, sum(s.objective for s in segments), feasible, (), asked)
+    waited = [s for s in segments if s.acquired == BUY and s.start_month == 0 and s.price.lost_gpu_hours > 0]
+    share = served / asked if asked > 0 else 0.0
+    if feasible and served + sum(s.price.lost_gpu_hours for s in waited) < asked * (1 - SERVED_TOLERANCE):
+        return replace(found, feasible=False, reasons=(why.unserved(share),))
+    if feasible and waited and served < asked * (1 - SERVED_TOLERANCE):
+        return replace(found, reasons=(why.deferred(max(s.price.lead_days for s in waited), share),))
+    return found
 
 
 def infeasible(key: str, kind: str, demand: Sequence[Phase], reasons: tuple[Msg, ...]) -> Portfolio:
@@ -186,6 +255,7 @@ def _sum(prices: Sequence[Priced]) -> Priced:
         upfront=sum((p.upfront for p in prices), zero),
         effective=sum((p.effective for p in prices), zero),
         lost_gpu_hours=sum(p.lost_gpu_hours for p in prices),
+        waits=any(p.waits for p in prices),
         lead_days=max((p.lead_days for p in prices), default=0.0),
         committed=any(p.committed for p in prices),
         feasible=all(p.feasible for p in prices),
@@ -227,6 +297,7 @@ def assessment_on(a: Assessment, p: Portfolio, horizon_years: float) -> Assessme
 
 
 __all__ = [
+    "BRIDGE",
     "HYBRID",
     "SINGLE",
     "Portfolio",

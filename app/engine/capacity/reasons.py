@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.engine.capacity.demand import Phase
-from app.engine.capacity.tables import BUY, COMMIT, OWNED, USE, Item, Pricer
+from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE, Item, Pricer
 from app.engine.insights.common import Model, Variant
 from app.sdk.errors import ISOLATED
 from app.sdk.knowledge import Knowledge
@@ -87,7 +87,8 @@ def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequ
     bases = [s for s in p.segments if s.acquired in (BUY, COMMIT) and s.request is not None]
     if not bases or not any(s.request is None and s.acquired != OWNED for s in p.segments):
         return []
-    capacity = [sum(s.gpus_by_phase[k] for s in p.segments if s.acquired != USE) for k in range(len(demand))]
+    held = [s for s in p.segments if s.acquired not in (USE, BRIDGE)]  # a bridge holds GPUs only until installed
+    capacity = [sum(s.gpus_by_phase[k] for s in held) for k in range(len(demand))]
     per_gpu: dict[int, tuple[float, str]] = {}
     for i in items:
         if i.acquired == USE and i.gpus == demand[i.first].gpus and i.price.feasible:

@@ -43,11 +43,19 @@ def tranche_sizes(demand: Sequence[Phase], unit: int) -> list[int]:
     return thin((whole(v, unit) for v in (*levels, *steps)), MAX_SIZES)
 
 
+def held_gpus(owned: Sequence[Owned]) -> int:
+    """The GPUs of the demand's model the GPUs already owned are worth (by sustained throughput), whole."""
+    return math.floor(sum(o.equivalent_gpus for o in owned) + 1e-9)
+
+
 def tranche_levels(demand: Sequence[Phase], owned: Sequence[Owned], unit: int) -> list[int]:
     """The levels an owned cluster may be bought to: the demand's distinct levels in whole servers,
-    and what they leave over the GPUs already owned."""
-    held = sum(o.count for o in owned)
-    return thin((whole(g, unit) for p in demand for g in (p.gpus, p.gpus - held) if g > 0), MAX_SIZES)
+    and what they (and the largest job) leave over the GPUs already owned, and over those of the demand's
+    GPU model alone."""
+    held, same = held_gpus(owned), held_gpus([o for o in owned if o.same_model])
+    # what the GPUs owned leave over, and what those of the demand's model alone leave (a job on one model)
+    wanted = (g for p in demand for g in (p.gpus, p.gpus - held, p.gpus - same, p.largest_job_gpus - same))
+    return thin((whole(g, unit) for g in wanted if g > 0), MAX_SIZES)
 
 
 def commitment_starts(demand: Sequence[Phase]) -> list[int]:
@@ -63,7 +71,7 @@ def commitment_starts(demand: Sequence[Phase]) -> list[int]:
 def use_samples(phase: Phase, sizes: Sequence[int], owned: Sequence[Owned], unit: int) -> list[int]:
     """Sizes an option billed as used is priced at in ``phase``: the whole demand, what it leaves over
     each tranche size and over the GPUs already owned, one server."""
-    held = sum(o.count for o in owned)
+    held = held_gpus(owned)
     over = [phase.gpus - s for s in (*sizes, held) if 0 < s < phase.gpus]
     return thin([phase.gpus, min(unit, phase.gpus), *over], MAX_SAMPLES)
 
@@ -73,6 +81,7 @@ __all__ = [
     "MAX_SAMPLES",
     "MAX_SIZES",
     "commitment_starts",
+    "held_gpus",
     "thin",
     "tranche_levels",
     "tranche_sizes",

@@ -9,11 +9,14 @@ Minimise the expected NPV of the effective cost of the choices taken, where
   interpolated between the sizes sampled (continuous weights summing to at most 1: the rest is the
   size 0, which costs nothing);
 
-subject to: in every phase the GPUs of the tranches serving it plus those used cover the demand;
-in every phase one option's capacity alone holds the phase's largest job, on an option whose kernel
-accepts a job that large (binary variables per option and phase); the tranches' upfront costs sum to
-at most the capex budget. Tranches and samples the kernels mark infeasible (capacity of offers, data
-residency, lead time against the deadline) are not offered. The solver stops at ``time_limit``
+subject to: in every phase the GPUs of the tranches serving it plus those used cover the demand
+(GPUs already owned of another model count as the GPUs of the demand's model they are worth by
+sustained throughput); in every phase one option's capacity alone holds the phase's largest job, on an
+option whose kernel accepts a job that large, and on GPUs of one model (binary variables per option and
+phase); the tranches' upfront costs sum to at most the capex budget. Tranches and samples the kernels
+mark infeasible (capacity of offers, data residency, lead time against the deadline) and those that
+wait for delivery inside the demand (``Priced.waits``: a feasible plan serves all of its demand) are
+not offered. The solver stops at ``time_limit``
 seconds with the best plan found, said as ``optimal = False``.
 """
 
@@ -41,7 +44,11 @@ def _stack(i: Item) -> tuple[str, str | None, str, int, int]:
 
 
 def group_of(item: Item) -> Group:
-    """GPUs already owned join the owned cluster that is bought (one cluster runs a job)."""
+    """GPUs already owned of the demand's model join the owned cluster that is bought (one cluster runs
+    a job); those of another model are a group of their own (one synchronous job never spans two GPU
+    models)."""
+    if item.acquired == OWNED and item.model is not None:
+        return (item.variant.option, item.model, OWNED)
     return (item.variant.option, item.variant.plan, BUY if item.acquired == OWNED else item.acquired)
 
 
@@ -69,7 +76,7 @@ def solve(
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
 
-    usable = [i for i in items if i.price.feasible and allowed(i)]
+    usable = [i for i in items if i.price.feasible and not i.price.waits and allowed(i)]
     groups = sorted({group_of(i) for i in usable}, key=str)
     jobs = [(g, p) for p in range(len(demand)) for g in groups if job_ok.get((g, p), False)]
     n_items, n = len(usable), len(usable) + len(jobs)
@@ -119,14 +126,14 @@ def solve(
             row([(k, 1.0), (before, -1.0)], 0.0, np.inf)
     # demand covered in every phase
     for p, phase in enumerate(demand):
-        covering = [(k, float(i.gpus)) for k, i in enumerate(usable) if i.first <= p <= i.last]
+        covering = [(k, i.serves) for k, i in enumerate(usable) if i.first <= p <= i.last]
         row(covering, float(phase.gpus), np.inf)
     # the largest job on one option that holds it
     for p in range(len(demand)):
         chosen = [(n_items + j, 1.0) for j, (_, q) in enumerate(jobs) if q == p]
         row(chosen, 1.0, np.inf)
     for j, (g, p) in enumerate(jobs):
-        capacity = [(k, float(i.gpus)) for k, i in enumerate(usable) if group_of(i) == g and i.first <= p <= i.last]
+        capacity = [(k, i.serves) for k, i in enumerate(usable) if group_of(i) == g and i.first <= p <= i.last]
         row([*capacity, (n_items + j, -float(demand[p].largest_job_gpus))], 0.0, np.inf)
     if capex_budget is not None:
         spent = [(k, float(i.price.upfront.expected)) for k, i in enumerate(usable) if i.price.upfront.expected > 0]

@@ -14,7 +14,13 @@ A choice (``Item``) is one of:
   bills whole terms;
 - ``use``: an option billed as used for one phase (the plan its kernel chooses for that phase);
 - ``owned``: GPUs the team already holds, kept to the horizon's end: what keeping them costs is the
-  owning kernel's own price of a cluster that old, less what it cost to get it that old.
+  owning kernel's own price of a cluster that old, less what it cost to get it that old; they serve as
+  the GPUs of the demand's model they are worth by sustained throughput (``throughput``).
+
+A plan never waits: a quote that waits for delivery inside the demand's phases (``Priced.waits``)
+is not offered, and a cluster for the first phase, which cannot be ordered its lead time ahead, is
+bridged by the cheapest capacity that can serve its GPUs and largest job until it is installed
+(``BRIDGE``, priced with the tranche).
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from app.sdk.capital import discount_factor
 from app.sdk.errors import OptionFailed
 from app.sdk.knowledge import Knowledge
 from app.sdk.ranges import Range
-from app.sdk.types import OfferInfo, Profile
+from app.sdk.types import HOURS_PER_YEAR, OfferInfo, Profile
 
-BUY, COMMIT, USE, OWNED = "buy", "commit", "use", "owned"
+BUY, COMMIT, USE, OWNED, BRIDGE = "buy", "commit", "use", "owned", "bridge"
+#: a quote serves its demand when it leaves at most this share of its useful GPU-hours unserved
+SERVED_TOLERANCE = 1e-3
 DAYS_PER_YEAR = 365
 #: ``start_within_days`` of a tranche ordered ahead of its phase (its lead time is no constraint then)
 NO_DEADLINE = 3650
@@ -53,6 +61,16 @@ class Request:
     order_years: float
     start_within_days: float
     job_gpus: int
+    #: years the span is ordered before its phase starts (the wait for delivery falls there, not in the
+    #: demand); and whether a day of waiting costs the profile's ``delay_cost_per_day`` (a plan never
+    #: waits inside its demand: it orders ahead or bridges)
+    ahead_years: float = 0.0
+    delay: bool = True
+
+    @property
+    def useful_gpu_hours(self) -> float:
+        """The useful GPU-hours the span serves (after any wait before its phase)."""
+        return self.gpus * self.utilization * max(0.0, self.horizon_years - self.ahead_years) * HOURS_PER_YEAR
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +90,29 @@ class Priced:
     #: kernel's effective money ÷ cash)
     objective: float
     offer: OfferInfo | None = None
+    #: whether it waits for delivery inside the demand, leaving more than ``SERVED_TOLERANCE`` unserved
+    waits: bool = False
+
+    def plus(self, other: Priced) -> Priced:
+        """This price and ``other`` (a cluster and its bridge until installed), end by end; the useful
+        hours the bridge serves are no longer lost."""
+
+        def s(a: Range, b: Range) -> Range:
+            return Range(*(float(x) + float(y) for x, y in zip(a, b, strict=True)))
+
+        return Priced(
+            total=s(self.total, other.total),
+            npv=s(self.npv, other.npv),
+            upfront=s(self.upfront, other.upfront),
+            effective=s(self.effective, other.effective),
+            lost_gpu_hours=other.lost_gpu_hours,
+            lead_days=self.lead_days,
+            committed=self.committed,
+            feasible=self.feasible and other.feasible,
+            objective=self.objective + other.objective,
+            offer=self.offer,
+            waits=other.waits,
+        )
 
     def less(self, other: Priced) -> Priced:
         """This price less ``other`` (a cluster's growth: the larger cluster's price less the smaller's),
@@ -91,6 +132,7 @@ class Priced:
             feasible=self.feasible,
             objective=self.objective - other.objective,
             offer=self.offer,
+            waits=self.waits,
         )
 
 
@@ -115,6 +157,15 @@ class Item:
     #: a step of a growing cluster (``buy``): the level's index among the sizes, and its own level
     level: int | None = None
     level_gpus: int = 0
+    #: GPUs of the demand's model it serves (owned GPUs of another model: by sustained throughput)
+    capacity: float | None = None
+    #: owned GPUs of another model than the demand's: that model (a job never spans two GPU models)
+    model: str | None = None
+
+    @property
+    def serves(self) -> float:
+        """The GPUs of the demand's model it serves."""
+        return float(self.gpus) if self.capacity is None else self.capacity
 
     @property
     def tranche(self) -> tuple[str, str | None, str, int, int, int | None, int | None]:
@@ -130,6 +181,8 @@ class Pricer:
     def __init__(self, model: Model, knowledge: Knowledge, base: Profile) -> None:
         self.model, self.knowledge, self.base = model, knowledge, base
         self.calls = 0
+        #: quotes priced on their own, kept: a single option's segment and the mix's are often the same
+        self._one: dict[tuple[Variant, Request, str | None], Priced] = {}
 
     def rate(self, option: str) -> float:
         return float(self.knowledge.assumption_value(option, "discount_rate")[0].expected)
@@ -147,8 +200,9 @@ class Pricer:
             "capex_budget": None,  # a portfolio constraint (the sum of tranches' upfront), not a tranche's
             "delay_cost_per_day": None
             if self.base.delay_cost_per_day is None
-            else np.full(len(requests), float(self.base.delay_cost_per_day)),
-            "rental_plan": v.plan,
+            else np.array([float(self.base.delay_cost_per_day) if r.delay else 0.0 for r in requests]),
+            # a variant's plan, else the one the profile rents on (as a price comparison of it does)
+            "rental_plan": v.plan if v.plan is not None else self.base.rental_plan,
         }
         if gpu_model is not None:
             changes["gpu_model"] = gpu_model
@@ -173,7 +227,10 @@ class Pricer:
 
     def one(self, v: Variant, request: Request, gpu_model: str | None = None) -> Priced:
         """One request priced on its own, with the offer the kernel chose."""
-        found = self.price(v, [request], gpu_model)[0]
+        key = (v, request, gpu_model)
+        found = self._one.get(key)
+        if found is None:
+            found = self._one[key] = self.price(v, [request], gpu_model)[0]
         return found
 
     def _unpack(self, v: Variant, quote: Any, requests: Sequence[Request]) -> list[Priced]:
@@ -191,6 +248,8 @@ class Pricer:
         useful_total = col(c.useful_gpu_hours_total)
         effective = tuple(e * useful_total for e in ranges(per_effective))
         lost = col(c.useful_gpu_hours) * col([r.horizon_years for r in requests]) - useful_total
+        # a wait before the phase (a span ordered ahead) leaves none of the demand unserved
+        lost = lost - col(c.useful_gpu_hours) * col([r.ahead_years for r in requests])
         broken = col(quote.broken()) > 0
         lead = col(quote.efficiency.lead_time_days.expected)
         rate = self.rate(v.option)
@@ -208,6 +267,7 @@ class Pricer:
                 feasible=not bool(broken[i]),
                 objective=_objective(float(npv[1][i] * shift[i]), float(effective[1][i]), float(total[1][i])),
                 offer=offer,
+                waits=float(lost[i]) > SERVED_TOLERANCE * max(requests[i].useful_gpu_hours, 1.0),
             )
             for i in range(n)
         ]
@@ -227,17 +287,28 @@ def deadline_for(phase: Phase, deadline: int) -> int:
 def tranche_request(
     phase: Phase, demand: Sequence[Phase], last: int, gpus: int, lead_days: float, deadline: int, horizon: float
 ) -> Request:
-    """A tranche serving ``phase`` to phase ``last``: ordered at once for the first phase (the kernel
-    bridges or waits its lead time), else its lead time ahead of the phase (no deadline then)."""
+    """A tranche serving ``phase`` to phase ``last``: ordered at once for the first phase (bridged until
+    installed where its kernel would wait: ``bridge_request``), else its lead time ahead of the phase,
+    at ``start − lead`` (no deadline then; its wait for delivery falls before the phase)."""
     served = demand[phase_index(demand, phase) : last + 1]
     weight = sum(p.years for p in served)
     utilization = sum(p.utilization * p.years for p in served) / weight
     job = max(p.largest_job_gpus for p in served)
     end = horizon if last == len(demand) - 1 else demand[last].end_years
     if phase.start_month == 0:
-        return Request(gpus, utilization, end, 0.0, deadline, job)
+        return Request(gpus, utilization, end, 0.0, deadline, job, delay=False)
     order = max(phase.start_years - lead_days / DAYS_PER_YEAR, 0.0)
-    return Request(gpus, utilization, end - order, order, NO_DEADLINE, job)
+    return Request(gpus, utilization, end - order, order, NO_DEADLINE, job, phase.start_years - order, delay=False)
+
+
+def bridge_request(tranche: Request, waited: Priced) -> Request:
+    """Renting a first-phase tranche's GPUs (and its largest job) from the start until it is installed:
+    the span its kernel's quote ``waited`` (its useful GPU-hours lost ÷ the tranche's useful rate)."""
+    rate = tranche.gpus * tranche.utilization * HOURS_PER_YEAR
+    years = min(waited.lost_gpu_hours / rate, tranche.horizon_years) if rate > 0 else 0.0
+    return Request(
+        tranche.gpus, tranche.utilization, years, 0.0, tranche.start_within_days, min(tranche.job_gpus, tranche.gpus)
+    )
 
 
 def phase_index(demand: Sequence[Phase], phase: Phase) -> int:
@@ -293,15 +364,18 @@ def _less(a: Range, b: Range) -> Range:
 
 
 __all__ = [
+    "BRIDGE",
     "BUY",
     "COMMIT",
     "HAS_JOB_SIZE",
     "OWNED",
+    "SERVED_TOLERANCE",
     "USE",
     "Item",
     "Priced",
     "Pricer",
     "Request",
+    "bridge_request",
     "deadline_for",
     "owned_price",
     "tranche_request",

@@ -9,6 +9,7 @@ from app.engine.insights.break_even import BreakEven, Crossing, Payback, break_e
 from app.engine.insights.common import Assess, Model, Variant
 from app.engine.insights.cost_curve import CostCurves, CurvePoint, cost_curves, utilization_grid
 from app.engine.insights.sensitivity import Sensitivity, pointwise, sensitivity
+from app.engine.insights.story import explained, most_likely_best
 from app.engine.insights.uncertainty import Uncertainty, sample_knowledge, uncertainty
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "break_even",
     "cost_curves",
     "crossing",
+    "explained",
+    "most_likely_best",
     "pointwise",
     "sample_knowledge",
     "sensitivity",

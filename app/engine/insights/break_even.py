@@ -2,7 +2,12 @@
 cost the same per useful GPU-hour, the cluster size from which an owned cluster is cheapest, and
 payback months. Which variants are compared is a parameter: the core names no option.
 
-Everything re-runs the option plugins — the same model that prices and ranks — on varied profiles.
+Everything re-runs the option plugins — the same model that prices and ranks — on varied profiles, and
+applies the same job-shape and capacity rules: a variant whose offer cannot run the profile's job (its
+largest job across nodes, its GPUs, its share of preemptible work) is refused here as a comparison refuses
+it, with the same sentences, and a cluster size at which an offer cannot run it does not compete. The
+buyer's own constraints (data security, deadline, budget) do not change where costs cross: the ranking
+applies them.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from app.engine import decision
 from app.engine.insights.common import ENDS, Costs, Model, Variant
 from app.sdk.errors import ISOLATED, failure
 from app.sdk.kernel import Quote
@@ -53,6 +59,51 @@ class BreakEven:
     paybacks: tuple[Payback, ...]
     errors: Mapping[str, str]
     error_codes: Mapping[str, str] = field(default_factory=dict)
+
+
+#: the hard constraints about whether an offer can run the job at all (``app.sdk.constraints``; the
+#: rented option's ``spot_capacity``): the job's shape and size against the offer's nodes and capacity
+JOB_CONSTRAINTS = frozenset({"multi_node", "capacity", "min_gpus", "preemptible", "spot_capacity"})
+
+
+def violation_code(code: str) -> str:
+    """A hard constraint's code as answers name it (kebab-case: ``multi_node`` → ``multi-node``)."""
+    return code.replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a variant's offer cannot serve the profile: the broken constraints' codes and sentences (the
+    sentences a comparison gives as ``infeasible_reasons``)."""
+
+    codes: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+def refusal(model: Model, costs: Costs, v: Variant, quote: Quote) -> Refusal | None:
+    """``quote`` (``v``'s chosen quote at the profile) cannot run the job (``JOB_CONSTRAINTS``): the codes
+    of what it breaks, and every sentence of the option's assessment — what the comparison of the same
+    profile says; None when it can."""
+    broken = [code for code, where in quote.violations if code in JOB_CONSTRAINTS and bool(np.any(where))]
+    if not broken:
+        return None
+    profile = costs.at(v, utilization=costs.profile.utilization)
+    said = decision.broken(model.assess(v.option, profile, costs.knowledge))
+    return Refusal(tuple(dict.fromkeys(violation_code(code) for code in broken)), tuple(said))
+
+
+def job_refused(quote: Quote) -> Any:
+    """Where the quote cannot run the job (``JOB_CONSTRAINTS``): a bool, or an array over cluster sizes."""
+    found: Any = False
+    for code, where in quote.violations:
+        if code in JOB_CONSTRAINTS:
+            found = np.logical_or(found, where)
+    return found
+
+
+def _usable(quote: Quote, size: int) -> np.ndarray:
+    """Per cluster size, whether the quote can run the job there."""
+    return ~np.broadcast_to(np.asarray(job_refused(quote), dtype=bool), (size,))
 
 
 def _first_change(grid: Sequence[float], diffs: Sequence[float]) -> tuple[float, float, bool] | None:
@@ -196,8 +247,9 @@ def _cheapest_from(
 ) -> dict[str, int | None]:
     """Smallest cluster at the profile's utilization from which ``owner`` stays cheapest (per end).
 
-    At a size where an alternative cannot be assessed (no offer of it holds that many GPUs on the
-    profile's plan), it does not compete; where the owner cannot be, it is not cheapest.
+    At a size where an alternative cannot be assessed or its offer cannot run the job (no offer of it
+    holds that many GPUs on the profile's plan, or spans a job that large), it does not compete; where the
+    owner's cannot, it is not cheapest.
 
     The answer is the smallest size of the unbroken run of sizes, ending at the largest, where the
     owner is cheapest. Every size is quoted in one call per variant (the kernels take an array of
@@ -213,10 +265,10 @@ def _cheapest_from(
     first: dict[str, int | None] = dict.fromkeys(ENDS)
     for end in ENDS:
         mine = np.broadcast_to(np.asarray(getattr(own.cost.per_useful_gpu_hour, end), dtype=float), gpus.shape)
-        cheapest = np.ones_like(gpus, dtype=bool)
+        cheapest = _usable(own, gpus.size).copy()
         for q in rest:
             theirs = np.broadcast_to(np.asarray(getattr(q.cost.per_useful_gpu_hour, end), dtype=float), gpus.shape)
-            cheapest &= mine < theirs
+            cheapest &= (mine < theirs) | ~_usable(q, gpus.size)
         losing = np.flatnonzero(~cheapest)
         start = 0 if losing.size == 0 else int(losing[-1]) + 1  # the run of winning sizes ending at the largest
         first[end] = None if start >= len(sizes) else int(gpus[start])
@@ -246,9 +298,10 @@ def _cheapest_from_walking(
 
 def _quoted_or_none(costs: Costs, v: Variant, u: float, gpus: int) -> Quote | None:
     try:
-        return costs.quote(v, u, gpus)
+        quote = costs.quote(v, u, gpus)
     except ISOLATED:  # this variant cannot be assessed at that size (as ``break_even`` treats it)
         return None
+    return None if bool(np.any(job_refused(quote))) else quote  # nor run the job at that size
 
 
 def _payback(own: Quote, alt: Quote, alt_label: str, horizon_years: float) -> Payback:
@@ -272,9 +325,13 @@ def _payback(own: Quote, alt: Quote, alt_label: str, horizon_years: float) -> Pa
 def crossing(model: Model, profile: Profile, knowledge: Knowledge, a: Variant, b: Variant) -> Crossing | None:
     """Where ``a`` and ``b`` cost the same at the expected figures, found by bisection over 1–100 %
     utilization (one crossing at most): about 30 assessments, not a grid scan. None when either
-    cannot be assessed."""
+    cannot be assessed or its offer cannot run the profile's job (``JOB_CONSTRAINTS``, as a comparison
+    refuses it)."""
     try:
-        return _crossing(Costs(model, profile, knowledge, ("expected",)), a, b, ("expected",), (0.01, 1.0), steps=10)
+        costs = Costs(model, profile, knowledge, ("expected",))
+        if any(bool(np.any(job_refused(costs.quote(v, profile.utilization)))) for v in (a, b)):
+            return None
+        return _crossing(costs, a, b, ("expected",), (0.01, 1.0), steps=10)
     except ISOLATED:
         return None
 
@@ -291,18 +348,24 @@ def break_even(
     """Crossings for each of ``pairs``; for ``owner`` (the option that buys its hardware, if any), the
     cluster size from which it is cheapest and its payback against every other variant of ``pairs``.
 
-    A variant that cannot be assessed at the profile is left out, with its error."""
+    A variant that cannot be assessed at the profile is left out, with its error (by option); one whose
+    offer cannot run the profile's job is left out with the comparison's sentences and the constraints'
+    codes (by variant, ``option:plan``: one plan of an option may run the job where another cannot)."""
     costs = Costs(model, profile, knowledge)
     errors: dict[str, str] = {}
     codes: dict[str, str] = {}
     usable: list[Variant] = []
     for v in dict.fromkeys(v for pair in pairs for v in pair):
         try:
-            costs.quote(v, profile.utilization)
-            usable.append(v)
+            refused = refusal(model, costs, v, costs.quote(v, profile.utilization))
         except ISOLATED as exc:
             if v.option not in errors:
                 codes[v.option], errors[v.option] = failure(exc)
+            continue
+        if refused is None:
+            usable.append(v)
+        else:
+            codes[v.label], errors[v.label] = refused.codes[0], "; ".join(refused.reasons)
     found = crossings(costs, [(a, b) for a, b in pairs if a in usable and b in usable])
     cheapest_from: dict[str, int | None] = dict.fromkeys(ENDS)
     paybacks: list[Payback] = []

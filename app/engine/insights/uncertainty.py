@@ -15,7 +15,7 @@ from app.sdk.columns import EXPECTED
 from app.sdk.errors import ISOLATED, failure
 from app.sdk.kernel import Quote
 from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
+from app.sdk.ranges import Range, triangular_mode
 from app.sdk.types import Profile
 
 
@@ -23,7 +23,10 @@ from app.sdk.types import Profile
 class OptionUncertainty:
     annual_cost: Mapping[str, float]  # p10, p50, p90
     total_cost: Mapping[str, float]
+    #: share of the draws in which the option is feasible and ranks first (0 for an infeasible option)
     probability_first: float
+    #: the option's total score averaged over the draws (what ``app.engine.insights.story`` compares)
+    mean_score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +40,11 @@ class Uncertainty:
 
 
 def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator) -> Knowledge:
-    """Each ranged row becomes ``draws`` triangular samples (mode = expected); points stay points.
+    """Each ranged row becomes ``draws`` samples of its triangular distribution; points stay points.
 
+    A row's Range holds the triangle's ends and its mean (``Range.triangular``): the mode sampled is
+    the one that mean implies, ``3 × expected − low − high`` — the source's most likely figure (the
+    row's ``mode``) for a row as loaded — so the draws average to the ``expected`` the headline uses.
     A sampled value is a Range whose three ends are the same array: the kernels then compute every
     draw at once, and a row used twice in a model uses the same draw twice.
     """
@@ -46,7 +52,7 @@ def sample_knowledge(knowledge: Knowledge, draws: int, rng: np.random.Generator)
     def sample(r: Range) -> Range:
         if r.low == r.high:
             return r
-        values = rng.triangular(r.low, r.expected, r.high, size=draws)
+        values = rng.triangular(r.low, triangular_mode(r.low, r.expected, r.high), r.high, size=draws)
         return Range(values, values, values)  # type: ignore[arg-type]
 
     prices = tuple(dataclasses.replace(p, value=sample(p.value)) for p in sorted(knowledge.prices, key=lambda p: p.id))
@@ -118,9 +124,11 @@ def uncertainty(
     """Monte Carlo over every range of the knowledge base (triangular, seeded, vectorised).
 
     Each draw scores the options exactly as ``decision`` does (cost relative to that draw's
-    cheapest option); fit points and feasibility come from the deterministic assessment, since
-    the scenario rules test the profile and range ends, not draws. ``base`` is that deterministic
-    decision when the caller has already made it.
+    cheapest option); fit points come from the deterministic assessment, since the scenario rules
+    test the profile and range ends, not draws. An option is first in a draw only where it is
+    feasible: feasible in the deterministic assessment and its offer of that draw breaking no hard
+    constraint; a draw in which no option is feasible has no first, so an infeasible option's
+    P(first) is 0. ``base`` is that deterministic decision when the caller has already made it.
     """
     weights = scoring.normalise_weights(weights)
     if base is None:
@@ -142,7 +150,8 @@ def uncertainty(
         return np.broadcast_to(np.asarray(x, dtype=float), (draws,))
 
     names = list(per_option)  # sorted by key
-    per_hour = {o: arr(per_option[o].cost.per_useful_gpu_hour.expected) for o in names}
+    # the cost score compares cost per effective GPU-hour, as the ranking's does (``decision.effective_cost``)
+    per_hour = {o: arr(per_option[o].effective.expected) for o in names}
     cheapest = np.min(np.stack(list(per_hour.values())), axis=0)
     fit = {r.option: r.fit for r in base.ranking}
     feasible = {r.option: r.feasible for r in base.ranking}
@@ -160,7 +169,11 @@ def uncertainty(
         )
         for o in names
     ]
-    first = scoring.first(names, [np.full(draws, feasible.get(o, False)) for o in names], totals)
+    usable = [
+        np.full(draws, feasible.get(o, False)) & ~np.broadcast_to(np.asarray(per_option[o].broken(), bool), (draws,))
+        for o in names
+    ]
+    first = np.where(np.any(np.stack(usable), axis=0), scoring.first(names, usable, totals), -1)
     result = {}
     for i, o in enumerate(names):
         annual, total = arr(per_option[o].cost.annual.expected), arr(per_option[o].cost.total.expected)
@@ -168,5 +181,6 @@ def uncertainty(
             _percentiles(annual),
             _percentiles(total),
             round(float(np.mean(first == i)), 4),
+            round(float(np.mean(arr(totals[i]))), 3),
         )
     return Uncertainty(draws, seed, result, errors, codes)

@@ -8,6 +8,7 @@ Price rows are append-only: a seed may close a price (``valid_to``) or fix its w
 change its figures or drop it; a new price is a new row with a new ``valid_from``.
 """
 
+from app.kb.seeds.base import SeedRecord
 from app.kb.seeds.files import read_seeds, seed_files
 from app.kb.seeds.loader import (
     APPEND_ONLY,
@@ -33,14 +34,13 @@ from app.kb.seeds.records import (
     GpuModelSeed,
     PriceSeed,
     ProviderSeed,
-    RegionSeed,
     RuleSeed,
-    SeedRecord,
     SeedSet,
     ServerSeed,
     canonical,
     natural_key,
 )
+from app.kb.seeds.region_records import RegionSeed
 
 __all__ = [
     "APPEND_ONLY",

@@ -20,11 +20,11 @@ from app.kb.seeds.records import (
     SEED_MODELS,
     AvailabilityRuleSeed,
     PriceSeed,
-    RegionSeed,
     SeedSet,
     ServerSeed,
     natural_key,
 )
+from app.kb.seeds.region_records import RegionSeed
 from app.sdk.vocab import GLOBAL
 
 #: a price row tied to no region
@@ -35,7 +35,10 @@ PARENT_KINDS = {
     "subdivision": "country",
     "country": "continent",
     "continent": "global",
+    "bloc": "global",
 }
+#: what an availability rule may name as its jurisdiction (never global, a continent or a provider's region)
+JURISDICTION_KINDS = frozenset({"country", "bloc"})
 
 
 class _Loader(yaml.SafeLoader):
@@ -142,11 +145,24 @@ def _read_file(file: Path, seeds: SeedSet) -> list[SeedProblem]:
                 fields = ", ".join(NATURAL_KEYS[section])
                 problems.append(SeedProblem(f"duplicates the record of {first} (the same {fields})", **where))
                 continue
-            seeds.files[section, key] = str(file)
-            if line:
-                seeds.lines[section, key] = line
+            # a price of several regions is one row per region once loaded: each is found at the record's line
+            loaded = [key, *(natural_key(section, one.model_dump()) for one in _each_region(record))]
+            for each in dict.fromkeys(loaded):
+                seeds.files[section, each] = str(file)
+                if line:
+                    seeds.lines[section, each] = line
             seeds.records[section].append(record)
     return problems
+
+
+def _places(p: PriceSeed) -> list[str]:
+    """The regions a price row names: its list, else its one region."""
+    return list(p.regions) if p.regions else [p.region or ANY_REGION]
+
+
+def _each_region(record: Any) -> list[Any]:
+    """A price record as loaded, one row per region (``PriceSeed.each_region``); any other record as it is."""
+    return record.each_region() if isinstance(record, PriceSeed) else [record]
 
 
 def _record_label(section: str, index: int, item: Any) -> str:
@@ -185,16 +201,27 @@ def _check_references(seeds: SeedSet) -> list[SeedProblem]:
             )
         elif gpus and p.gpu_model != "*" and p.gpu_model not in gpus:
             problems.append(SeedProblem(f"unknown GPU model '{p.gpu_model}'", field=("gpu_model",), **at))
-        elif regions and p.region != ANY_REGION and p.region not in regions:
-            problems.append(SeedProblem(f"unknown region '{p.region}' (add it to regions)", field=("region",), **at))
+        elif regions and (unknown := [r for r in _places(p) if r != ANY_REGION and r not in regions]):
+            name = "regions" if p.regions else "region"
+            problems.append(SeedProblem(f"unknown region '{unknown[0]}' (add it to regions)", field=(name,), **at))
+        elif regions and any(regions[r].kind == "bloc" for r in _places(p) if r in regions):
+            problems.append(
+                SeedProblem(
+                    "a bloc is no place hardware is in: name the regions the price holds in",
+                    field=("regions" if p.regions else "region",),
+                    **at,
+                )
+            )
         elif p.item == "server_hardware" and p.subject not in servers:
             problems.append(SeedProblem(f"unknown server '{p.subject}'", field=("subject",), **at))
         elif p.item == "server_hardware" and (server_gpu[p.subject] or "*") != p.gpu_model:
             holds = server_gpu[p.subject] or "no named GPU"
             problems.append(SeedProblem(f"the server {p.subject} holds {holds}", field=("gpu_model",), **at))
-        periods.setdefault(
-            (p.option, p.provider, p.item, p.subject, p.gpu_model, p.plan, p.region, p.currency), []
-        ).append(p)
+        for one in p.each_region():  # a price of several regions: its periods per region
+            periods.setdefault(
+                (one.option, one.provider, one.item, one.subject, one.gpu_model, one.plan, one.region, one.currency),
+                [],
+            ).append(one)
     for key, rows in periods.items():
         rows.sort(key=lambda r: r.valid_from)
         for before, after in itertools.pairwise(rows):
@@ -255,6 +282,10 @@ def _check_regions(seeds: SeedSet, providers: set[str], problems: list[SeedProbl
                     **at(r, "parent"),
                 )
             )
+    for r in regions.values():  # a bloc's members are countries (each keeps its one chain of parents)
+        strangers = [k for k in r.members or () if k not in regions or regions[k].kind != "country"]
+        if strangers:
+            problems.append(SeedProblem(f"'{strangers[0]}' is no country of the regions", **at(r, "members")))
     gpus = {g.key for g in seeds.records["gpu_models"]}  # type: ignore[attr-defined]
     periods: dict[tuple[str, str], list[AvailabilityRuleSeed]] = {}
     for a in seeds.records["availability_rules"]:
@@ -267,7 +298,10 @@ def _check_regions(seeds: SeedSet, providers: set[str], problems: list[SeedProbl
             problems.append(
                 SeedProblem(f"unknown region '{a.jurisdiction}' (add it to regions)", field=("jurisdiction",), **where)
             )
-        periods.setdefault((a.gpu_model, a.jurisdiction), []).append(a)
+        elif regions and (kind := regions[a.jurisdiction].kind) not in JURISDICTION_KINDS:
+            text = f"'{a.jurisdiction}' is a {kind}, not a jurisdiction: a rule names a country or bloc"
+            problems.append(SeedProblem(text, field=("jurisdiction",), **where))
+        periods.setdefault((a.gpu_model, f"{a.jurisdiction}/{a.kind}"), []).append(a)
     for (gpu, place), rules in periods.items():
         rules.sort(key=lambda r: r.valid_from)
         for before, after in itertools.pairwise(rules):

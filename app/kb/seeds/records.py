@@ -6,29 +6,32 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from app.engine import rules as rule_engine
+from app.kb.seeds.base import SeedRecord
 from app.kb.seeds.problems import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY, FieldProblem
+from app.kb.seeds.region_records import RegionSeed
 from app.sdk.vocab import (
     GLOBAL,
     PIVOT,
     PLAN_PATTERN,
     AssumptionUnit,
     AvailabilityEffect,
+    AvailabilityKind,
+    AvailabilityScope,
     Billing,
     Currency,
+    DataLocation,
     DataSecurity,
     Interconnect,
     Pivot,
     PriceUnit,
     ProviderKind,
-    RegionKind,
     Residency,
     RuleEffect,
     RuleMatch,
@@ -50,10 +53,6 @@ SECTIONS = (
 )
 #: the only option whose rows say how they bill (``billing``)
 PLATFORM_OPTION = "ai_compute_platform"
-
-
-class SeedRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class _RangeSeed(SeedRecord):
@@ -130,49 +129,12 @@ class ProviderSeed(SeedRecord):
     notes: str | None = None
 
 
-#: the key a region of each kind has: ISO 3166-1 alpha-2 countries, ISO 3166-2 subdivisions, lower-case
-#: provider regions and continents (``us-east-1``, ``eastus``, ``north_america``)
-REGION_KEYS: dict[str, str] = {
-    "country": r"^[A-Z]{2}$",
-    "subdivision": r"^[A-Z]{2}-[A-Z0-9]{1,3}$",
-    "provider_region": r"^[a-z][a-z0-9-]{1,39}$",
-    "continent": r"^[a-z][a-z_]{1,39}$",
-    "global": rf"^{GLOBAL}$",
-}
-#: the same, as a person reads it
-REGION_KEY_WORDS: dict[str, str] = {
-    "country": "two capital letters (ISO 3166-1), e.g. US or CN",
-    "subdivision": "a country code, a hyphen and 1 to 3 capital letters or digits (ISO 3166-2), e.g. US-TX or CN-BJ",
-    "provider_region": "the provider's code: a lower-case letter, then lower-case letters, digits or hyphens, "
-    "e.g. us-east-1 or eastus",
-    "continent": "lower-case letters and underscores, e.g. north_america",
-    "global": GLOBAL,
-}
-
-
-class RegionSeed(SeedRecord):
-    key: str = Field(min_length=1, max_length=40)
-    name: str = Field(min_length=1, max_length=120)
-    kind: RegionKind
-    parent: str | None = Field(default=None, max_length=40)
-    provider: str | None = Field(default=None, pattern=KEY_60)
-    source: str = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _shape(self) -> RegionSeed:
-        if not re.fullmatch(REGION_KEYS[self.kind], self.key):
-            shape = REGION_KEY_WORDS[self.kind]
-            raise FieldProblem("key", f"'{self.key}' is not the key of a {self.kind}: a {self.kind}'s key is {shape}")
-        if (self.parent is None) != (self.kind == "global"):
-            raise FieldProblem("parent", "every region but global has a parent, global has none")
-        if self.provider is not None and self.kind != "provider_region":
-            raise FieldProblem("provider", "only a provider region belongs to a provider")
-        return self
-
-
 class AvailabilityRuleSeed(SeedRecord):
     gpu_model: str = Field(pattern=KEY_40)
+    #: a country or bloc of the regions (``files``: its kind); ``global`` never is one
     jurisdiction: str = Field(min_length=1, max_length=40)
+    scope: AvailabilityScope
+    kind: AvailabilityKind
     effect: AvailabilityEffect
     valid_from: dt.date
     valid_to: dt.date | None = None
@@ -182,6 +144,8 @@ class AvailabilityRuleSeed(SeedRecord):
 
     @model_validator(mode="after")
     def _period(self) -> AvailabilityRuleSeed:
+        if self.jurisdiction == GLOBAL:
+            raise FieldProblem("jurisdiction", f"'{GLOBAL}' is not a jurisdiction: a rule names a country or bloc")
         if self.valid_to is not None and self.valid_to <= self.valid_from:
             raise FieldProblem("valid_to", f"{self.valid_to} is not after valid_from ({self.valid_from})")
         return self
@@ -201,7 +165,10 @@ class PriceSeed(_RangeSeed):
     expected: Decimal | None = Field(default=None, decimal_places=6)
     high: Decimal = Field(decimal_places=6)
     currency: Currency
-    region: str = Field(min_length=1, max_length=40)
+    #: the one region the price holds in; null where ``regions`` lists several
+    region: str | None = Field(default=None, min_length=1, max_length=40)
+    #: every region one price holds in (a provider's global list price): one row per region when loaded
+    regions: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(default=None, min_length=2)
     valid_from: dt.date
     valid_to: dt.date | None = None
     capacity_gpus: int | None = Field(default=None, gt=0)
@@ -217,6 +184,8 @@ class PriceSeed(_RangeSeed):
     billing: Billing | None = None
     # the column holds three decimals
     min_kw: Decimal | None = Field(default=None, ge=0, decimal_places=3)
+    #: a short reservation's longest term in days (Capacity Blocks); a longer horizon is priced as renewals
+    max_term_days: int | None = Field(default=None, gt=0, le=3650)
 
     @model_validator(mode="after")
     def _period(self) -> PriceSeed:
@@ -229,7 +198,20 @@ class PriceSeed(_RangeSeed):
             raise FieldProblem("lead_time_days_high", "give lead_time_days_low and _high together, low ≤ high")
         if self.billing is not None and self.option != PLATFORM_OPTION:
             raise FieldProblem("billing", f"only {PLATFORM_OPTION} rows say how they bill")
+        if self.regions is None and self.region is None:
+            raise FieldProblem("region", "give the region the price holds in (or regions, a list of several)")
+        if self.regions is not None:
+            if len(set(self.regions)) != len(self.regions):
+                raise FieldProblem("regions", "a region is listed twice")
+            if self.region is not None and self.region not in self.regions:
+                raise FieldProblem("region", f"'{self.region}' is not one of the row's regions")
         return self
+
+    def each_region(self) -> list[PriceSeed]:
+        """The row as loaded: one row per region it holds in (each with the whole ``regions`` list)."""
+        if self.region is not None or self.regions is None:
+            return [self]
+        return [self.model_copy(update={"region": region}) for region in self.regions]
 
 
 class ExchangeRateSeed(SeedRecord):
@@ -246,6 +228,7 @@ class ExchangeRateSeed(SeedRecord):
 class DataSecurityLevelSeed(SeedRecord):
     key: DataSecurity
     accepted_residencies: list[Residency] = Field(min_length=1)
+    data_location: DataLocation
     source: str = Field(min_length=1)
     source_quality: SourceQuality
     rationale: str = Field(min_length=1)
@@ -326,7 +309,7 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "data_security_levels": ("key",),
     "assumptions": ("option", "key"),
     "rules": ("key",),
-    "availability_rules": ("gpu_model", "jurisdiction", "valid_from"),
+    "availability_rules": ("gpu_model", "jurisdiction", "kind", "valid_from"),
 }
 
 
@@ -355,7 +338,12 @@ class SeedSet:
         return f" (line {line})" if line else ""
 
     def rows(self, section: str) -> dict[tuple[Any, ...], dict[str, Any]]:
-        return {natural_key(section, r := rec.model_dump()): r for rec in self.records[section]}
+        """The section's rows as the database holds them by natural key: a price row of several regions is
+        one row per region (``PriceSeed.each_region``)."""
+        records = self.records[section]
+        if section == "prices":
+            records = [one for rec in records if isinstance(rec, PriceSeed) for one in rec.each_region()]
+        return {natural_key(section, r := rec.model_dump()): r for rec in records}
 
     def content_hash(self) -> str:
         content = {s: sorted((canonical(r) for r in self.rows(s).values()), key=json.dumps) for s in SECTIONS}
