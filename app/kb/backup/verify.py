@@ -3,7 +3,8 @@
 - **Schema**: every object of the staged copy against those the migrations create at the backup's
   revision, in an empty staging database migrated with Alembic. SQLite: ``sqlite_master`` (tables,
   indexes, views, triggers, virtual tables — each with the SQL that made it, so columns and
-  constraints are compared too) and ``PRAGMA table_xinfo``/``index_xinfo``/``foreign_key_list``.
+  constraints are compared too) and ``PRAGMA table_xinfo``/``index_xinfo``/``foreign_key_list`` (a table's
+  constraints and foreign keys in any order: Alembic's batch operations declare them in no fixed one).
   PostgreSQL: ``pg_catalog`` (relations of every kind, columns, indexes, constraints, triggers,
   rules, policies, functions, types, schemas, extensions, event triggers). Anything missing, extra
   or different is a refusal that names it.
@@ -61,6 +62,20 @@ def _normalised(sql: str | None) -> str:
     return f"{head.strip()} ({', '.join(sorted(parts))})"
 
 
+def _foreign_keys(rows: Iterable[Sequence[Any]]) -> str:
+    """A table's foreign keys as ``PRAGMA foreign_key_list`` reports them, sorted: the numbers it gives them
+    follow the order the table's SQL declares them in, which Alembic's batch operations do not fix — the same
+    migration declares a table's two foreign keys in either order from one run to the next."""
+    keys: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:  # (id, seq, table, from, to, on_update, on_delete, match)
+        keys.setdefault(row[0], []).append(tuple(row))
+    said = [
+        (parts[0][2], *parts[0][5:], tuple((seq, source, target) for _, seq, _, source, target, *_ in sorted(parts)))
+        for parts in keys.values()
+    ]
+    return repr(sorted(said, key=repr))
+
+
 def sqlite_schema(conn: sqlite3.Connection) -> Schema:
     """Every object of an SQLite database with the SQL that made it, and each table's and index's
     columns as SQLite's PRAGMAs report them."""
@@ -75,7 +90,7 @@ def sqlite_schema(conn: sqlite3.Connection) -> Schema:
         quoted = '"' + str(name).replace('"', '""') + '"'
         if kind == "table":
             found[f"columns of {key}"] = repr(conn.execute(f"PRAGMA table_xinfo({quoted})").fetchall())
-            found[f"foreign keys of {key}"] = repr(conn.execute(f"PRAGMA foreign_key_list({quoted})").fetchall())
+            found[f"foreign keys of {key}"] = _foreign_keys(conn.execute(f"PRAGMA foreign_key_list({quoted})"))
         elif kind == "index":
             found[f"columns of {key}"] = repr(conn.execute(f"PRAGMA index_xinfo({quoted})").fetchall())
     return found
