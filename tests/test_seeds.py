@@ -587,3 +587,24 @@ def test_no_pattern_of_a_seed_record_reaches_a_person_as_a_regular_expression() 
     }
     assert ("prices", "plan") in patterns and ("gpu_models", "key") in patterns
     assert {where: p for where, p in patterns.items() if p not in PATTERN_WORDS} == {}
+
+
+SOURCE_NOT_PUBLIC = re.compile(
+    r"facts(-[0-9-]+)?\.md|price-sources|platform-prices|shared/research|index id|stored (document|memo|file|index)"
+    r"|research compilation",
+    re.IGNORECASE,
+)
+
+
+def test_seed_sources_name_the_public_document_never_where_a_copy_was_read() -> None:
+    """A seed's source names the public document (URL, repository and path, publication and date), never a
+    working file beside the project nor the copy it was read in: every line of every seed file is checked,
+    sources, notes and comments alike."""
+    found = [
+        f"{file.name}, line {number}: {match.group(0)}"
+        for file in sorted(SEEDS.glob("*.yaml"))
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1)
+        for match in [SOURCE_NOT_PUBLIC.search(line)]
+        if match
+    ]
+    assert found == []
