@@ -74,6 +74,7 @@ class Entity:
 RANGE = {"low": "one Range, ``value``", "expected": "one Range, ``value``", "high": "one Range, ``value``"}
 VALUE = {"value": "the low/expected/high columns as one Range (app.kb.snapshot._range)"}
 ID_NOT_IN_SEEDS = {"id": "a surrogate key the database assigns; a seed names a row by its natural key"}
+MODE = {"mode": "the stored expected column, the source's most-likely figure; expected is the triangular mean"}
 MIDPOINT = {"expected": "never null once read: the snapshot fills a missing expected with the midpoint"}
 
 #: a demand over time (app.domain.shared.demand): the core's profile is its peak phase's
@@ -117,10 +118,14 @@ ENTITIES = (
                     "lead_time_days_low": "one Range, ``lead_time_days``",
                     "lead_time_days_high": "one Range, ``lead_time_days``",
                 },
-                adds={**VALUE, "lead_time_days": "lead_time_days_low/_high as one Range, None without them"},
+                adds={
+                    **VALUE,
+                    **MODE,
+                    "lead_time_days": "lead_time_days_low/_high as one Range, None without them",
+                },
             ),
             # the API spells the ranges out as columns again (app.domain.catalog.service.flat)
-            Shape(api.PriceRead, nullable=MIDPOINT),
+            Shape(api.PriceRead, nullable=MIDPOINT, adds=MODE),
         ),
     ),
     Entity(
@@ -153,10 +158,11 @@ ENTITIES = (
         m.Assumption,
         (
             Shape(seeds.AssumptionSeed, lacks=ID_NOT_IN_SEEDS),
-            Shape(k.Assumption, lacks=RANGE, adds=VALUE),
+            Shape(k.Assumption, lacks=RANGE, adds={**VALUE, **MODE}),
             Shape(
                 api.AssumptionRead,
                 lacks={"id": "an assumption is named by option/key (how sources cite it: assumptions:<option>/<key>)"},
+                adds=MODE,
                 nullable=MIDPOINT,
             ),
         ),
@@ -411,6 +417,8 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "BILLINGS": "Billing",
         "REGION_KINDS": "RegionKind",
         "DATA_LOCATIONS": "DataLocation",
+        "AVAILABILITY_SCOPES": "AvailabilityScope",
+        "AVAILABILITY_KINDS": "AvailabilityKind",
         "AVAILABILITY_EFFECTS": "AvailabilityEffect",
         "RESIDENCIES": "Residency",
         "PROVIDER_KINDS": "ProviderKind",

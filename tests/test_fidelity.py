@@ -118,10 +118,10 @@ def test_the_buyer_country_decides_the_own_cluster_s_servers_and_wages() -> None
 
 def test_export_controls_keep_h100_servers_from_a_chinese_buyer_while_they_hold() -> None:
     banned = assess(OWN, gpu_model="h100_sxm", currency="CNY", buyer_country="CN", as_of=dt.date(2025, 6, 1))
-    assert any("export-controlled for CN" in r for r in broken(banned))
+    assert any("export-controlled for China (mainland)" in r for r in broken(banned))
     licensed = assess(OWN, gpu_model="h100_sxm", currency="CNY", buyer_country="CN")
     assert not any("export-controlled" in r for r in broken(licensed))
-    assert any("needs an export licence for CN" in n for n in licensed.notes)
+    assert any("needs an export licence for China (mainland)" in n for n in licensed.notes)
 
 
 # ---- the own cluster's complete bill ---------------------------------------------------------------

@@ -320,4 +320,4 @@ def test_offers_and_prices_carry_interconnect_billing_and_kw_tiers(client: Any) 
     r = client.get("/v1/offers", params={"provider": "aws", "region": "us-east-1"}, headers={"Accept": "text/csv"})
     assert r.status_code == 200, r.text
     header = r.content.decode("utf-8-sig").splitlines()[0].split(",")
-    assert header[-3:] == ["interconnect", "billing", "min_kw"]
+    assert header[-4:] == ["interconnect", "billing", "min_kw", "max_term_days"]

@@ -160,7 +160,7 @@ def test_comparison_csv_states_npv_effective_cost_offer_and_request(sqlite_clien
         assert row["request_regions"] == "US" and row["request_team_size"] == "12"
         assert row["request_ops_team"] == "basic" and row["request_largest_job_gpus"] == "32"
         assert float(row["request_preemptible_share"]) == 0.25 and row["request_providers"] == ""
-        assert (row["currency"], row["as_of"], row["methodology_version"]) == ("USD", "2026-12-01", "3.0")
+        assert (row["currency"], row["as_of"], row["methodology_version"]) == ("USD", "2026-12-01", "4.0")
 
 
 def test_comparison_workbook_has_a_sheet_per_section_with_numbers_as_numbers(sqlite_client: Client) -> None:

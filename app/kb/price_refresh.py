@@ -35,6 +35,7 @@ CARRIED = (
     "interconnect",
     "billing",
     "min_kw",
+    "max_term_days",
 )
 #: of those, what the instance type decides (not its plan or region): also taken from the instance
 #: type's other rows when they agree

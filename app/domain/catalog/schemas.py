@@ -112,8 +112,11 @@ class PriceRead(msgspec.Struct):
     unit: PriceUnit
     gpus_per_unit: int | None
     low: float
+    #: the mean of the triangular distribution (low, mode, high): the figure answers compute with
     expected: float
     high: float
+    #: the source's most-likely figure (the stored row's own); ``expected`` is the mean around it
+    mode: float
     currency: Currency
     region: str
     #: every region the one price holds in, where its row lists several (this row is the one of ``region``)
@@ -221,8 +224,11 @@ class AssumptionRead(msgspec.Struct):
     key: str
     unit: AssumptionUnit
     low: float
+    #: the mean of the triangular distribution (low, mode, high): the figure answers compute with
     expected: float
     high: float
+    #: the source's most-likely figure (the stored row's own); ``expected`` is the mean around it
+    mode: float
     source: str
     source_quality: SourceQuality
     rationale: str | None
