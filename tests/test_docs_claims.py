@@ -69,8 +69,8 @@ def total(client: Client, path: str) -> int:
 
 
 def test_the_knowledge_base_counts_are_what_the_service_serves(client: Client) -> None:
-    """ "9 GPU models, 20 providers (…), 291 dated price rows and 30 central-bank exchange rates", and the
-    rows a first seed load adds (the CLI example's "611 added"): as the seeded service lists them."""
+    """ "9 GPU models, 20 providers (…), 479 dated price rows and 32 exchange rates", and the
+    rows a first seed load adds (the CLI example's "888 added"): as the seeded service lists them."""
     found = claim(
         r"(\d+) GPU models, (\d+) providers \([^)]*\), ([\d,]+) dated price rows and (\d+) central-bank exchange rates"
     )

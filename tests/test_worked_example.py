@@ -114,17 +114,55 @@ def test_the_own_cluster_line_by_line() -> None:
     assert got.cost.per_useful_gpu_hour.expected == pytest.approx(total / useful)
 
 
+def one(option: str, item: str, **fields: object) -> Price:
+    """The one price row of ``option``'s ``item`` with these fields, as of the profile's day."""
+    found = [p for p in KB.rows(option, item, PROFILE.as_of) if all(getattr(p, k) == v for k, v in fields.items())]
+    assert len(found) == 1, (option, item, fields, found)
+    return found[0]
+
+
 def test_the_rented_and_platform_offers_by_hand() -> None:
     useful = GPUS * 0.6 * HOURS
+    # the data a team keeps (methodology 4.0, storage on every side): GPUs × TB per GPU, rented by the TB-month
+    volume = GPUS * a("storage_tb_per_gpu", "*")
+
     rented = HOST.assess("rented_gpu_instances", PROFILE, KB)
-    assert rented.offer is not None and (rented.offer.provider, rented.offer.plan) == ("aws", "capacity_block")
-    per_gpu = rented.offer.quoted_price.expected / 8  # p5.48xlarge: 8 GPUs a block-hour
-    assert rented.cost.annual.expected == pytest.approx(GPUS * HOURS * per_gpu)  # every hour of 64 GPUs
-    assert rented.cost.per_useful_gpu_hour.expected == pytest.approx(per_gpu / 0.6)
+    # a GPU cloud whose nodes are joined by InfiniBand can run the 64-GPU job: Nebius on demand is the cheapest
+    assert rented.offer is not None
+    assert (rented.offer.provider, rented.offer.region, rented.offer.plan) == ("nebius", "eu-north1", "on_demand")
+    nebius = {"provider": "nebius", "region": "eu-north1", "plan": "on_demand", "gpu_model": "h100_sxm"}
+    offer = one("rented_gpu_instances", "instance_hour", **nebius)
+    assert (offer.subject, offer.interconnect, offer.currency) == (rented.offer.subject, "infiniband", "USD")
+    per_gpu = offer.value.expected / (offer.gpus_per_unit or 1)  # 23.60 USD an 8-GPU node-hour: 2.95 a GPU-hour
+    # every hour of the 64 GPUs is held: useful hours ÷ the utilization of held instances exceed them
+    assert useful / a("held_utilization", "rented_gpu_instances") > GPUS * HOURS
+    instances = GPUS * HOURS * per_gpu
+    # Nebius publishes no storage price: the lowest another provider of the option publishes, and no egress line
+    published = [p for p in KB.rows("rented_gpu_instances", "storage", PROFILE.as_of) if p.unit == "per_tb_month"]
+    assert published and "nebius" not in {p.provider for p in published} and {p.currency for p in published} == {"USD"}
+    storage = volume * min(p.value.expected for p in published) * 12
+    assert lines(rented) == {
+        "instance_hours": pytest.approx((0, instances, instances * 3)),
+        "storage": pytest.approx((0, storage, storage * 3)),
+    }
+    assert rented.cost.annual.expected == pytest.approx(instances + storage)
+    assert rented.cost.per_useful_gpu_hour.expected == pytest.approx((instances + storage) / useful)
 
     platform = HOST.assess("ai_compute_platform", PROFILE, KB)
     assert platform.offer is not None and "SageMaker training job" in platform.offer.subject
     per_gpu = platform.offer.quoted_price.expected / 8
     startup = a("job_startup_minutes", "ai_compute_platform") / 60 / a("training_run_hours", "*")
-    assert platform.cost.annual.expected == pytest.approx(useful * (1 + startup) * per_gpu)  # job seconds
-    assert platform.cost.per_useful_gpu_hour.expected == pytest.approx(per_gpu * (1 + startup))
+    job_seconds = useful * (1 + startup) * per_gpu  # job-second billing: the jobs' time and a start-up a run
+    # AWS publishes both: S3 by the TB-month, and the data moved out once at the horizon's end
+    s3 = one("ai_compute_platform", "storage", provider="aws").value.expected
+    out = one("ai_compute_platform", "egress", provider="aws").value.expected
+    storage, egress = volume * s3 * 12, volume * a("egress_share", "*") * out
+    assert lines(platform) == {
+        "gpu_hours": pytest.approx((0, job_seconds, job_seconds * 3)),
+        "storage": pytest.approx((0, storage, storage * 3)),
+        "egress": pytest.approx((0, 0, egress)),
+    }
+    assert platform.cost.annual.expected == pytest.approx(job_seconds + storage)
+    total = (job_seconds + storage) * 3 + egress
+    assert platform.cost.total.expected == pytest.approx(total)
+    assert platform.cost.per_useful_gpu_hour.expected == pytest.approx(total / (useful * 3))
