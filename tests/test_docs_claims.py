@@ -71,9 +71,7 @@ def total(client: Client, path: str) -> int:
 def test_the_knowledge_base_counts_are_what_the_service_serves(client: Client) -> None:
     """ "9 GPU models, 20 providers (…), 479 dated price rows and 32 exchange rates", and the
     rows a first seed load adds (the CLI example's "888 added"): as the seeded service lists them."""
-    found = claim(
-        r"(\d+) GPU models, (\d+) providers \([^)]*\), ([\d,]+) dated price rows and (\d+) exchange rates"
-    )
+    found = claim(r"(\d+) GPU models, (\d+) providers \([^)]*\), ([\d,]+) dated price rows and (\d+) exchange rates")
     stated = dict(zip(("gpus", "providers", "prices", "exchange-rates"), map(number, found.groups()), strict=True))
     served = {name: total(client, f"/v1/{name}") for name in stated}
     assert stated == served, f"README states {stated}; the service serves {served}"
