@@ -1,54 +1,25 @@
-"""Owned GPUs by what they do (docs/methodology.md "Capacity plans"): a fleet of another GPU model
-enters a capacity plan as the GPUs of the demand's model that sustain the same training throughput,
+"""GPUs by what they do (docs/methodology.md "Capacity plans"): a fleet of another GPU model enters a
+capacity plan as the GPUs of the demand's model that sustain the same training throughput,
 
-    equivalent GPUs = count × (peak dense BF16 TFLOPS × MFU) of the owned model
-                            ÷ (peak dense BF16 TFLOPS × MFU) of the demand's model,
+    equivalent GPUs = count × sustained BF16 TFLOPS of the owned model
+                            ÷ sustained BF16 TFLOPS of the demand's model,
 
-the peak from the GPU model's row (``gpu_models.bf16_dense_tflops``), the model FLOPs utilization
-from the assumption ``mfu_bf16_<gpu_model>`` (seeds/26-throughput.yaml: the share of its peak a GPU
-of that generation sustains in published large-model training), else the general ``mfu`` row. One
-synchronous job never spans two GPU models: the solver holds a job on GPUs of one model
-(``app.engine.capacity.solver.group_of``)."""
+and a plan answered per GPU model counts the demand's GPUs in each model's the same way, at the
+team's precision (``in_gpus_of``: whole GPUs, rounded up). Each model's sustained throughput is
+``app.engine.throughput``'s (peak at the precision × expected MFU). One synchronous job never spans
+two GPU models: the solver holds a job on GPUs of one model (``app.engine.capacity.solver.group_of``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Sequence
 
-from app.sdk.errors import MissingKnowledge
+from app.engine.capacity.demand import Phase
+from app.engine.throughput import Throughput, throughput
 from app.sdk.knowledge import Knowledge
-from app.sdk.records import SourceRef
 
-#: the assumption row of a GPU model's sustained share of its dense BF16 peak: this prefix and its key
-MFU_PREFIX = "mfu_bf16_"
-#: the general row, for a GPU model without its own (seeds/25-training.yaml)
-GENERAL_MFU = "mfu"
-
-
-@dataclass(frozen=True, slots=True)
-class Throughput:
-    """A GPU model's sustained training throughput: its dense BF16 peak × its MFU (expected)."""
-
-    gpu_model: str
-    peak_tflops: float
-    mfu: float
-    sources: tuple[SourceRef, ...]
-
-    @property
-    def sustained_tflops(self) -> float:
-        return self.peak_tflops * self.mfu
-
-
-def throughput(knowledge: Knowledge, gpu_model: str) -> Throughput:
-    """``gpu_model``'s peak and MFU (its own row ``mfu_bf16_<gpu_model>``, else the general ``mfu``)."""
-    spec = knowledge.gpus.get(gpu_model)
-    if spec is None:
-        raise MissingKnowledge(f"unknown gpu_model '{gpu_model}'")
-    try:
-        value, ref = knowledge.assumption_value("*", MFU_PREFIX + gpu_model)
-    except MissingKnowledge:
-        value, ref = knowledge.assumption_value("*", GENERAL_MFU)
-    gpu_ref = SourceRef("gpu_models", spec.key, spec.source, spec.source_quality)
-    return Throughput(gpu_model, float(spec.bf16_dense_tflops), float(value.expected), (gpu_ref, ref))
+#: a product of GPUs and a factor this close above a whole number is that number (float noise)
+WHOLE = 1e-9
 
 
 def demand_model(knowledge: Knowledge, gpu_model: str | None) -> str | None:
@@ -59,13 +30,30 @@ def demand_model(knowledge: Knowledge, gpu_model: str | None) -> str | None:
     return knowledge.reference_server().gpu_model_key
 
 
-def equivalent_factor(knowledge: Knowledge, owned_model: str, demand_gpu_model: str | None) -> float:
-    """GPUs of ``demand_gpu_model`` one GPU of ``owned_model`` is worth by sustained throughput (1 for
-    the same model, and where the demand's model is not known: one for one)."""
+def equivalent_factor(
+    knowledge: Knowledge, owned_model: str, demand_gpu_model: str | None, precision: str = "bf16"
+) -> float:
+    """GPUs of ``demand_gpu_model`` one GPU of ``owned_model`` is worth by sustained throughput at
+    ``precision`` (1 for the same model, and where the demand's model is not known: one for one)."""
     if demand_gpu_model is None or owned_model == demand_gpu_model:
         return 1.0
-    owned, wanted = throughput(knowledge, owned_model), throughput(knowledge, demand_gpu_model)
+    owned = throughput(knowledge, owned_model, precision)
+    wanted = throughput(knowledge, demand_gpu_model, precision)
     return owned.sustained_tflops / wanted.sustained_tflops
 
 
-__all__ = ["GENERAL_MFU", "MFU_PREFIX", "Throughput", "demand_model", "equivalent_factor", "throughput"]
+def in_gpus_of(demand: Sequence[Phase], factor: float) -> tuple[Phase, ...]:
+    """``demand`` counted in another GPU model's GPUs, ``factor`` of them for each of the demand's
+    (``equivalent_factor(demand's model, other)``): each phase's GPUs and largest job
+    ``ceil(gpus × factor)`` (the job at most the phase's GPUs), months and utilization as they are."""
+
+    def whole(gpus: int) -> int:
+        return max(1, math.ceil(gpus * factor - WHOLE))
+
+    return tuple(
+        Phase(p.start_month, p.months, whole(p.gpus), p.utilization, min(whole(p.largest_job_gpus), whole(p.gpus)))
+        for p in demand
+    )
+
+
+__all__ = ["Throughput", "demand_model", "equivalent_factor", "in_gpus_of", "throughput"]
