@@ -54,6 +54,7 @@ FIGURES = (
     "upfront_cost",
     "cost_per_useful_gpu_hour",
     "cost_per_effective_gpu_hour",
+    "cost_per_useful_pflop_hour",
 )
 #: English headings of the money figures, as the XLSX summary writes them
 HEADINGS = {
@@ -62,6 +63,7 @@ HEADINGS = {
     "npv_cost": "NPV of cost",
     "cost_per_useful_gpu_hour": "Cost per useful GPU-hour",
     "cost_per_effective_gpu_hour": "Cost per effective GPU-hour",
+    "cost_per_useful_pflop_hour": "Cost per useful PFLOP-hour",
 }
 FILENAME = re.compile(
     r'^attachment; filename="(?P<kind>[a-z-]+)_(?P<version>[A-Za-z0-9.-]+)_(?P<day>\d{4}-\d\d-\d\d)\.(?P<ext>\w+)"$'
@@ -160,7 +162,7 @@ def test_comparison_csv_states_npv_effective_cost_offer_and_request(sqlite_clien
         assert row["request_regions"] == "US" and row["request_team_size"] == "12"
         assert row["request_ops_team"] == "basic" and row["request_largest_job_gpus"] == "32"
         assert float(row["request_preemptible_share"]) == 0.25 and row["request_providers"] == ""
-        assert (row["currency"], row["as_of"], row["methodology_version"]) == ("USD", "2026-12-01", "4.0")
+        assert (row["currency"], row["as_of"], row["methodology_version"]) == ("USD", "2026-12-01", "4.1")
 
 
 def test_comparison_workbook_has_a_sheet_per_section_with_numbers_as_numbers(sqlite_client: Client) -> None:
@@ -291,12 +293,13 @@ def test_capacity_plans_share_the_layout(sqlite_client: Client) -> None:
         assert row[headings.index("Recommended")].value is (p["key"] == doc["recommended"])
         assert row[headings.index("Feasible")].value is p["feasible"]
         assert row[headings.index("Annual cost, expected (USD)")].value is None  # a plan states none
+        assert row[headings.index("Cost per useful PFLOP-hour, expected (USD)")].value is None  # nor this
         effective = row[headings.index("Expected NPV of the effective cost (USD)")]
         assert effective.value == p["effective_npv_cost"]
         if p["npv_cost"] is None:
             continue
         for figure, words in HEADINGS.items():
-            if figure == "annual_cost":
+            if figure in ("annual_cost", "cost_per_useful_pflop_hour"):
                 continue
             for end in ENDS:
                 cell = row[headings.index(f"{words}, {end} (USD)")]

@@ -44,6 +44,7 @@ CATEGORICAL = (
     "regions",
     "buyer_country",
     "option_fields",
+    "precision",
 )
 #: choose(option, profile, knowledge, ends) -> (the option's chosen quote, offers quoted): ``OptionHost.choose``
 Choose = Callable[[str, Profile, Knowledge, tuple[int, ...]], tuple[Quote, int]]

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.sdk.knowledge import SourceRef
 from app.sdk.ranges import Range
-from app.sdk.vocab import DataSecurity, FieldKind, OpsTeam
+from app.sdk.vocab import DataSecurity, FieldKind, OpsTeam, Precision
 
 HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
 
@@ -73,6 +73,9 @@ class Profile:
     #: the fields the options declare (``OptionSpec.profile_fields``), as ``(name, value)`` pairs sorted by
     #: name: those the request gave, and the others' defaults (``option``)
     option_fields: tuple[tuple[str, Any], ...] = ()
+    #: the precision the team trains at: the chosen offer's GPU model's dense peak and MFU at it give the
+    #: work an option delivers (its cost per useful PFLOP-hour); options are priced the same at either
+    precision: Precision = "bf16"
 
     def option(self, name: str) -> Any:
         """The value of the profile field ``name`` an option declares (None where it has none)."""

@@ -14,6 +14,9 @@ from typing import Literal, get_args
 
 Dimension = Literal["cost", "efficiency", "stability", "usability"]
 OpsTeam = Literal["none", "basic", "professional"]
+#: the number format a training run computes in: its GPUs' dense peak and MFU at it give the work they do
+#: (``app.engine.throughput``); ``fp8`` only on the parts that have an FP8 peak
+Precision = Literal["bf16", "fp8"]
 DataSecurity = Literal["standard", "high", "extreme"]
 #: how the nodes of a multi-node offer talk to each other (an own cluster's ``network_fabric``: what it is);
 #: ``tcpxo`` and ``tcpx`` are Google Cloud's GPUDirect-TCPXO (A3 Mega) and GPUDirect-TCPX (A3 High)
@@ -86,6 +89,7 @@ RuleOperator = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in"]
 
 DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 OPS_TEAMS: tuple[OpsTeam, ...] = get_args(OpsTeam)
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 DATA_SECURITY_LEVELS: tuple[DataSecurity, ...] = get_args(DataSecurity)
 #: a price row's plan: free-form (declared by the plugins that sell it, ``OptionSpec.price_plans``),
 #: lower_snake_case, or ``*`` for none

@@ -58,7 +58,9 @@ MONEY = frozenset(
         "delay_cost_per_day",
     }
 )
-RATES = frozenset({"cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour"})
+RATES = frozenset(
+    {"cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour", "cost_per_useful_pflop_hour", "cost_per_million_tokens"}
+)
 #: unit prices: per GPU-hour, per server, per kW … as the offer's unit says
 PRICES = frozenset({"price", "quoted_price", "low", "expected", "high"})
 #: every field whose heading names a currency

@@ -25,7 +25,14 @@ from app.i18n import Lang
 from app.web.spreadsheets import Sheet, word, workbook
 
 #: the ranking's money figures: each option's expected ones
-RANKED = ("annual_cost", "total_cost", "npv_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour")
+RANKED = (
+    "annual_cost",
+    "total_cost",
+    "npv_cost",
+    "cost_per_useful_gpu_hour",
+    "cost_per_effective_gpu_hour",
+    "cost_per_useful_pflop_hour",
+)
 
 
 def comparison_csv(doc: ComparisonRead, req: ProfileFields | None = None) -> bytes:
@@ -85,7 +92,8 @@ def _entry(i: ComparisonItem) -> Entry:
 
 def evaluations_workbook(doc: EvaluationsRead, lang: Lang, profiles: Sequence[ProfileFields] | None = None) -> bytes:
     """Sheets ``summary`` (a profile a row: the recommendation), ``ranking`` (a profile and option a
-    row: scores, expected costs; with ``detail: full`` also the NPV and the chosen offer), ``reasons``
+    row: scores, expected costs; with ``detail: full`` also the NPV, the cost per useful PFLOP-hour and the
+    chosen offer), ``reasons``
     (with ``detail: full``: a reason a row) and ``request`` (a profile a row, every field). Money
     headings name the profiles' currency, or say it is the row's where profiles differ."""
     currencies = [p.currency for p in profiles] if profiles is not None else []
@@ -123,6 +131,7 @@ def evaluations_workbook(doc: EvaluationsRead, lang: Lang, profiles: Sequence[Pr
                     _npv(entry),
                     e.cost_per_useful_gpu_hour,
                     e.cost_per_effective_gpu_hour,
+                    _per_pflop_hour(entry),
                     *_offer_facts(entry),
                     currency(n),
                     e.error,
@@ -153,6 +162,12 @@ def _npv(entry: RankingEntry | None) -> float | None:
     if entry is None or entry.cost is None or entry.cost.npv_cost is None:
         return None
     return entry.cost.npv_cost.expected
+
+
+def _per_pflop_hour(entry: RankingEntry | None) -> float | None:
+    if entry is None or entry.cost_per_useful_pflop_hour is None:
+        return None
+    return entry.cost_per_useful_pflop_hour.expected
 
 
 def _offer_facts(entry: RankingEntry | None) -> list[str | None]:

@@ -48,6 +48,9 @@ class AlternativeRead(msgspec.Struct):
     cost_per_effective_gpu_hour: RangeRead | None
     feasible: bool
     reasons: list[str]
+    #: the cost per useful GPU-hour over the PFLOPS a GPU of the offer's model sustains at the profile's
+    #: precision (null: the offer's GPU model is not named, or has no dense peak at the precision)
+    cost_per_useful_pflop_hour: RangeRead | None = None
 
 
 class ComparisonItem(msgspec.Struct):
@@ -68,6 +71,10 @@ class ComparisonItem(msgspec.Struct):
     npv_cost: RangeRead | None = None
     equivalent_annual_cost: RangeRead | None = None
     cost_per_effective_gpu_hour: RangeRead | None = None
+    #: cost per unit of work delivered: ``cost_per_useful_gpu_hour`` over the PFLOPS a GPU of the chosen
+    #: offer's model sustains at the profile's ``precision`` (dense peak × MFU); null where the GPU model is
+    #: not named (the source article's reference server) or has no dense peak at the precision
+    cost_per_useful_pflop_hour: RangeRead | None = None
     #: what the effective cost adds to the cash: infrastructure work left to the team, waiting
     effective_extras: list[LineItemRead] = msgspec.field(default_factory=list)
     offer: OfferRead | None = None
@@ -149,6 +156,9 @@ class RankingEntry(msgspec.Struct):
     #: why the option has no assessment: ``no-offer``, ``missing-knowledge`` or ``option-failed``
     error_code: str | None = None
     offer: OfferRead | None = None
+    #: cost per unit of work delivered, as a comparison item's: the cost per useful GPU-hour over the PFLOPS
+    #: a GPU of the offer's model sustains at the profile's ``precision``; null where that is not known
+    cost_per_useful_pflop_hour: RangeRead | None = None
     #: ``reasons`` as message codes with parameters, in the same order
     reason_codes: list[ReasonCode] = msgspec.field(default_factory=list)
     #: with a `demand` of several phases: the option's single portfolio (what it buys, commits or uses

@@ -25,7 +25,9 @@ from app.domain.shared.convert import (
     cost_read,
     line_read,
     offer_read,
+    option_pflop_hour_read,
     optional_range,
+    pflop_hour_read,
     profile_head,
     range_read,
 )
@@ -146,9 +148,10 @@ class DecisionService:
                     npv_cost=optional_range(c.npv),
                     equivalent_annual_cost=optional_range(c.equivalent_annual),
                     cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
+                    cost_per_useful_pflop_hour=option_pflop_hour_read(kb, a, profile),
                     effective_extras=[line_read(li, years, lang) for li in c.extras],
                     offer=None if a.offer is None else offer_read(a.offer, cur, lang),
-                    alternatives=[_alternative(alt, cur, lang) for alt in a.alternatives],
+                    alternatives=[_alternative(alt, cur, lang, kb, profile.precision) for alt in a.alternatives],
                     feasible=not reasons,
                     infeasible_reasons=reasons,
                     segments=self._segments(found, o.option, cur, lang),
@@ -203,7 +206,7 @@ class DecisionService:
             methodology_version=METHODOLOGY_VERSION,
             profile=_profile_echo(profile),
             weights=DimensionScores(**{k: round(v, 4) for k, v in result.weights.items()}),
-            ranking=[self._entry(r, profile.currency, lang, found) for r in result.ranking],
+            ranking=[self._entry(r, profile, kb, lang, found) for r in result.ranking],
             confidence=confidence,
             break_even=sentence,
             language=lang,
@@ -258,8 +261,10 @@ class DecisionService:
             evaluations=full,
         )
 
-    def _entry(self, r: decision.Ranked, currency: str, lang: Lang, found: demand.Assessed) -> s.RankingEntry:
-        a = r.outcome.assessment
+    def _entry(
+        self, r: decision.Ranked, profile: Profile, kb: Knowledge, lang: Lang, found: demand.Assessed
+    ) -> s.RankingEntry:
+        a, currency = r.outcome.assessment, profile.currency
         head: dict[str, Any] = {
             "option": r.option,
             "name": self.option_name(r.option, lang),
@@ -285,6 +290,7 @@ class DecisionService:
             segments=self._segments(found, r.option, currency, lang),
             cost=cost_read(a.cost),
             offer=None if a.offer is None else offer_read(a.offer, currency, lang),
+            cost_per_useful_pflop_hour=option_pflop_hour_read(kb, a, profile),
             efficiency=s.EfficiencyRead(
                 lead_time_days=range_read(e.lead_time_days, 4),
                 setup_minutes_per_run=range_read(e.setup_minutes_per_run),
@@ -307,7 +313,7 @@ class DecisionService:
         )
 
 
-def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRead:
+def _alternative(alt: Alternative, currency: str, lang: Lang, kb: Knowledge, precision: str) -> s.AlternativeRead:
     c = alt.cost
     return s.AlternativeRead(
         offer=offer_read(alt.offer, currency, lang),
@@ -318,6 +324,7 @@ def _alternative(alt: Alternative, currency: str, lang: Lang) -> s.AlternativeRe
         cost_per_effective_gpu_hour=optional_range(c.per_effective_gpu_hour, 4),
         feasible=alt.feasible,
         reasons=[render(r, lang) for r in alt.reasons],
+        cost_per_useful_pflop_hour=pflop_hour_read(kb, c.per_useful_gpu_hour, alt.offer.gpu_model, precision),
     )
 
 

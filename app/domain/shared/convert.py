@@ -15,12 +15,14 @@ from app.domain.shared.schemas import (
     RangeRead,
     SourceRead,
 )
+from app.engine import throughput
 from app.engine.insights import Uncertainty
 from app.i18n import DEFAULT_LANG, Lang, render
+from app.sdk.errors import MissingKnowledge
 from app.sdk.knowledge import Knowledge
 from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.ranges import Range
-from app.sdk.types import Cost, LineItem, OfferInfo, Profile
+from app.sdk.types import Assessment, Cost, LineItem, OfferInfo, Profile
 
 DISTRIBUTION = "triangular(low, mode, high) per knowledge-base range, mean = expected, independent draws"
 
@@ -93,6 +95,31 @@ def line_read(li: LineItem, horizon_years: float, lang: Lang = DEFAULT_LANG) -> 
 
 def optional_range(r: Range | None, digits: int = 2) -> RangeRead | None:
     return None if r is None else range_read(r, digits)
+
+
+def pflop_hour_read(
+    kb: Knowledge, per_useful_gpu_hour: Range, gpu_model: str | None, precision: str
+) -> RangeRead | None:
+    """The cost per useful PFLOP-hour of an offer on ``gpu_model`` (README "Cost per unit of work"):
+    its cost per useful GPU-hour over the PFLOPS a GPU of that model sustains at ``precision`` (dense peak ×
+    MFU), the low cost over the high MFU at the low end, to 4 decimals as the cost per GPU-hour. None where
+    the GPU model is not named (the source article's reference server), has no dense peak at ``precision``,
+    or the knowledge version has no MFU for it."""
+    if gpu_model is None:
+        return None
+    try:
+        work = throughput.throughput(kb, gpu_model, precision)
+    except MissingKnowledge:
+        return None
+    return range_read(throughput.cost_per_pflop_hour(per_useful_gpu_hour, work), 4)
+
+
+def option_pflop_hour_read(kb: Knowledge, a: Assessment, profile: Profile) -> RangeRead | None:
+    """An option's cost per useful PFLOP-hour at the profile's precision: on its chosen offer's GPU model; on
+    a demand over time (no one offer: the portfolio's segments) on the demand's GPU model, the model its useful
+    GPU-hours are counted in."""
+    gpu_model = profile.gpu_model if a.offer is None else a.offer.gpu_model
+    return pflop_hour_read(kb, a.cost.per_useful_gpu_hour, gpu_model, profile.precision)
 
 
 def cost_read(c: Cost) -> CostRead:

@@ -14,7 +14,7 @@ import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from app.domain.shared.schemas import ProfileCreate, ProfileFields
-from app.engine import decision
+from app.engine import decision, throughput
 from app.engine.insights import Crossing, Variant, crossing
 from app.host.options import LoadedOption, OptionHost
 from app.sdk.columns import ALL
@@ -130,9 +130,11 @@ class Engine:
         regions: list[str] | None = None,
         buyer_country: str | None = None,
         rental_plan: str | None = None,
+        precision: str | None = None,
     ) -> None:
-        """422 for a currency that cannot be converted to, an unknown GPU model, provider or region, or
-        a plan no loaded option sells, naming the field and where to find what exists."""
+        """422 for a currency that cannot be converted to, an unknown GPU model, a precision the GPU model
+        has no dense peak at, an unknown provider or region, or a plan no loaded option sells, naming the
+        field and where to find what exists."""
         if currency not in kb.currencies:
             available = ", ".join(sorted(kb.currencies))
             raise UnknownReference(
@@ -148,6 +150,14 @@ class Engine:
             text = f"unknown GPU model '{gpu_model}' (see /v1/gpus)"
             raise UnknownReference(
                 msg("problem.detail.unknown_gpu_model", text, gpu_model=gpu_model), field="gpu_model"
+            )
+        if gpu_model is not None and precision is not None and not throughput.supports(kb, gpu_model, precision):
+            name, at = kb.gpus[gpu_model].name, precision.upper()
+            known = ", ".join(p.upper() for p in throughput.PRECISIONS if throughput.supports(kb, gpu_model, p))
+            text = f"the {name} has no dense {at} peak in the knowledge base: it trains at {known} (see /v1/gpus)"
+            raise UnknownReference(
+                msg("problem.detail.precision_unsupported", text, gpu_model=name, precision=at, known=known),
+                field="precision",
             )
         unknown = ", ".join(sorted(set(providers) - set(kb.providers))) if providers else ""
         if unknown:
@@ -200,6 +210,7 @@ class Engine:
                 None if regions is None else tuple(regions),
                 req.buyer_country,
                 req.rental_plan,
+                req.precision,
             )
             sets = references.get(key)
             if sets is None:
@@ -211,6 +222,7 @@ class Engine:
                     regions=regions,
                     buyer_country=req.buyer_country,
                     rental_plan=req.rental_plan,
+                    precision=req.precision,
                 )
                 sets = references[key] = (
                     None if providers is None else tuple(sorted(set(providers))),

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam
+from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam, Precision
 from app.web.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
@@ -132,6 +132,12 @@ class ProfileFields(RequestModel):
         pattern=r"^[A-Z]{2}$",
         description="ISO 3166-1 alpha-2 code of the buyer's jurisdiction (see /v1/regions): an own cluster's "
         "servers, staff, power and colocation come from there, and its availability rules apply.",
+    )
+    precision: Precision = Field(
+        default="bf16",
+        description="The precision the team trains at: each option's `cost_per_useful_pflop_hour` divides its cost "
+        "per useful GPU-hour by the PFLOPS its offer's GPU model sustains at it (dense peak × MFU); `fp8` only "
+        "on a `gpu_model` with an FP8 peak (see /v1/gpus), else 422. Prices do not depend on it.",
     )
     option_fields: dict[OptionFieldName, OptionFieldValue] | None = Field(
         default=None,

@@ -4,18 +4,20 @@ columns, the records a decision is read into (``Decision``, ``Entry``) and the C
 is ``app.domain.shared.workbook``.
 
 XLSX sheets, in this order: ``summary`` (an option or a portfolio a row: recommended, feasible, the
-money figures low/expected/high, NPV, the effective cost per GPU-hour, the chosen offer's provider,
-region, plan and GPU model), ``breakdown`` (what each row's cost is made of: a comparison's line items
-and effective extras, a portfolio's segments), ``segments`` (a row per segment and phase: the GPUs it
-holds; only where the answer has segments), ``phases`` (the demand; only where the answer has phases),
-``offers`` (the offers chosen, and a comparison's alternatives), ``sources`` and ``request`` (every
-field of the request, after the knowledge and methodology versions, the currency and ``as_of`` the
-answer was priced with). CSV: one table of the same columns, a row per record (``total``: a summary
-row; ``line_item``, ``effective_extra``, ``segment``, ``phase``: the breakdown's, the segments' and
-the phases' rows), the request's fields on every row (``request_<field>``).
+money figures low/expected/high, NPV, the effective cost per GPU-hour, the cost per useful PFLOP-hour (a
+comparison's), the chosen offer's provider, region, plan and GPU model), ``breakdown`` (what each row's
+cost is made of: a comparison's line items and effective extras, a portfolio's segments), ``segments``
+(a row per segment and phase: the GPUs it holds; only where the answer has segments), ``phases`` (the
+demand; only where the answer has phases), ``offers`` (the offers chosen, and a comparison's
+alternatives), ``sources`` and ``request`` (every field of the request, after the knowledge and
+methodology versions, the currency and ``as_of`` the answer was priced with). CSV: one table of the same
+columns, a row per record (``total``: a summary row; ``line_item``, ``effective_extra``, ``segment``,
+``phase``: the breakdown's, the segments' and the phases' rows), the request's fields on every row
+(``request_<field>``).
 
 Only what the answer (and its request) says: a comparison recommends nothing (``recommended`` empty);
-a portfolio has no annual cost and no equivalent annual cost (empty); a plain comparison no segments.
+a portfolio has no annual cost, no equivalent annual cost and no cost per useful PFLOP-hour (empty); a
+plain comparison no segments.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ FIGURES = (
     "upfront_cost",
     "cost_per_useful_gpu_hour",
     "cost_per_effective_gpu_hour",
+    "cost_per_useful_pflop_hour",
 )
 #: the chosen offer's facts (a portfolio's: its segments' distinct ones, joined by " + ")
 OFFER_FACTS = ("provider", "region", "plan", "gpu_model")
@@ -100,7 +103,14 @@ BREAKDOWN_COLUMNS = (
     *range_columns("annual", "upfront", "total", "npv_cost"),
     "basis",
 )
-OFFER_FIGURES = ("annual_cost", "total_cost", "upfront_cost", "cost_per_useful_gpu_hour", "cost_per_effective_gpu_hour")
+OFFER_FIGURES = (
+    "annual_cost",
+    "total_cost",
+    "upfront_cost",
+    "cost_per_useful_gpu_hour",
+    "cost_per_effective_gpu_hour",
+    "cost_per_useful_pflop_hour",
+)
 OFFER_COLUMNS = (
     "chosen",
     "provider",
