@@ -225,7 +225,12 @@ ENTITIES = (
             ),
             Shape(
                 capacity_api.CapacityPlanCreate,
-                adds={**DEMAND, "weights": "how to rank portfolios' options", "owned": "GPUs already held"},
+                adds={
+                    **DEMAND,
+                    "weights": "how to rank portfolios' options",
+                    "owned": "GPUs already held",
+                    "gpu_models": "GPU models to answer the plan on as well",
+                },
                 nullable={
                     "as_of": "optional in a request: the service fills in today",
                     **PLAIN_OR_DEMAND,
@@ -433,6 +438,7 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "RULE_OPERATORS": "RuleOperator",
         "AUDIT_ACTIONS": "AuditAction",
         "SCOPES": "Scope",
+        "PRECISIONS": "Precision",
     }
     for name, literal in tuples.items():
         assert tuple(getattr(vocab, name)) == get_args(VOCABULARIES[literal]), name

@@ -160,3 +160,13 @@ def test_a_ramp_compares_as_csv_and_xlsx_too(client: Client) -> None:
     xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     r = client.post("/v1/price-comparisons", json=RAMP, headers={"Accept": xlsx})
     assert r.status_code == 200 and r.headers["content-type"].startswith(xlsx)
+
+
+@pytest.mark.parametrize(("gpu_model", "status"), [("l40s", 200), ("rtx_4090", 422)])
+def test_a_demand_on_a_gpu_model_without_a_server_sku(client: Client, gpu_model: str, status: int) -> None:
+    """A GPU model without a server SKU: its machine is the reference server's size (a demand on it answered
+    500 before); the L40S is rented by the node, the RTX 4090 is priced nowhere (422, no option assessable)."""
+    body = {"horizon_years": 1, "gpu_model": gpu_model, "demand": [{"months": 12, "gpus": 8, "utilization": 0.5}]}
+    for path in ("/v1/price-comparisons", "/v1/recommendations?store=false"):
+        r = client.post(path, json=body)
+        assert r.status_code == status, r.text

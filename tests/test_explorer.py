@@ -800,11 +800,15 @@ def test_the_explorer_asks_every_field_and_says_errors_where_they_were_typed(
                 "#capacity input[name=growth_per_year]": ("GrowthCreate", "growth_per_year"),
                 "#capacity input[name=owned_count]": ("OwnedCreate", "count"),
                 "#capacity input[name=owned_age]": ("OwnedCreate", "age_years"),
+                "#which-gpu input[name=parameters]": ("TrainingPlanCreate", "parameters"),
+                "#which-gpu input[name=tokens]": ("TrainingPlanCreate", "tokens"),
+                "#which-gpu input[name=gpus]": ("TrainingPlanCreate", "gpus"),
             }
             for selector, (schema, field) in inputs.items():
                 assert _input_bounds(page, selector) == _schema_bounds(document, schema, field), selector
             numbers = page.eval_on_selector_all("form input[type=number]", "i => i.length")
-            assert numbers == len(inputs) + 3  # and the other three weights
+            # and the other three weights, and the run's deadline (above 0: no minimum an input states)
+            assert numbers == len(inputs) + 4
             assert page.eval_on_selector_all("form input[type=number]:not([max])", "i => i.length") == 0
 
             # the buyer's country: the countries the service knows, by name
@@ -929,5 +933,204 @@ def test_the_explorer_asks_every_field_and_says_errors_where_they_were_typed(
             folder = os.environ.get("EXPLORER_SCREENSHOTS")
             if folder:
                 page.screenshot(path=str(Path(folder) / f"explorer-{lang}-{width}.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+# ---- which GPU: a training run across GPU models --------------------------------------------------------
+
+
+def _trained(page: Any, action: Any) -> Any:
+    """Do ``action`` and wait until the page has shown the training plan it asks for (or its refusal)."""
+    with page.expect_response(
+        lambda r: r.url.endswith("/v1/training-plans") and r.request.headers.get("accept") == "application/json",
+        timeout=120_000,
+    ) as answer:
+        action()
+    page.wait_for_function("() => !document.querySelector('#which-gpu-submit').disabled", timeout=120_000)
+    return answer.value
+
+
+def test_the_explorer_says_which_gpu_for_a_training_run(explorer_server: Any) -> None:
+    """A run (parameters, tokens, GPUs, a deadline, the precision; the profile's currency and buyer's country)
+    is planned without a GPU model: the candidates table in the answer's order with the recommended one
+    marked and every infeasible one's reasons, the recommendation, the service's chart and the candidates'
+    CSV and XLSX; a refused field said on the run's own input; all again in Chinese; under the policy."""
+    import io
+
+    import httpx
+    from openpyxl import load_workbook
+
+    sync_playwright, executable = _browser()  # type: ignore[misc]
+    server, key = explorer_server
+    create_option_host()  # the options' names, as in test_the_explorer_has_no_traps
+
+    def tr(code: str, language: str = "en", **params: Any) -> str:
+        return i18n.translate(code, language, **params)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900}, locale="en-US", accept_downloads=True)
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", blocked_by_policy(errors))
+            charts: list[str] = []  # the SVG charts of training plans, as the page received them
+
+            def with_csp(route: Any) -> None:
+                response = route.fetch()
+                route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+            def plans(route: Any) -> None:
+                response = route.fetch()
+                if route.request.headers.get("accept") == "image/svg+xml":
+                    charts.append(response.text())
+                route.fulfill(response=response)
+
+            page.route("**/explorer", with_csp)
+            page.route("**/v1/training-plans", plans)
+            page.goto(f"{server.base}/explorer")
+            page.fill("#api-key", key)
+            page.click("#key-save")
+            wait_for(page, "document.querySelector('#gpu-models').options.length > 1", timeout=30_000)
+            assert page.text_content("#gpu-section h2") == tr("explorer.section.which_gpu")
+            shown = page.eval_on_selector_all("select[name=precision] option", "os => os.map(o => [o.value, o.text])")
+            assert shown == [["bf16", "BF16"], ["fp8", "FP8"]]
+            assert [page.input_value(f"#which-gpu input[name={n}]") for n in ("parameters", "tokens", "gpus")] == [
+                "7e10",
+                "2e12",
+                "256",
+            ]
+
+            # a 70B run on 2T tokens, 256 GPUs, within 60 days, for a US buyer paying USD
+            page.select_option("select[name=currency]", "USD")
+            page.select_option("#buyer-country", "US")
+            page.fill("#which-gpu input[name=finish_within_days]", "60")
+            answer = _trained(page, lambda: page.click("#which-gpu-submit"))
+            assert answer.status == 200, answer.text()
+            body = answer.request.post_data_json
+            assert "gpu_model" not in body and "gpu_models" not in body
+            assert {k: body[k] for k in ("parameters", "tokens", "gpus", "finish_within_days", "precision")} == {
+                "parameters": 7e10,
+                "tokens": 2e12,
+                "gpus": 256,
+                "finish_within_days": 60,
+                "precision": "bf16",
+            }
+            assert (body["currency"], body["buyer_country"]) == ("USD", "US")
+            doc = answer.json()
+            assert not page.is_visible("#which-gpu-status.error"), page.text_content("#which-gpu-status")
+            assert page.text_content("#which-gpu-status") == tr(
+                "explorer.which_gpu_done", version=doc["knowledge_version"]
+            )
+            rows = page.eval_on_selector_all(
+                "#candidates tbody tr[data-planned]",
+                "rows => rows.map(r => [r.dataset.gpuModel, r.dataset.option, r.dataset.feasible,"
+                " r.dataset.recommended])",
+            )
+            rec = doc["recommended"]
+            assert rows == [
+                [
+                    c["gpu_model"],
+                    c["option"],
+                    "yes" if c["feasible"] else "no",
+                    "yes" if rec and (c["gpu_model"], c["option"]) == (rec["gpu_model"], rec["option"]) else "no",
+                ]
+                for c in doc["candidates"]
+            ]
+            gpus = {w["gpu_model"]: w["name"] for w in doc["work"]}
+            best = next(
+                c for c in doc["candidates"] if (c["gpu_model"], c["option"]) == (rec["gpu_model"], rec["option"])
+            )
+            assert page.text_content("#gpu-recommended") == tr(
+                "explorer.gpu_recommended", gpu=gpus[best["gpu_model"]], option=best["name"]
+            )
+            assert page.text_content("#gpu-recommendation") == doc["recommendation"]
+            cells = page.eval_on_selector_all(
+                "#candidates tbody tr[data-recommended=yes] td", "c => c.map(x => x.innerText.trim())"
+            )
+            assert cells[0] == f"★ {gpus[best['gpu_model']]}" and cells[2] == best["offer"]["name"]
+            assert cells[5].startswith(f"{best['cost_per_million_tokens']['expected']:,.2f}"), cells
+            headings = page.eval_on_selector_all("#candidates thead th", "c => c.map(x => x.textContent)")
+            assert headings[5] == tr("explorer.column.per_million", currency="USD")
+            # an infeasible candidate says why; one without a plan says so in the page's words
+            late = next(c for c in doc["candidates"] if c["calendar_days"] and not c["feasible"])
+            reasons = page.eval_on_selector_all(
+                f"#candidates tr.why[data-gpu-model={late['gpu_model']}][data-option={late['option']}] ul.reasons li",
+                "c => c.map(x => x.textContent)",
+            )
+            assert reasons == late["reasons"]
+            unplanned = page.locator("#candidates tr[data-planned=no]")
+            assert unplanned.count() == sum(1 for c in doc["candidates"] if not c["calendar_days"])
+            assert unplanned.first.locator("td.hint").text_content() == tr("explorer.no_plan_offer")
+            for text in _ranges(page, "#candidates"):
+                assert _same_decimals(text), text
+            # the service's chart of the same answer
+            wait_for(page, "(i => i.complete && i.naturalWidth > 0)(document.querySelector('#gpu-chart'))", 60_000)
+            assert page.evaluate("document.querySelector('#gpu-chart').naturalWidth") == 640
+            assert tr("chart.training.title") in charts[-1] and 'class="deadline"' in charts[-1]
+            assert charts[-1].count('class="candidate"') == sum(1 for c in doc["candidates"] if c["calendar_days"])
+
+            # the candidates' spreadsheets, asked for with the key and saved by the browser
+            with page.expect_download(timeout=120_000) as saved:
+                page.click("#gpu-csv")
+            assert re.fullmatch(r"training-plan_.+_\d{4}-\d{2}-\d{2}\.csv", saved.value.suggested_filename)
+            text = Path(saved.value.path()).read_bytes().decode("utf-8")
+            assert text.startswith("\ufeffknowledge_version,methodology_version,currency,as_of,rank,recommended,")
+            assert len(text.strip().splitlines()) == 1 + len(doc["candidates"])
+            with page.expect_download(timeout=120_000) as saved:
+                page.click("#gpu-xlsx")
+            book = load_workbook(io.BytesIO(Path(saved.value.path()).read_bytes()))
+            assert book.sheetnames == [tr(f"sheet.{n}") for n in ("candidates", "work", "request")]
+            assert page.text_content("#gpu-download-status") == tr(
+                "explorer.downloaded", file=saved.value.suggested_filename
+            )
+
+            # GPU models chosen: only those are compared
+            page.select_option("#gpu-models", ["h100_sxm", "b200"])
+            answer = _trained(page, lambda: page.click("#which-gpu-submit"))
+            assert answer.request.post_data_json["gpu_models"] == ["b200", "h100_sxm"]  # in the list's order
+            models = page.eval_on_selector_all(
+                "#candidates tbody tr[data-planned]", "rows => rows.map(r => r.dataset.gpuModel)"
+            )
+            assert set(models) == {"b200", "h100_sxm"}
+
+            # the run's GPUs refused: said on the run's input, not on the profile's GPUs
+            page.fill("#which-gpu input[name=gpus]", "0")
+            answer = _trained(page, lambda: page.click("#which-gpu-submit"))
+            assert answer.status == 400
+            note = page.locator("#which-gpu label:has(input[name=gpus]) .field-error")
+            assert note.text_content() == tr("explorer.error_range", min="1", max="1,000,000")
+            assert page.locator("#profile .field-error").count() == 0
+            status = page.text_content("#which-gpu-status.error") or ""
+            assert tr("explorer.field.run_gpus") in status, status
+            page.fill("#which-gpu input[name=gpus]", "256")
+            assert page.locator(".field-error").count() == 0
+            assert _trained(page, lambda: page.click("#which-gpu-submit")).status == 200
+
+            # Chinese: the run asked again, its names and chart in Chinese
+            shown_chart = page.get_attribute("#gpu-chart", "src")
+            with page.expect_response(
+                lambda r: r.url.endswith("/v1/training-plans") and r.request.headers.get("accept") == "image/svg+xml",
+                timeout=120_000,
+            ) as chart:
+                page.click("button[data-lang=zh]")
+            page.wait_for_function("() => !document.querySelector('#which-gpu-submit').disabled", timeout=120_000)
+            assert chart.value.request.headers.get("accept-language") == "zh-CN"
+            page.wait_for_function(f"() => document.querySelector('#gpu-chart').src !== {json.dumps(shown_chart)}")
+            assert tr("chart.training.title", "zh") in charts[-1]
+            assert page.text_content("#gpu-section h2") == tr("explorer.section.which_gpu", "zh")
+            zh = httpx.post(
+                server.base + "/v1/training-plans",
+                json=answer.request.post_data_json | {"gpus": 256},
+                headers={"X-API-Key": key, "Accept-Language": "zh-CN"},
+                timeout=120,
+            ).json()
+            names = page.eval_on_selector_all(
+                "#candidates tbody tr[data-planned] td:nth-child(2)", "c => c.map(x => x.textContent)"
+            )
+            assert names == [c["name"] for c in zh["candidates"]] and all(CJK.search(n) for n in names)
+            assert page.text_content("#gpu-recommendation") == zh["recommendation"]
+            assert not errors, errors
         finally:
             browser.close()

@@ -66,6 +66,15 @@ ALTERNATIVE_MEDIA = {
         XLSX: "A workbook in the price comparisons' layout: sheets summary, breakdown, segments, phases, offers, "
         "sources and request; headings in the request's language, money headings with their currency.",
     },
+    "computeTrainingPlan": {
+        "image/svg+xml": "A chart 640 px wide of the cost per million tokens against the calendar days to finish, a "
+        "mark per GPU model × option with a plan (its low–high ranges as bars; infeasible ones hollow, the "
+        "recommended highlighted, the deadline as a line); words in the language of Accept-Language (en, zh).",
+        "text/csv": "One row per candidate (GPU model × option, in the answer's order) or, on one GPU model, per "
+        "option; the request's fields on every row (UTF-8 with a BOM, CRLF, an attachment).",
+        XLSX: "A workbook: sheets candidates, work (throughput per GPU model) and request, or options and request "
+        "on one GPU model; headings in the request's language, money headings with their currency.",
+    },
 }
 
 

@@ -29,7 +29,7 @@ from app.sdk.types import (
     Usability,
 )
 
-METHODOLOGY_VERSION = "4.0"
+METHODOLOGY_VERSION = "4.1"
 DAYS_PER_YEAR = 365
 MINUTES_PER_HOUR = 60
 ZERO = Range.point(0)

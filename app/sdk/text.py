@@ -30,11 +30,14 @@ def money(value: float, currency: str) -> str:
     return f"{_scalar(value):,.0f} {currency}"
 
 
-def money_range(r: Range, currency: str) -> str:
+def money_range(r: Range, currency: str, digits: int = 0) -> str:
+    """A money range in words; whole units by default (a range whose ends round to the same thousand is
+    one figure), ``digits`` decimals for a unit price (a cost per million tokens)."""
     r = _scalar_range(r)
-    if r.is_point or round(r.low, -3) == round(r.high, -3):
-        return money(r.expected, currency)
-    low, high, expected = f"{r.low:,.0f}", f"{r.high:,.0f}", f"{r.expected:,.0f}"
+    same = round(r.low, -3) == round(r.high, -3) if digits == 0 else round(r.low, digits) == round(r.high, digits)
+    if r.is_point or same:
+        return f"{_scalar(r.expected):,.{digits}f} {currency}"
+    low, high, expected = f"{r.low:,.{digits}f}", f"{r.high:,.{digits}f}", f"{r.expected:,.{digits}f}"
     return msg(
         "unit.money_range",
         f"{low}–{high} {currency} (expected {expected})",

@@ -4,11 +4,15 @@ XLSX, sheets ``summary`` (a portfolio a row, with its costs, NPV and offers), ``
 segment a row, with its costs), ``segments`` (a row per segment and phase), ``phases``, ``offers``,
 ``sources`` and ``request``. Field names and keys are English in every language; the portfolios'
 and options' names are the answer's, in the request's language (as a price comparison's option names
-are)."""
+are). A plan answered per GPU model (``gpu_models``) states its ``recommended_gpu_model`` after the
+request's fields (the per-model figures are the JSON answer's: the shared layout has a row per
+portfolio of the demand's own model)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from msgspec import UNSET
 
 from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead, PortfolioRead
 from app.domain.shared.sheets import PHASE_COLUMNS, Decision, Entry, decision_csv, request_fields
@@ -39,6 +43,8 @@ def plan(doc: CapacityPlanRead, req: CapacityPlanCreate | None = None) -> Decisi
         range_columns("saving_npv_cost"), range_cells(None if saving is None else saving.npv_cost), strict=True
     )
     stated.append(("saving_share", None if saving is None else saving.share))
+    if doc.recommended_gpu_model is not UNSET:
+        stated.append(("recommended_gpu_model", doc.recommended_gpu_model))
     answered = [("horizon_years", doc.horizon_years), ("gpu_model", doc.gpu_model)]
     return Decision(
         key="portfolio",

@@ -24,10 +24,11 @@ from pydantic import BaseModel
 
 from app.domain.capacity.schemas import OwnedCreate
 from app.domain.catalog.service import CatalogService
+from app.domain.planning.schemas import TrainingPlanCreate
 from app.domain.shared.demand import GrowthCreate, PhaseCreate
 from app.domain.shared.schemas import ProfileCreate, Weights
 from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
-from app.sdk.vocab import Currency, DataSecurity, OpsTeam
+from app.sdk.vocab import Currency, DataSecurity, OpsTeam, Precision
 
 STATIC = Path(__file__).parent / "static"
 ASSETS_PATH = "/explorer/assets"
@@ -80,6 +81,7 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
             "data_security": list(get_args(DataSecurity)),
             "rental_plan": list(rental_plans),
             "currency": list(get_args(Currency)),
+            "precision": list(get_args(Precision)),
         },
         "bounds": {
             "profile": number_bounds(ProfileCreate),
@@ -87,6 +89,7 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
             "phase": number_bounds(PhaseCreate),
             "growth": number_bounds(GrowthCreate),
             "owned": number_bounds(OwnedCreate),
+            "training": number_bounds(TrainingPlanCreate),
         },
         "assets": ASSETS_PATH,
     }

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+from typing import Annotated, Any
 
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from app.domain.decisions.schemas import ReasonCode
-from app.domain.shared.schemas import MAX_GPUS, RangeRead
-from app.sdk.vocab import PLAN_NAME_PATTERN, OpsTeam
+from app.domain.shared.schemas import (
+    MAX_GPUS,
+    Key,
+    OfferRead,
+    OptionFieldName,
+    OptionFieldValue,
+    ProfileFields,
+    RangeRead,
+    Region,
+)
+from app.engine.throughput import Precision
+from app.sdk.vocab import PLAN_NAME_PATTERN, DataSecurity, OpsTeam
 from app.web.schemas import AsOf, RequestModel
 
 #: physical bounds: below them a plan is not a training run (a model of 5e-324 parameters answered
@@ -24,6 +36,19 @@ MAX_FLOPS = 1e30
 #: the lowest MFU a run could have and still be called one (published runs: 0.2–0.6); 1 is the GPU's peak
 MIN_MFU = 0.01
 CURRENCY = r"^[A-Z]{3}$"
+#: GPU models a request may list to compare (the knowledge base holds about ten)
+MAX_GPU_MODELS = 20
+MAX_FINISH_DAYS = 3650
+#: the profile's fields a training plan reads as every pricing endpoint does: declared once, on
+#: ``ProfileFields`` (the run itself gives gpus, utilization, horizon and the largest job)
+PROFILE_FIELDS = ("providers", "regions", "team_size", "data_security", "start_within_days", "capex_budget",
+                  "delay_cost_per_day", "preemptible_share", "held_share", "buyer_country",
+                  "option_fields")  # fmt: skip
+
+
+def _profile(name: str) -> Any:
+    """``ProfileFields``' declaration of ``name``: the same bounds, default and description."""
+    return copy.copy(ProfileFields.model_fields[name])
 
 
 class TrainingPlanCreate(RequestModel):
@@ -57,7 +82,32 @@ class TrainingPlanCreate(RequestModel):
         le=MAX_FLOPS,
         description="Training FLOPs; give this or `tokens`, not both.",
     )
-    gpu_model: str = Field(min_length=1, max_length=40, description="A key from /v1/gpus: whose throughput to use.")
+    gpu_model: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="A key from /v1/gpus: plan the run on this GPU model alone (the answer lists `items`); absent: "
+        "the run is planned on every GPU model (or those of `gpu_models`) and the answer ranks `candidates`.",
+    )
+    gpu_models: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_GPU_MODELS,
+        description="Keys from /v1/gpus to compare; absent (and no `gpu_model`): every GPU model with a price valid "
+        "on `as_of` that runs at `precision`.",
+    )
+    precision: Precision = Field(
+        default="bf16",
+        description="The training precision whose dense peak and MFU give the throughput: bf16, or fp8 on the parts "
+        "that have it.",
+    )
+    finish_within_days: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_FINISH_DAYS,
+        description="Days within which the run must be finished, lead time included; a candidate that needs longer "
+        "is not feasible.",
+    )
     gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs the run uses.")
     mfu: float | None = Field(
         default=None,
@@ -76,6 +126,17 @@ class TrainingPlanCreate(RequestModel):
     currency: str = Field(default="CNY", pattern=CURRENCY, json_schema_extra={"pattern": CURRENCY})
     as_of: AsOf
     ops_team: OpsTeam = "none"
+    providers: list[Key] | None = _profile("providers")
+    regions: list[Region] | None = _profile("regions")
+    team_size: int = _profile("team_size")
+    data_security: DataSecurity = _profile("data_security")
+    start_within_days: int | None = _profile("start_within_days")
+    capex_budget: float | None = _profile("capex_budget")
+    delay_cost_per_day: float | None = _profile("delay_cost_per_day")
+    preemptible_share: float = _profile("preemptible_share")
+    held_share: float | None = _profile("held_share")
+    buyer_country: str | None = _profile("buyer_country")
+    option_fields: dict[OptionFieldName, OptionFieldValue] | None = _profile("option_fields")
 
     @model_validator(mode="after")
     def _tokens_or_flops(self) -> TrainingPlanCreate:
@@ -83,6 +144,8 @@ class TrainingPlanCreate(RequestModel):
             raise _field_error("flops", "give either tokens or flops, not both", self.flops)
         if self.tokens is None and self.flops is None:
             raise _field_error("tokens", "give either tokens or flops", None)
+        if self.gpu_model is not None and self.gpu_models is not None:
+            raise _field_error("gpu_models", "give either gpu_model or gpu_models, not both", self.gpu_models)
         return self
 
 
@@ -133,3 +196,82 @@ class TrainingPlanRead(msgspec.Struct):
     as_of: dt.date
     rental_plan: str | None
     ops_team: str
+
+
+# ---- across GPU models ------------------------------------------------------------------------------
+
+
+class WorkRead(msgspec.Struct):
+    """What one GPU of a model sustains on the run, and where the figures come from."""
+
+    gpu_model: str
+    name: str
+    precision: str
+    #: dense peak TFLOPS at ``precision`` (the GPU model's row)
+    peak_tflops: float
+    #: model FLOPs utilization (its own row ``mfu_<precision>_<gpu_model>``, else the general one)
+    mfu: RangeRead
+    #: peak × MFU
+    sustained_tflops: RangeRead
+    #: the run's compute in GPU-hours of this model (high MFU gives the low end)
+    gpu_hours: RangeRead
+    #: the run's tokens a second on ``gpus`` of this model, at full speed
+    tokens_per_second: RangeRead
+    #: the sources of the peak and the MFU, as people read them
+    sources: list[str]
+
+
+class CandidateRead(msgspec.Struct):
+    """One GPU model on one option: the option's cheapest qualifying offer of that model for the run."""
+
+    gpu_model: str
+    option: str
+    name: str
+    offer: OfferRead | None
+    gpus: int
+    #: the run's compute on this model (as ``WorkRead.gpu_hours``)
+    gpu_hours: RangeRead
+    calendar_days: RangeRead | None
+    total_cost: RangeRead | None
+    cost_per_million_tokens: RangeRead | None
+    feasible: bool
+    reasons: list[str]
+    reason_codes: list[ReasonCode]
+    gpu_hours_billed: RangeRead | None = None
+    training_days: RangeRead | None = None
+    lead_time_days: RangeRead | None = None
+    cost_per_useful_gpu_hour: RangeRead | None = None
+    upfront_cost: RangeRead | None = None
+    committed: bool | None = None
+    #: why the option has no plan on this model: ``no-offer``, ``missing-knowledge`` or ``option-failed``
+    error: str | None = None
+    error_code: str | None = None
+
+
+class Choice(msgspec.Struct):
+    gpu_model: str
+    option: str
+
+
+class TrainingCandidatesRead(msgspec.Struct):
+    """A run planned on several GPU models: every GPU model × option, feasible first, then cheapest per token."""
+
+    knowledge_version: str
+    methodology_version: str
+    parameters: float
+    tokens: float
+    flops: float
+    gpus: int
+    precision: str
+    finish_within_days: float | None
+    work: list[WorkRead]
+    candidates: list[CandidateRead]
+    recommended: Choice | None
+    #: why the recommended candidate, or why none
+    recommendation: str
+    notes: list[str]
+    currency: str
+    as_of: dt.date
+    rental_plan: str | None
+    ops_team: str
+    buyer_country: str | None

@@ -1,19 +1,30 @@
 """Training-run plans: a model size and a token (or FLOP) budget in; per option, how long the run
-takes on the calendar and what it costs (docs/training-plans.md)."""
+takes on the calendar and what it costs (docs/training-plans.md). With one ``gpu_model`` the run is
+planned on it; without, on every GPU model (or those of ``gpu_models``), and the answer ranks the
+candidates — GPU model × option — by cost per million trained tokens (docs/methodology.md "Work:
+throughput and cost per token")."""
 
 from __future__ import annotations
 
 from app.domain.decisions.schemas import ReasonCode
-from app.domain.planning.schemas import TrainingPlanCreate, TrainingPlanItem, TrainingPlanRead
+from app.domain.planning import run
+from app.domain.planning.candidates import candidates
+from app.domain.planning.schemas import (
+    TrainingCandidatesRead,
+    TrainingPlanCreate,
+    TrainingPlanItem,
+    TrainingPlanRead,
+)
 from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
-from app.engine import decision, planner
-from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
-from app.sdk.errors import MissingKnowledge, NothingAssessable, UnknownReference
+from app.engine import planner
+from app.i18n import DEFAULT_LANG, Lang, code_of, render
+from app.sdk.errors import NothingAssessable
 from app.sdk.knowledge import Knowledge
 from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.ranges import Range
-from app.sdk.text import Msg, money_range, msg, num, option_ref, pct
+from app.sdk.text import Msg, money_range, msg, num, option_ref
+from app.sdk.types import Profile
 
 
 def _gpu_hours(r: Range) -> Msg:
@@ -29,56 +40,67 @@ def _gpu_hours(r: Range) -> Msg:
     )
 
 
-def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> TrainingPlanRead:
+def plan(
+    engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG
+) -> TrainingPlanRead | TrainingCandidatesRead:
     kb = engine.knowledge()
-    engine.check_references(kb, currency=req.currency, gpu_model=req.gpu_model, rental_plan=req.rental_plan)
-    gpu = kb.gpus[req.gpu_model]
-    if req.mfu is not None:
-        mfu = Range.point(req.mfu)
-        mfu_note = msg("training.mfu_given", f"MFU {pct(req.mfu)} as given.", mfu=pct(req.mfu))
-    else:
-        try:
-            row = kb.assumption("*", planner.MFU_KEY)
-        except MissingKnowledge as exc:
-            raise UnknownReference(f"{exc}: send mfu", field="mfu") from exc
-        mfu = row.value
-        low, high, expected = pct(mfu.low), pct(mfu.high), pct(mfu.expected)
-        mfu_note = msg(
-            "training.mfu_assumed",
-            f"MFU {low}–{high} (expected {expected}), the knowledge base's assumption of model FLOPs "
-            "utilization; the high MFU gives the low end of every time and cost.",
-            low=low,
-            high=high,
-            expected=expected,
-        )
-    flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
-    try:
-        hours = planner.gpu_hours(flops, gpu.bf16_dense_tflops, mfu)
-    except (planner.PlanError, ZeroDivisionError) as exc:
-        raise UnknownReference(f"the run cannot be planned: {exc}", field="mfu") from exc
-
-    pricing = planner.pricing(kb, req.gpu_model, req.as_of or engine.today())
-    profile = planner.run_profile(
-        gpus=req.gpus,
-        hours=hours,
-        as_of=req.as_of or engine.today(),
+    engine.check_references(
+        kb,
         currency=req.currency,
+        gpu_model=req.gpu_model,
+        providers=req.providers,
+        regions=req.regions,
+        buyer_country=req.buyer_country,
         rental_plan=req.rental_plan,
-        ops_team=req.ops_team,
-        gpu_model=pricing.profile_gpu_model,
+        precision=req.precision,
+    )
+    flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
+    if req.gpu_model is not None:
+        return _single(engine, kb, req, req.gpu_model, flops, lang)
+    return candidates(engine, kb, req, flops, lang)
+
+
+def _commits_note(o: planner.PlanOutcome, currency: str) -> Msg | None:
+    if o.plan is None or not o.plan.committed or o.assessment is None:
+        return None
+    c = o.assessment.cost
+    upfront, annual = money_range(c.upfront, currency), money_range(c.annual, currency)
+    return msg(
+        "training.commits",
+        f"{option_ref(o.option)} commits more than the run ({upfront} upfront, {annual} a year); its "
+        "cost here is the run's share at its full-load price per useful GPU-hour.",
+        option=option_ref(o.option),
+        upfront=upfront,
+        annual=annual,
     )
 
-    def owned_years(option: str) -> float:
-        try:
-            return kb.assumption(option, "depreciation_years").value.expected
-        except MissingKnowledge:
-            return profile.horizon_years
 
-    outcomes = planner.plan_all(engine.options, lambda o, p: engine.choose(o, p, kb)[0], profile, hours, owned_years)
+def _full_load(profile: Profile) -> Msg:
+    days = num(profile.horizon_years * 365, 1)
+    return msg(
+        "training.full_load",
+        f"Each option is assessed at full load for the run's expected length ({days} days) and charged "
+        "its own cost per useful GPU-hour.",
+        days=days,
+    )
+
+
+# ---- one GPU model ------------------------------------------------------------------------------------
+
+
+def _single(
+    engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float, lang: Lang
+) -> TrainingPlanRead:
+    work = run.work(kb, req, gpu_model, flops)
+    hours = work.hours
+    pricing = planner.pricing(kb, gpu_model, req.as_of or engine.today())
+    profile = run.run_profile(engine, kb, req, pricing.profile_gpu_model, hours)
+    outcomes = run.outcomes(engine, kb, profile, hours)
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
 
-    shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(gpu.bf16_dense_tflops), _gpu_hours(hours)
+    gpu = kb.gpus[gpu_model]
+    shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(work.rate.peak_tflops), _gpu_hours(hours)
     notes: list[str] = [
         msg(
             "training.compute",
@@ -88,23 +110,25 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
             gpu=gpu.name,
             tflops=tflops,
             gpu_hours=gpu_hours,
+        )
+        if req.precision == "bf16"
+        else msg(
+            "training.compute_fp8",
+            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense FP8 TFLOPS): {gpu_hours}.",
+            flops=shown_flops,
+            gpus=str(req.gpus),
+            gpu=gpu.name,
+            tflops=tflops,
+            gpu_hours=gpu_hours,
         ),
-        mfu_note,
+        work.mfu_note,
     ]
     if pricing.note:
         notes.append(pricing.note)
-    days = num(profile.horizon_years * 365, 1)
-    notes.append(
-        msg(
-            "training.full_load",
-            f"Each option is assessed at full load for the run's expected length ({days} days) and charged "
-            "its own cost per useful GPU-hour.",
-            days=days,
-        )
-    )
+    notes.append(_full_load(profile))
     items = []
     for o in outcomes:
-        name = name_of(f"option.{o.option}.name", lang, engine.options[o.option].spec.name)
+        name = run.option_name(engine, o.option, lang)
         p = o.plan
         if p is None:
             items.append(
@@ -120,20 +144,9 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
                 )
             )
             continue
-        refused = _refusal(engine, kb, o)
-        if p.committed and o.assessment is not None:
-            c = o.assessment.cost
-            upfront, annual = money_range(c.upfront, profile.currency), money_range(c.annual, profile.currency)
-            notes.append(
-                msg(
-                    "training.commits",
-                    f"{option_ref(o.option)} commits more than the run ({upfront} upfront, {annual} a year); its "
-                    "cost here is the run's share at its full-load price per useful GPU-hour.",
-                    option=option_ref(o.option),
-                    upfront=upfront,
-                    annual=annual,
-                )
-            )
+        refused = run.refusal(engine, kb, o)
+        if (commits := _commits_note(o, profile.currency)) is not None:
+            notes.append(commits)
         items.append(
             TrainingPlanItem(
                 option=o.option,
@@ -158,9 +171,9 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
         methodology_version=METHODOLOGY_VERSION,
         flops=flops,
         gpu_hours=range_read(hours),
-        gpu_model=req.gpu_model,
+        gpu_model=gpu_model,
         gpus=req.gpus,
-        mfu=range_read(mfu, 4),
+        mfu=range_read(work.mfu, 4),
         pricing_basis=pricing.server.key if pricing.server else pricing.profile_gpu_model,
         notes=[render(n, lang) for n in notes],
         items=items,
@@ -169,11 +182,3 @@ def plan(engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG) -> 
         rental_plan=profile.rental_plan,
         ops_team=profile.ops_team,
     )
-
-
-def _refusal(engine: Engine, kb: Knowledge, o: planner.PlanOutcome) -> list[str]:
-    """The sentences of the hard constraints an option's plan breaks, as a comparison of the same run gives
-    them (the option's assessment of the plan's profile); none when it can serve the run."""
-    if not o.refused or o.profile is None:
-        return []
-    return decision.broken(engine.assess(o.option, o.profile, kb))

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.domain.capacity.schemas import MAX_OWNED
+from app.domain.capacity.schemas import MAX_OWNED, MAX_PLAN_GPU_MODELS
 from app.domain.decisions.schemas import MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
+from app.domain.planning.schemas import MAX_GPU_MODELS
 from app.domain.shared.schemas import MAX_HORIZON_YEARS
 from app.engine.capacity import MAX_PHASES
 
@@ -27,6 +28,10 @@ SENSITIVITY_UNITS = 30
 #: Monte Carlo: one unit per this many draws, plus one for the evaluation
 DRAWS_PER_UNIT = 1_000
 TRAINING_PLAN_UNITS = 2
+#: a training plan across GPU models adds one unit per GPU model (measured in process: 6.2 ms for one GPU model,
+#: 21.5 ms for the eight the reference price book prices), and this many without a list (a cost reads the body
+#: alone: the knowledge base's GPU models are not counted)
+TRAINING_PLAN_MODELS = 10
 #: 32 utilizations × every option, and the crossings (a sixth of a break-even's work, measured)
 COST_CURVE_UNITS = 15
 #: what a plan or a demand over time costs whatever its size: the profile, the kernels' first calls
@@ -104,16 +109,30 @@ def uncertainty(body: Any) -> int:
 
 
 def training_plan(body: Any) -> int:
-    return TRAINING_PLAN_UNITS
+    """One GPU model: the base; across GPU models, one more unit per listed model (``TRAINING_PLAN_MODELS``
+    without a list)."""
+    if _field(body, "gpu_model", None) is not None:
+        return TRAINING_PLAN_UNITS
+    listed = _field(body, "gpu_models", None)
+    models = _count(listed, MAX_GPU_MODELS) if isinstance(listed, list) else TRAINING_PLAN_MODELS
+    return TRAINING_PLAN_UNITS + max(1, models)
 
 
 def capacity_plan(body: Any) -> int:
     """Phases × options × (1 + owned entries / 10), plus the base: measured 0.07 s for one phase, 0.2 s
     for 12, 1.5–2 s for 60, 3.1 s for 120; 0.8–1.4 s for 12 phases with 20 owned entries, 5.3–5.5 s for
-    60 with 20 (README "Rate limits")."""
+    60 with 20 (README "Rate limits"). Answered per GPU model (``gpu_models``), that once more for each
+    model listed other than ``gpu_model`` (each is the same plan on that model's GPUs: measured 0.06 s
+    for one phase alone, 0.44 s on six models more)."""
     owned = _count(_field(body, "owned", []), MAX_OWNED)
     factor = 1 + owned / OWNED_ENTRIES_PER_DOUBLING
-    return DEMAND_BASE_UNITS + math.ceil(phases(body) * OPTIONS * CAPACITY_PLAN_UNITS_PER_PHASE_OPTION * factor)
+    one = DEMAND_BASE_UNITS + math.ceil(phases(body) * OPTIONS * CAPACITY_PLAN_UNITS_PER_PHASE_OPTION * factor)
+    listed = _field(body, "gpu_models", None)
+    if not isinstance(listed, list):
+        return one
+    own = _field(body, "gpu_model", None)
+    others = {m for m in listed[:MAX_PLAN_GPU_MODELS] if isinstance(m, str) and m != own}
+    return one * (1 + len(others))
 
 
 #: a demand over time on a comparison or recommendation, as the table says it
@@ -133,9 +152,12 @@ TABLE = {
     "POST /v1/sensitivity": str(SENSITIVITY_UNITS),
     "POST /v1/uncertainty": f"1 + draws / {DRAWS_PER_UNIT:,}, rounded up (10,000 draws: "
     f"{uncertainty({'draws': 10_000})}; 100,000: {uncertainty({'draws': 100_000})})",
-    "POST /v1/training-plans": str(TRAINING_PLAN_UNITS),
+    "POST /v1/training-plans": f"{TRAINING_PLAN_UNITS}; without `gpu_model`: {TRAINING_PLAN_UNITS} + GPU models "
+    f"listed ({TRAINING_PLAN_MODELS} without `gpu_models`: {training_plan({})})",
     "POST /v1/capacity-plans": f"{DEMAND_BASE_UNITS} + phases × {OPTIONS} × (1 + owned entries / "
     f"{OWNED_ENTRIES_PER_DOUBLING}), rounded up (1 phase: {capacity_plan({})}; 120 phases: "
     f"{capacity_plan({'demand': [{}] * MAX_PHASES})}; with 20 owned entries: "
-    f"{capacity_plan({'demand': [{}] * MAX_PHASES, 'owned': [{}] * MAX_OWNED})})",
+    f"{capacity_plan({'demand': [{}] * MAX_PHASES, 'owned': [{}] * MAX_OWNED})}); with `gpu_models`: that × (1 + "
+    f"GPU models listed other than `gpu_model`) (1 phase on {MAX_PLAN_GPU_MODELS} models: "
+    f"{capacity_plan({'gpu_models': [str(i) for i in range(MAX_PLAN_GPU_MODELS)]})})",
 }

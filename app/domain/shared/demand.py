@@ -26,6 +26,7 @@ from app.engine import decision
 from app.i18n import DEFAULT_LANG, Lang
 from app.sdk.errors import DomainError, NothingAssessable
 from app.sdk.knowledge import Knowledge
+from app.sdk.offers import per_machine
 from app.sdk.types import Profile
 from app.web.schemas import RequestModel
 
@@ -260,7 +261,7 @@ def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
             options=list(engine.options),
             variants=engine.variants(),
             owner=engine.host.owner(),
-            unit=kb.server_for(profile.gpu_model).gpus_per_server,
+            unit=per_machine(kb, 1, profile.gpu_model),
         )
     portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}
     errors = singles.tables.errors

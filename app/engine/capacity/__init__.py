@@ -7,7 +7,7 @@ from app.engine.capacity.plan import CapacityPlan, Singles, plan, singles
 from app.engine.capacity.portfolio import HYBRID, SINGLE, Portfolio, Segment, assessment_on
 from app.engine.capacity.solver import TIME_LIMIT_SECONDS
 from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE
-from app.engine.capacity.throughput import demand_model, equivalent_factor, throughput
+from app.engine.capacity.throughput import demand_model, equivalent_factor, in_gpus_of, throughput
 
 __all__ = [
     "BRIDGE",
@@ -31,6 +31,7 @@ __all__ = [
     "equivalent_factor",
     "flat",
     "growth",
+    "in_gpus_of",
     "phases",
     "plan",
     "singles",

@@ -1,4 +1,5 @@
 // compute-advisor explorer: a profile form, then the ranking, reasons, cost breakdown, charts and P(best);
+// a training run, then which GPU model on which option (the candidates, their chart and spreadsheets);
 // a demand over time (steady, phases or growth) and owned GPUs, then the capacity plan's portfolios.
 // The API key stays in this tab's sessionStorage and goes out only as the X-API-Key header.
 "use strict";
@@ -8,7 +9,8 @@ const KEY_STORE = "compute-advisor.api-key";
 const LANG_STORE = "compute-advisor.lang";
 const TAGS = { en: "en", zh: "zh-CN" };
 const DRAWS = 1000;
-const state = { lang: initialLanguage(), last: null, asked: null, planned: null, urls: {}, statuses: {} };
+const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const state = { lang: initialLanguage(), last: null, asked: null, planned: null, trained: null, urls: {}, statuses: {} };
 
 function initialLanguage() {
   const kept = sessionStorage.getItem(LANG_STORE);
@@ -104,6 +106,7 @@ function applyLanguage() {
   $("#curve").alt = t("chart_alt_curve");
   $("#tornado").alt = t("chart_alt_tornado");
   $("#capacity-chart").alt = t("chart_alt_capacity");
+  $("#gpu-chart").alt = t("chart_alt_gpu");
   const none = $("#owned-model").options[0];
   if (none && none.value === "") none.textContent = t("owned_none");
   const anyCountry = $("#buyer-country").options[0];
@@ -156,10 +159,11 @@ async function api(path, options = {}) {
 }
 
 // a problem's words: each field's message after the field's name as the form shows it ("Phase 2, GPUs: …");
-// without messages per field, the detail, naming its field when the detail does not already
-function problemText(error) {
+// without messages per field, the detail, naming its field when the detail does not already. ``source``: what
+// was asked (``fieldTarget``)
+function problemText(error, source) {
   if (error.errors && error.errors.length) {
-    return error.errors.map((e) => t("field_error", { field: fieldLabel(e.field), message: fieldMessage(e) })).join("; ");
+    return error.errors.map((e) => t("field_error", { field: fieldLabel(e.field, source), message: fieldMessage(e, source) })).join("; ");
   }
   const fields = (error.fields || []).filter((f) => !error.message.includes(f));
   return fields.length ? `${fields.join(", ")}: ${error.message}` : error.message;
@@ -168,13 +172,18 @@ function problemText(error) {
 // ---- errors on the fields they are about ------------------------------------------------------------
 
 // the page's field a problem's field names: `profiles.0.gpus` (a batch's profile) and `gpus` are the GPUs
-// input, `demand.1.gpus` the GPUs of the editor's second phase, `owned.0.count` the count of owned GPUs;
+// input, `demand.1.gpus` the GPUs of the editor's second phase, `owned.0.count` the count of owned GPUs; a
+// training plan's (``source`` "gpu") run fields are those of the "which GPU" form, `gpu_models.0` its list;
 // null for a field the page does not ask for
-function fieldTarget(field) {
+function fieldTarget(field, source) {
   const path = String(field).replace(/^profiles\.\d+\./, "").split(".");
   const profile = $("#profile").elements;
   const capacity = $("#capacity").elements;
   const [head, second, third] = path;
+  const run = $("#which-gpu").elements[head];
+  if (source === "gpu" && run && run.name === head) {
+    return { input: run, label: t(head === "gpus" ? "field.run_gpus" : `field.${head}`) };
+  }
   if (head === "demand") {
     if (/^\d+$/.test(second || "")) {
       const row = $("#phases tbody").rows[Number(second)];
@@ -198,12 +207,12 @@ function fieldTarget(field) {
   return input && input.name === head ? { input, label: t(`field.${head}`) } : null;
 }
 
-const fieldLabel = (field) => (fieldTarget(field) || { label: field }).label;
+const fieldLabel = (field, source) => (fieldTarget(field, source) || { label: field }).label;
 
 // the message of a refused field: the page's words when the value typed is outside the input's bounds
 // (the API checks the same bounds and says so in English), else the service's
-function fieldMessage(e) {
-  const target = fieldTarget(e.field);
+function fieldMessage(e, source) {
+  const target = fieldTarget(e.field, source);
   const input = target && target.input;
   if (input && input.type === "number" && input.value.trim() !== "") {
     const { min, max, step } = input;
@@ -221,14 +230,14 @@ function fieldMessage(e) {
 function showFieldErrors(error, source, statusId) {
   clearFieldErrors(source);
   for (const e of error.errors || []) {
-    const target = fieldTarget(e.field);
+    const target = fieldTarget(e.field, source);
     if (!target) continue;
     const box = target.box || target.input.closest("label") || target.input.parentElement;
     if (target.input) target.input.setAttribute("aria-invalid", "true");
     box.append(el("small", {
       className: "field-error",
       dataset: { field: e.field, source, status: statusId },
-      textContent: fieldMessage(e),
+      textContent: fieldMessage(e, source),
     }));
   }
 }
@@ -296,6 +305,12 @@ async function loadCatalog() {
     owned.replaceChildren(el("option", { value: "", textContent: t("owned_none") }));
     for (const g of gpus.items) owned.append(el("option", { value: g.key, textContent: `${g.vendor} ${g.name}` }));
     owned.value = chosenOwned;
+    const compared = $("#gpu-models");
+    const chosenModels = new Set([...compared.selectedOptions].map((o) => o.value));
+    compared.replaceChildren();
+    for (const g of gpus.items) {
+      compared.append(el("option", { value: g.key, textContent: `${g.vendor} ${g.name}`, selected: chosenModels.has(g.key) }));
+    }
     const list = $("#providers");
     const chosen = new Set([...list.selectedOptions].map((o) => o.value));
     list.replaceChildren();
@@ -488,6 +503,108 @@ function render({ body, evaluation, comparison, uncertainty, curves }) {
   }));
 }
 
+// ---- which GPU: a training run on every GPU model and option ------------------------------------------
+
+// the profile's fields a training plan reads as the other answers do (its GPUs are the run's own)
+const TRAINING_PROFILE = ["team_size", "ops_team", "data_security", "start_within_days", "rental_plan", "currency", "as_of",
+  "buyer_country", "providers", "regions", "capex_budget", "delay_cost_per_day", "preemptible_share"];
+// why a candidate has no plan, in the page's words (the answer's ``error`` is for machines)
+const NO_PLAN = { "no-offer": "no_plan_offer", "missing-knowledge": "no_plan_knowledge", "option-failed": "no_plan_failed" };
+
+// the run of the "which GPU" form, for the team profile above; without ``gpu_model``, so that the answer
+// ranks every GPU model (or those chosen) on every option
+function trainingBody() {
+  const base = profile();
+  const form = $("#which-gpu").elements;
+  const value = (name) => form[name].value.trim();
+  const body = {
+    parameters: Number(value("parameters")),
+    tokens: Number(value("tokens")),
+    gpus: Number(value("gpus")),
+    precision: value("precision"),
+  };
+  if (value("finish_within_days")) body.finish_within_days = Number(value("finish_within_days"));
+  const models = [...form.gpu_models.selectedOptions].map((o) => o.value);
+  if (models.length) body.gpu_models = models;
+  for (const name of TRAINING_PROFILE) if (name in base) body[name] = base[name];
+  return body;
+}
+
+async function submitGpu(event) {
+  event.preventDefault();
+  if ($("#api-key").value.trim()) useKey($("#api-key").value.trim());
+  if (!apiKey()) {
+    setStatus("#which-gpu-status", "key_missing", {}, true);
+    $("#api-key").focus();
+    return;
+  }
+  await askGpu(trainingBody());
+}
+
+// the candidates as JSON and the service's own chart of them, in the page's language
+async function askGpu(body) {
+  state.trained = body;
+  setStatus("#which-gpu-status", "which_gpu_working");
+  $("#which-gpu-submit").disabled = true;
+  try {
+    const [doc, svg] = await Promise.all([
+      api("/v1/training-plans", { body }),
+      api("/v1/training-plans", { body, accept: "image/svg+xml" }),
+    ]);
+    clearFieldErrors("gpu");
+    renderCandidates(doc);
+    if (state.urls["#gpu-chart"]) URL.revokeObjectURL(state.urls["#gpu-chart"]);
+    state.urls["#gpu-chart"] = URL.createObjectURL(svg);
+    $("#gpu-chart").src = state.urls["#gpu-chart"];
+    $("#gpu-results").hidden = false;
+    setStatus("#which-gpu-status", "which_gpu_done", { version: doc.knowledge_version });
+  } catch (error) {
+    showFieldErrors(error, "gpu", "#which-gpu-status");
+    setStatus("#which-gpu-status", "which_gpu_failed", { detail: problemText(error, "gpu") }, true);
+  } finally {
+    $("#which-gpu-submit").disabled = false;
+  }
+}
+
+function renderCandidates(doc) {
+  const currency = doc.currency;
+  const gpus = Object.fromEntries(doc.work.map((w) => [w.gpu_model, w.name]));
+  const rec = doc.recommended;
+  const isRecommended = (c) => Boolean(rec) && c.gpu_model === rec.gpu_model && c.option === rec.option;
+  const chosen = doc.candidates.find(isRecommended);
+  $("#gpu-recommended").textContent = chosen
+    ? t("gpu_recommended", { gpu: gpus[chosen.gpu_model] || chosen.gpu_model, option: optionName(chosen.option, chosen.name) })
+    : t("gpu_none");
+  $("#gpu-recommendation").textContent = doc.recommendation;
+  $("#candidates thead").replaceChildren(el("tr", {},
+    el("th", {}, t("column.gpu")), el("th", {}, t("column.option")), el("th", {}, t("column.offer")),
+    el("th", { className: "num" }, t("column.days")), el("th", { className: "num" }, t("column.total_cost", { currency })),
+    el("th", { className: "num" }, t("column.per_million", { currency })), el("th", {}, t("column.feasible"))));
+  $("#candidates tbody").replaceChildren(...doc.candidates.map((c) => {
+    const recommended = isRecommended(c);
+    const gpu = gpus[c.gpu_model] || c.gpu_model;
+    const data = { gpuModel: c.gpu_model, option: c.option, feasible: c.feasible ? "yes" : "no", recommended: recommended ? "yes" : "no" };
+    const option = el("td", {}, optionName(c.option, c.name));
+    if (!c.calendar_days) { // no plan on this GPU model and option: nothing to show but why
+      const why = t(NO_PLAN[c.error_code] || "no_plan_failed");
+      return [el("tr", { className: "unplanned", dataset: { ...data, planned: "no" } }, el("td", {}, gpu), option,
+        el("td", { colSpan: 4, className: "hint" }, why), el("td", { className: "infeasible" }, t("feasible_no")))];
+    }
+    const verdict = el("td", { className: c.feasible ? "" : "infeasible" }, t(c.feasible ? "feasible_yes" : "feasible_no"));
+    const row = el("tr", { className: recommended ? "recommended-row" : "", dataset: { ...data, planned: "yes" } },
+      el("td", {}, recommended ? `★ ${gpu}` : gpu), option,
+      el("td", { className: "offer" }, c.offer ? c.offer.name || c.offer.subject : "–"),
+      el("td", { className: "num" }, range(c.calendar_days, 1)),
+      amountCell(c.total_cost),
+      el("td", { className: "num" }, range(c.cost_per_million_tokens, 2)),
+      verdict);
+    // why not feasible, the table's width beneath the candidate (a sentence each)
+    if (!c.reasons.length) return [row];
+    return [row, el("tr", { className: "why", dataset: { gpuModel: c.gpu_model, option: c.option } },
+      el("td", { colSpan: 7 }, el("ul", { className: "reasons" }, ...c.reasons.map((x) => el("li", {}, x)))))];
+  }).flat());
+}
+
 // ---- the demand over time and the capacity plan -------------------------------------------------------
 
 const demandKind = () => $("#capacity").elements.demand_kind.value;
@@ -659,23 +776,30 @@ function renderPlan(plan) {
     t("portfolio_reason", { portfolio: names[p.key], reason: x })))));
 }
 
-// a spreadsheet of the plan, asked for with the key (a plain link cannot send it) and saved by the browser
-async function download(accept) {
-  if (!state.planned) return;
-  setStatus("#download-status", "downloading");
+// a spreadsheet of the last capacity plan or training run, asked for with the key (a plain link cannot send
+// it) and saved by the browser
+const DOWNLOADS = {
+  plan: { path: "/v1/capacity-plans", body: () => state.planned, status: "#download-status", name: "capacity-plan", failed: "plan_failed" },
+  gpu: { path: "/v1/training-plans", body: () => state.trained, status: "#gpu-download-status", name: "training-plan", failed: "which_gpu_failed" },
+};
+
+async function download(source, accept) {
+  const { path, body, status, name: fallback, failed } = DOWNLOADS[source];
+  if (!body()) return;
+  setStatus(status, "downloading");
   try {
-    const response = await request("/v1/capacity-plans", { body: state.planned, accept });
+    const response = await request(path, { body: body(), accept });
     const disposition = response.headers.get("Content-Disposition") || "";
-    const name = (/filename="([^"]+)"/.exec(disposition) || [])[1] || "capacity-plan";
+    const name = (/filename="([^"]+)"/.exec(disposition) || [])[1] || fallback;
     const url = URL.createObjectURL(await response.blob());
     const link = el("a", { href: url, download: name, hidden: true });
     document.body.append(link);
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
-    setStatus("#download-status", "downloaded", { file: name });
+    setStatus(status, "downloaded", { file: name });
   } catch (error) {
-    setStatus("#download-status", "plan_failed", { detail: problemText(error) }, true);
+    setStatus(status, failed, { detail: problemText(error, source) }, true);
   }
 }
 
@@ -685,9 +809,15 @@ function wireDemand() {
   $("#phases").addEventListener("input", checkMonths);
   $("#profile").elements.horizon_years.addEventListener("input", checkMonths);
   $("#capacity").addEventListener("submit", submitPlan);
-  $("#plan-csv").addEventListener("click", () => download("text/csv"));
-  $("#plan-xlsx").addEventListener("click", () => download("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"));
+  $("#plan-csv").addEventListener("click", () => download("plan", "text/csv"));
+  $("#plan-xlsx").addEventListener("click", () => download("plan", XLSX));
   showDemandKind();
+}
+
+function wireTraining() {
+  $("#which-gpu").addEventListener("submit", submitGpu);
+  $("#gpu-csv").addEventListener("click", () => download("gpu", "text/csv"));
+  $("#gpu-xlsx").addEventListener("click", () => download("gpu", XLSX));
 }
 
 // ---- wiring -------------------------------------------------------------------------------------------
@@ -724,6 +854,7 @@ async function switchLanguage(lang) {
   applyLanguage();
   if (apiKey()) await loadCatalog();
   if (state.asked) await ask(state.asked); // answered or refused: either way in the new language
+  if (state.trained) await askGpu(state.trained);
   if (state.planned) await planCapacity(state.planned);
 }
 
@@ -735,12 +866,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#key-forget").addEventListener("click", forgetKey);
   applyBounds();
   $("#profile").addEventListener("submit", submit);
-  for (const form of [$("#profile"), $("#capacity")]) {
+  for (const form of [$("#profile"), $("#which-gpu"), $("#capacity")]) {
     form.addEventListener("input", fieldEdited);
     form.addEventListener("change", fieldEdited);
   }
   $("#owned-model").append(el("option", { value: "", textContent: t("owned_none") }));
   wireDemand();
+  wireTraining();
   for (const button of document.querySelectorAll("[data-lang]")) {
     button.addEventListener("click", () => switchLanguage(button.dataset.lang));
   }
