@@ -33,7 +33,8 @@ ANSWERS = GOLDEN / "answers.jsonl"
 FULL = GOLDEN / "full"
 #: cases whose whole answer is stored next to the digests (one per endpoint kind)
 FULL_CASES = ("comparison-0000", "evaluation-0000", "recommendation-0000", "break-even-0000", "sensitivity-0000",
-              "uncertainty-0000", "batch-0000", "invalid-0000")  # fmt: skip
+              "uncertainty-0000", "batch-0000", "invalid-0000", "training-plan-0000",
+              "training-candidates-0000")  # fmt: skip
 
 GPU_MODELS = ["a100_80gb", "ascend_910b", "b200", "h100_sxm", "h20", "h200_sxm", "h800_sxm", "l40s", "rtx_4090"]
 PROVIDERS = ["alibaba_cloud", "aws", "azure", "baidu_cloud", "china_market", "coreweave", "gcp", "lambda", "nebius",
@@ -108,6 +109,27 @@ INVALID: list[dict[str, Any]] = [
 ]
 
 
+def training_run(rng: random.Random) -> dict[str, Any]:
+    """One varied training run (POST /v1/training-plans), without a GPU model."""
+    run: dict[str, Any] = {
+        "parameters": rng.choice([1.3e9, 7e9, 7e10, 4.05e11]),
+        "tokens": rng.choice([1e11, 2e12, 1.5e13]),
+        "gpus": rng.choice([8, 64, 256, 1024]),
+        "as_of": rng.choice(AS_OF),
+    }
+    if rng.random() < 0.5:
+        run["currency"] = rng.choice(["CNY", "USD"])
+    if rng.random() < 0.5:
+        run["buyer_country"] = rng.choice(["US", "CN", "DE"])
+    if rng.random() < 0.3:
+        run["finish_within_days"] = rng.choice([30, 90, 365])
+    if rng.random() < 0.2:
+        run["precision"] = "fp8"
+    if rng.random() < 0.3:
+        run["ops_team"] = rng.choice(["basic", "professional"])
+    return run
+
+
 def cases() -> Iterator[tuple[str, str, str, dict[str, str], Any]]:
     """(id, method, path, extra headers, JSON body) of every golden request, always the same ones."""
     rng = random.Random(20261203)
@@ -137,6 +159,15 @@ def cases() -> Iterator[tuple[str, str, str, dict[str, str], Any]]:
     for i, body in enumerate(INVALID):
         path = ["/v1/price-comparisons", "/v1/recommendations?store=false", "/v1/evaluations"][i % 3]
         yield f"invalid-{i:04d}", "POST", path, {}, {"profiles": [body]} if path == "/v1/evaluations" else body
+    runs = random.Random(20261205)
+    for i in range(12):  # one GPU model: the answer per option
+        body = {**training_run(runs), "gpu_model": runs.choice(["h100_sxm", "b200", "a100_80gb", "h20", "rtx_4090"])}
+        body.pop("finish_within_days", None)
+        if body["gpu_model"] in ("a100_80gb",):
+            body.pop("precision", None)
+        yield f"training-plan-{i:04d}", "POST", "/v1/training-plans", {}, body
+    for i in range(6):  # across GPU models: the candidates
+        yield f"training-candidates-{i:04d}", "POST", "/v1/training-plans", {}, training_run(runs)
 
 
 def answer_bytes(status: int, media_type: str, body: bytes) -> bytes:
