@@ -24,7 +24,8 @@ def deferred(days: float, share: float) -> Msg:
     return msg(
         "capacity.demand.deferred",
         f"Starts {shown} days late: no other option may serve the demand until the cluster is installed, so "
-        f"it serves {served} of the demand's useful GPU-hours (within start_within_days).",
+        f"it serves {served} of the demand's useful GPU-hours (a start that late is within the start asked for, "
+        "or none was asked).",
         days=shown,
         share=served,
     )
