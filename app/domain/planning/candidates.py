@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.planning import run
 from app.domain.planning.schemas import (
@@ -26,6 +28,7 @@ from app.sdk.model import METHODOLOGY_VERSION
 from app.sdk.offers import gpu_name
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, money_range, msg, num, option_ref
+from app.sdk.types import OfferInfo
 
 #: the assumption of the bytes of model state per parameter a run keeps on its GPUs
 STATE_BYTES_KEY = "training_state_bytes_per_parameter"
@@ -112,6 +115,8 @@ class _Candidate:
     per_million: Range | None
     #: the run's compute in GPU-hours of ``gpu_model``
     hours: Range
+    #: the offer the option's plan is priced on (None without a plan)
+    offer: OfferInfo | None = None
 
     @property
     def feasible(self) -> bool:
@@ -148,9 +153,11 @@ def candidates(
         memory = _memory(kb, req, gpu_model) if sized else None
         for o in run.outcomes(engine, kb, profile, work.hours):
             reasons: list[Msg | str] = []
-            per_million = None
-            if o.plan is not None:
-                reasons.extend(run.refusal(engine, kb, o))
+            per_million, offer = None, None
+            if o.plan is not None and o.profile is not None:
+                assessed = engine.assess(o.option, o.profile, kb)  # once: the offer and what it breaks
+                offer = assessed.offer
+                reasons.extend(run.refusal(engine, kb, o, assessed))
                 if memory is not None:
                     reasons.append(memory)
                 blocked = bool(reasons)
@@ -159,7 +166,7 @@ def candidates(
                 per_million = o.plan.total_cost * (MILLION / tokens)
             else:
                 blocked = True
-            found.append(_Candidate(gpu_model, o, tuple(reasons), blocked, per_million, work.hours))
+            found.append(_Candidate(gpu_model, o, tuple(reasons), blocked, per_million, work.hours, offer))
     if found and all(c.outcome.plan is None for c in found):
         raise NothingAssessable("; ".join(f"{c.gpu_model}/{c.outcome.option}: {c.outcome.error}" for c in found))
     found.sort(key=_Candidate.order)
@@ -207,8 +214,8 @@ def _mfu_note() -> Msg:
 
 
 def _work_read(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, w: run.Work) -> WorkRead:
-    sustained = w.mfu * w.rate.peak_tflops
-    per_second = sustained * (req.gpus * throughput.TERA / (planner.FLOPS_PER_PARAMETER_TOKEN * req.parameters))
+    sustained = w.rate.sustained
+    per_second = throughput.tokens_per_second(w.rate, req.gpus, req.parameters)
     return WorkRead(
         gpu_model=gpu_model,
         name=gpu_name(kb, gpu_model),
@@ -224,44 +231,29 @@ def _work_read(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, w: run.Wo
 
 def _candidate_read(engine: Engine, kb: Knowledge, c: _Candidate, req: TrainingPlanCreate, lang: Lang) -> CandidateRead:
     o, p = c.outcome, c.outcome.plan
-    name = run.option_name(engine, o.option, lang)
-    reasons = [render(r, lang) for r in c.reasons]
-    codes = [ReasonCode(**code_of(r, lang)) for r in c.reasons]
-    if p is None:
-        return CandidateRead(
-            gpu_model=c.gpu_model,
-            option=o.option,
-            name=name,
-            offer=None,
-            gpus=req.gpus,
-            gpu_hours=range_read(c.hours),
-            calendar_days=None,
-            total_cost=None,
-            cost_per_million_tokens=None,
-            feasible=False,
-            reasons=reasons,
-            reason_codes=codes,
-            error=o.error,
-            error_code=o.error_code,
-        )
-    offer = None
-    if o.profile is not None:
-        assessed = engine.assess(o.option, o.profile, kb)
-        if assessed.offer is not None:
-            offer = offer_read(assessed.offer, req.currency, lang)
-    return CandidateRead(
+    head = CandidateRead(
         gpu_model=c.gpu_model,
         option=o.option,
-        name=name,
-        offer=offer,
+        name=run.option_name(engine, o.option, lang),
+        offer=None if c.offer is None else offer_read(c.offer, req.currency, lang),
         gpus=req.gpus,
         gpu_hours=range_read(c.hours),
+        calendar_days=None,
+        total_cost=None,
+        cost_per_million_tokens=None,
+        feasible=c.feasible,
+        reasons=[render(r, lang) for r in c.reasons],
+        reason_codes=[ReasonCode(**code_of(r, lang)) for r in c.reasons],
+        error=o.error,
+        error_code=o.error_code,
+    )
+    if p is None:
+        return head
+    return msgspec.structs.replace(
+        head,
         calendar_days=range_read(p.calendar_days),
         total_cost=range_read(p.total_cost),
         cost_per_million_tokens=None if c.per_million is None else range_read(c.per_million, 4),
-        feasible=c.feasible,
-        reasons=reasons,
-        reason_codes=codes,
         gpu_hours_billed=range_read(p.gpu_hours_billed),
         training_days=range_read(p.training_days),
         lead_time_days=range_read(p.lead_time_days, 4),

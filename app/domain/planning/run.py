@@ -4,6 +4,7 @@ options are assessed for, every option's plan, and the words of what an option's
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from app.domain.planning.schemas import (
@@ -18,18 +19,21 @@ from app.sdk.errors import MissingKnowledge, UnknownReference
 from app.sdk.knowledge import Knowledge
 from app.sdk.ranges import Range
 from app.sdk.text import Msg, msg, pct
-from app.sdk.types import Profile
+from app.sdk.types import Assessment, Profile
 
 
 @dataclass(frozen=True, slots=True)
 class Work:
-    """The run on one GPU model: its throughput, the MFU used (the request's or the knowledge base's),
+    """The run on one GPU model: its throughput at the MFU used (the request's or the knowledge base's),
     the run's GPU-hours and the sentence that says where the MFU comes from."""
 
     rate: throughput.Throughput
-    mfu: Range
     hours: Range
     mfu_note: Msg
+
+    @property
+    def mfu(self) -> Range:
+        return self.rate.mfu
 
 
 def work(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float) -> Work:
@@ -40,7 +44,7 @@ def work(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float) -
     except MissingKnowledge as exc:  # the precision was checked: the general MFU row is missing
         raise UnknownReference(f"{exc}: send mfu", field="mfu") from exc
     if req.mfu is not None:
-        mfu = Range.point(req.mfu)
+        rate = dataclasses.replace(rate, mfu=Range.point(req.mfu))
         note = msg("training.mfu_given", f"MFU {pct(req.mfu)} as given.", mfu=pct(req.mfu))
     else:
         mfu = rate.mfu
@@ -54,10 +58,10 @@ def work(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float) -
             expected=expected,
         )
     try:
-        hours = planner.gpu_hours(flops, rate.peak_tflops, mfu)
+        hours = planner.gpu_hours(flops, rate.peak_tflops, rate.mfu)
     except (planner.PlanError, ZeroDivisionError) as exc:
         raise UnknownReference(f"the run cannot be planned: {exc}", field="mfu") from exc
-    return Work(rate, mfu, hours, note)
+    return Work(rate, hours, note)
 
 
 def run_profile(engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str | None, hours: Range) -> Profile:
@@ -94,9 +98,10 @@ def option_name(engine: Engine, option: str, lang: Lang) -> str:
     return name_of(f"option.{option}.name", lang, engine.options[option].spec.name)
 
 
-def refusal(engine: Engine, kb: Knowledge, o: planner.PlanOutcome) -> list[str]:
+def refusal(engine: Engine, kb: Knowledge, o: planner.PlanOutcome, assessed: Assessment | None = None) -> list[str]:
     """The sentences of the hard constraints an option's plan breaks, as a comparison of the same run gives
-    them (the option's assessment of the plan's profile); none when it can serve the run."""
+    them (the option's assessment of the plan's profile, ``assessed`` where the caller has it); none when it
+    can serve the run."""
     if not o.refused or o.profile is None:
         return []
-    return decision.broken(engine.assess(o.option, o.profile, kb))
+    return decision.broken(assessed or engine.assess(o.option, o.profile, kb))

@@ -101,24 +101,16 @@ def _single(
 
     gpu = kb.gpus[gpu_model]
     shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(work.rate.peak_tflops), _gpu_hours(hours)
+    precision = req.precision.upper()
     notes: list[str] = [
         msg(
             "training.compute",
-            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense BF16 TFLOPS): {gpu_hours}.",
+            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense {precision} TFLOPS): {gpu_hours}.",
             flops=shown_flops,
             gpus=str(req.gpus),
             gpu=gpu.name,
             tflops=tflops,
-            gpu_hours=gpu_hours,
-        )
-        if req.precision == "bf16"
-        else msg(
-            "training.compute_fp8",
-            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense FP8 TFLOPS): {gpu_hours}.",
-            flops=shown_flops,
-            gpus=str(req.gpus),
-            gpu=gpu.name,
-            tflops=tflops,
+            precision=precision,
             gpu_hours=gpu_hours,
         ),
         work.mfu_note,
