@@ -36,9 +36,10 @@ from app.domain.health.probe import SharedCheck
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
-from app.domain.shared.engine import Engine
+from app.domain.shared.engine import BOOK, Engine
 from app.host.manager import OptionHost, create_option_host
 from app.kb import heap, keys
+from app.kb.books import Books
 from app.kb.db import database_config, migration_head, migration_revisions
 from app.kb.notify import listener_dsn
 from app.kb.repositories import AuditEventRepository, KnowledgeVersionRepository, RecommendationRepository
@@ -95,7 +96,12 @@ def key_lookup(session_maker: Callable[[], AsyncSession]) -> Lookup:
         if expires_at is not None and expires_at.tzinfo is None:  # SQLite: naive, UTC
             expires_at = expires_at.replace(tzinfo=dt.UTC)
         return Principal(
-            id=row.id, name=row.name, key_prefix=row.key_prefix, scopes=frozenset(row.scopes), expires_at=expires_at
+            id=row.id,
+            name=row.name,
+            key_prefix=row.key_prefix,
+            scopes=frozenset(row.scopes),
+            expires_at=expires_at,
+            org=row.org,
         )
 
     return lookup
@@ -192,7 +198,8 @@ def create_app(
         known=KnownKeys(active_keys(db.create_session_maker())),  # tells a valid key's first request from a guess
     )
     key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
-    engine = Engine(host, store.get, tracer=tracer)
+    books = Books(db.create_session_maker(), settings.knowledge_refresh_seconds)
+    engine = Engine(host, store.get, tracer=tracer, books=books)
     # a full disk or read-only database: set by a failed write, cleared by a write (app.kb.storage_state)
     storage = StorageState(
         write_probe(db.create_session_maker()), settings.storage_probe_seconds, on_change=metrics.storage_state
@@ -258,12 +265,19 @@ def create_app(
         if "accept" in request.headers and path.startswith("/v1/") and answered_media(handler.operation_id) is None:  # type: ignore[arg-type]
             negotiate(request, [JSON])
 
+    async def price_with_book(request: Request[Any, Any, Any]) -> None:
+        """The request's answers are priced on its organisation's private book, if it has one (app.kb.books)."""
+        user = request.scope.get("user")
+        org = getattr(user, "org", None)
+        BOOK.set(None if org is None else await books.current(org))
+
     async def before_request(request: Request[Any, Any, Any]) -> Response[None] | None:
         request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
         if limiter is not None:
             await limiter.charge_request(request)  # the request's cost, against its key
         require_acceptable(request)
+        await price_with_book(request)
         return known_not_modified(request.scope)  # a catalog read's 304 without its handler, or None
 
     plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
@@ -314,6 +328,7 @@ def create_app(
                 "readiness_check": SharedCheck(db.create_session_maker()),  # one database check in flight
                 "dependencies": dependencies,
                 "engine": engine,
+                "books": books,  # the organisations' private price books (app.kb.books)
                 "key_usage": key_usage,
                 # shared by many handlers, read from the state (app.web.offload.worker_pool): not
                 # dependencies, which a handler taking two resolves in a task group of their own

@@ -1,7 +1,7 @@
 """``compute-advisor``: the admin's command line (migrate, seeds, price imports and stale offers, knowledge
-version, plugins, API keys, stored recommendations' retention, backup and restore).
+version, plugins, organisations, API keys, stored recommendations' retention, backup and restore).
 
-One module per command group (``db``, ``seeds``, ``prices``, ``knowledge``, ``plugins``, ``keys``,
+One module per command group (``db``, ``seeds``, ``prices``, ``knowledge``, ``plugins``, ``orgs``, ``keys``,
 ``recommendations``, ``backup``); ``COMMANDS`` below is the one place they are registered. To add a group: write
 ``app/cli/<group>.py`` with a click command or group (use ``common.Group``, ``common.pass_settings``
 and ``app.kb.db.transaction``), add it to ``COMMANDS``, and if it refuses input with an exception of
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import click
 
-from app.cli import backup, db, keys, knowledge, plugins, prices, recommendations, seeds
+from app.cli import backup, db, keys, knowledge, orgs, plugins, prices, recommendations, seeds
 from app.cli.common import Group
 from app.kb.backup import BackupError
 from app.kb.db import DatabaseMissing, alembic_config
@@ -46,6 +46,7 @@ COMMANDS: tuple[click.Command, ...] = (
     prices.group,
     knowledge.group,
     plugins.plugins,
+    orgs.group,
     keys.group,
     recommendations.group,
     backup.backup,

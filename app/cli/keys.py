@@ -32,10 +32,15 @@ def _fmt_time(value: dt.datetime | None) -> str:
 
 
 async def _create(
-    settings: Settings, name: str, scopes: tuple[str, ...], actor: str, expires_in: dt.timedelta | None
+    settings: Settings,
+    name: str,
+    scopes: tuple[str, ...],
+    actor: str,
+    expires_in: dt.timedelta | None,
+    org: str | None,
 ) -> keys.Created:
     async with transaction(settings) as session:
-        return await keys.create(session, name=name, scopes=scopes, actor=actor, expires_in=expires_in)
+        return await keys.create(session, name=name, scopes=scopes, actor=actor, expires_in=expires_in, org=org)
 
 
 def _duration(option: str) -> Any:
@@ -66,14 +71,28 @@ def _duration(option: str) -> Any:
     callback=_duration("--expires-in"),
     help="The key is refused this long after its creation: 90d, 12h, 30m, 2w (default: never).",
 )
+@click.option(
+    "--org",
+    metavar="ORG",
+    help="The organisation the key belongs to (`orgs create` first): it shares that organisation's stored "
+    "recommendations, watches and private price book.",
+)
 @actor_option("creates it")
 @pass_settings
-def create(settings: Settings, name: str, scopes: tuple[str, ...], expires_in: dt.timedelta | None, actor: str) -> int:
+def create(
+    settings: Settings,
+    name: str,
+    scopes: tuple[str, ...],
+    expires_in: dt.timedelta | None,
+    org: str | None,
+    actor: str,
+) -> int:
     """Create an API key; prints it once, alone on the last line."""
-    created = asyncio.run(_create(settings, name, scopes, actor, expires_in))
+    created = asyncio.run(_create(settings, name, scopes, actor, expires_in, org))
     row = created.row
     expiry = f", expires {_fmt_time(row.expires_at)} UTC" if row.expires_at else ""
-    click.echo(f"created API key {row.id} ({row.name}), scopes {' '.join(row.scopes)}{expiry}")
+    of_org = f", organisation {row.org}" if row.org else ""
+    click.echo(f"created API key {row.id} ({row.name}), scopes {' '.join(row.scopes)}{of_org}{expiry}")
     click.echo("the key is shown only now; store it safely (send it in the X-API-Key header):")
     click.echo(created.key)
     return 0
@@ -87,15 +106,16 @@ async def _list(settings: Settings) -> list[sr.ApiKey]:
 @group.command(name="list")
 @pass_settings
 def list_(settings: Settings) -> int:
-    """List API keys: id, name, prefix, created, revoked, expires, last used (to the minute), scopes
+    """List API keys: id, name, prefix, organisation, created, revoked, expires, last used (to the minute), scopes
     (never the keys themselves). Times in UTC."""
     rows = asyncio.run(_list(settings))
     click.echo(
-        f"{'id':>4}  {'name':24} {'prefix':8}  {'created':19}  {'revoked':19}  {'expires':19}  {'last used':19}  scopes"
+        f"{'id':>4}  {'name':24} {'prefix':8}  {'org':16}  {'created':19}  {'revoked':19}  {'expires':19}  "
+        f"{'last used':19}  scopes"
     )
     for r in rows:
         click.echo(
-            f"{r.id:>4}  {r.name[:24]:24} {r.key_prefix:8}  {_fmt_time(r.created_at):19}  "
+            f"{r.id:>4}  {r.name[:24]:24} {r.key_prefix:8}  {(r.org or '-')[:16]:16}  {_fmt_time(r.created_at):19}  "
             f"{_fmt_time(r.revoked_at):19}  {_fmt_time(r.expires_at):19}  {_fmt_time(r.last_used_at):19}  "
             f"{' '.join(r.scopes)}"
         )

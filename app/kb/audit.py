@@ -59,3 +59,15 @@ async def record(
     session.add(event)
     await session.flush()
     return event
+
+
+async def change(
+    session: AsyncSession, *, actor: str, action: AuditAction, subject: str, detail: dict[str, Any]
+) -> sr.AuditEvent:
+    """Write the session's pending change and record it: a change that leaves the knowledge version as it
+    is (keys, organisations, private price rows, watches), so ``before`` and ``after`` are the same."""
+    await session.flush()
+    version = await current_version(session)
+    return await record(
+        session, actor=actor, action=action, subject=subject, before=version, after=version, detail=detail
+    )

@@ -101,13 +101,19 @@ async def create(
     scopes: Iterable[str],
     actor: str,
     expires_in: dt.timedelta | None = None,
+    org: str | None = None,
 ) -> Created:
     """Create a key in the session's transaction (audited); the caller commits. The plaintext is returned
-    once. ``expires_in``: the key is refused that long after its creation."""
+    once. ``expires_in``: the key is refused that long after its creation; ``org``: the organisation it
+    belongs to (which must exist and not be deleted)."""
     name = name.strip()
     if not name or len(name) > 100:
         raise KeyProblem("a key needs a name of 1 to 100 characters")
     valid = check_scopes(scopes)
+    if org is not None:
+        found = await session.get(sr.Organisation, org)
+        if found is None or found.deleted_at is not None:
+            raise KeyProblem(f"no organisation '{org}' (see `compute-advisor orgs list`)")
     key = generate()
     now = dt.datetime.now(dt.UTC)
     row = sr.ApiKey(
@@ -118,6 +124,7 @@ async def create(
         created_at=now,
         revoked_at=None,
         expires_at=None if expires_in is None else now + expires_in,
+        org=org,
     )
     session.add(row)
     await session.flush()  # the row's id, which the audit event names
@@ -132,6 +139,7 @@ async def create(
             "key_prefix": row.key_prefix,
             "scopes": valid,
             "expires_at": _iso(row.expires_at),
+            "org": org,
         },
     )
     return Created(row, key)
@@ -156,7 +164,7 @@ async def rotate(
         raise KeyProblem(f"API key {key_id} is revoked: create a new one instead")
     if old.expires_at is not None and _aware(old.expires_at) <= now:
         raise KeyProblem(f"API key {key_id} expired at {old.expires_at:%Y-%m-%d %H:%M:%S}: create a new one instead")
-    created = await create(session, name=old.name, scopes=old.scopes, actor=actor, expires_in=expires_in)
+    created = await create(session, name=old.name, scopes=old.scopes, actor=actor, expires_in=expires_in, org=old.org)
     until = now + grace
     if old.expires_at is None or _aware(old.expires_at) > until:
         old.expires_at = until
@@ -239,8 +247,4 @@ async def _audited(
     session: AsyncSession, *, actor: str, action: AuditAction, subject: str, detail: dict[str, Any]
 ) -> None:
     """Write the change and record it in the audit trail (a key change leaves the knowledge version as is)."""
-    await session.flush()
-    version = await audit.current_version(session)
-    await audit.record(
-        session, actor=actor, action=action, subject=subject, before=version, after=version, detail=detail
-    )
+    await audit.change(session, actor=actor, action=action, subject=subject, detail=detail)

@@ -164,27 +164,9 @@ class Provider(Base):
     notes: Mapped[str | None] = mapped_column(Text)
 
 
-class PriceItem(Base):
-    """A price with its validity period. Prices change by new dated rows, never by overwriting.
-
-    An *offer* is a price row of an item that can be bought by itself (an instance-hour, a platform
-    GPU-hour, a server); the other rows of the same provider (network, power, colocation, a
-    reservation discount…) are the components priced with it (docs/price-books.md)."""
-
-    __tablename__ = "price_items"
-    __table_args__ = (
-        UniqueConstraint(
-            "option",
-            "provider",
-            "item",
-            "subject",
-            "gpu_model",
-            "plan",
-            "region",
-            "currency",
-            "valid_from",
-            name="uq_price_items_natural_key",
-        ),
+def price_checks() -> tuple[CheckConstraint, ...]:
+    """What one price row must satisfy, in ``price_items`` and ``org_prices`` alike."""
+    return (
         CheckConstraint("low >= 0", name="low_non_negative"),
         *_range_checks(),
         CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="validity_ordered"),
@@ -201,10 +183,13 @@ class PriceItem(Base):
         CheckConstraint(
             "lead_time_days_high IS NULL OR lead_time_days_low <= lead_time_days_high", name="lead_time_ordered"
         ),
-        Index("ix_price_items_lookup", "option", "item", "valid_from"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+
+class PriceColumns:
+    """The columns of one price row, shared by the list's rows (``price_items``) and an organisation's
+    private rows (``org_prices``, ``app.kb.service_records.OrgPrice``): one declaration of what a price is."""
+
     option: Mapped[str] = mapped_column(String(40))
     provider: Mapped[str] = mapped_column(String(60))
     item: Mapped[str] = mapped_column(String(40))
@@ -251,6 +236,34 @@ class PriceItem(Base):
     min_kw: Mapped[Decimal | None] = mapped_column(Numeric(12, 3))
     #: a short reservation's longest term in days (Capacity Blocks: 182); a longer horizon is renewals
     max_term_days: Mapped[int | None] = mapped_column(Integer)
+
+
+class PriceItem(PriceColumns, Base):
+    """A price with its validity period. Prices change by new dated rows, never by overwriting.
+
+    An *offer* is a price row of an item that can be bought by itself (an instance-hour, a platform
+    GPU-hour, a server); the other rows of the same provider (network, power, colocation, a
+    reservation discount…) are the components priced with it (docs/price-books.md)."""
+
+    __tablename__ = "price_items"
+    __table_args__ = (
+        UniqueConstraint(
+            "option",
+            "provider",
+            "item",
+            "subject",
+            "gpu_model",
+            "plan",
+            "region",
+            "currency",
+            "valid_from",
+            name="uq_price_items_natural_key",
+        ),
+        *price_checks(),
+        Index("ix_price_items_lookup", "option", "item", "valid_from"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
 
 
 class Region(Base):

@@ -1,17 +1,19 @@
 """The service's own records beside the knowledge base: stored recommendations, API keys, the
-Idempotency-Key claims of stored recommendations, and the audit trail. They share the knowledge base's
+Idempotency-Key claims of stored recommendations, the audit trail, organisations with their private price
+books, and watches with their deliveries. They share the knowledge base's
 declarative ``Base`` (one metadata, one naming convention, one migration history), but no number of an
-answer depends on them."""
+answer depends on them — except an organisation's private price rows, which price that organisation's answers
+(``app.kb.books``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, CheckConstraint, Date, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.kb.models import Base
+from app.kb.models import Base, PriceColumns, price_checks
 from app.sdk.vocab import AuditAction, Scope
 
 
@@ -31,8 +33,10 @@ class Recommendation(Base):
     methodology_version: Mapped[str] = mapped_column(String(20))
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     response: Mapped[dict[str, Any]] = mapped_column(JSON)
-    #: the API key that created it: only that key (or an ``admin`` key) may read it back
+    #: the API key that created it: only that key, a key of its organisation, or an ``admin`` key may read it back
     api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    #: the organisation of the key that created it (null for a key of none)
+    org: Mapped[str | None] = mapped_column(ForeignKey("organisations.key"), index=True)
 
 
 class ApiKey(Base):
@@ -54,6 +58,8 @@ class ApiKey(Base):
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     #: the key ``keys rotate`` made to replace this one
     replaced_by_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    #: the organisation the key belongs to (at most one), or null
+    org: Mapped[str | None] = mapped_column(ForeignKey("organisations.key"))
 
 
 class IdempotencyKey(Base):
@@ -92,3 +98,102 @@ class AuditEvent(Base):
     knowledge_version_before: Mapped[str | None] = mapped_column(String(40))
     knowledge_version_after: Mapped[str | None] = mapped_column(String(40))
     detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Organisation(Base):
+    """A team or company whose keys share stored recommendations, watches and a private price book."""
+
+    __tablename__ = "organisations"
+
+    #: a slug: lower-case letters, digits and hyphens (``acme-ml``)
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: set by ``orgs delete``: its keys are refused from then on; its rows stay, for the audit trail
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: the private price book's version: 0 while empty, one more at each change (rows added, a row closed)
+    book_version: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class OrgPrice(PriceColumns, Base):
+    """A row of an organisation's private price book: a quote it was given, in the seed files' price-row format.
+
+    Never erased: ``DELETE`` closes it (``closed_on``, in book version ``closed_in``); the book as of any of
+    its versions can be rebuilt from the rows (``app.kb.books.rows_at``), so a stored answer stays replayable."""
+
+    __tablename__ = "org_prices"
+    __table_args__ = (
+        *price_checks(),
+        CheckConstraint("added_in > 0", name="added_in_positive"),
+        CheckConstraint("closed_in IS NULL OR closed_in > added_in", name="closed_after_added"),
+        Index("ix_org_prices_org_added_in", "org", "added_in"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    org: Mapped[str] = mapped_column(ForeignKey("organisations.key"))
+    #: the book version that added it
+    added_in: Mapped[int] = mapped_column(Integer)
+    #: the book version that closed it, and the day it stopped holding (its ``valid_to`` from then on)
+    closed_in: Mapped[int | None] = mapped_column(Integer)
+    closed_on: Mapped[dt.date | None] = mapped_column(Date)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: who added it (``key:<id>``)
+    created_by: Mapped[str] = mapped_column(String(100))
+
+
+class Watch(Base):
+    """A stored recommendation watched for drift: a signed event goes to ``url`` when a new knowledge version
+    or a private-book change moves its costs by ``min_cost_change`` or more, or (``on_rank_change``) its ranking."""
+
+    __tablename__ = "watches"
+    __table_args__ = (
+        CheckConstraint("min_cost_change >= 0", name="min_cost_change_non_negative"),
+        Index("ix_watches_recommendation_id", "recommendation_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    recommendation_id: Mapped[str] = mapped_column(ForeignKey("recommendations.id"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    org: Mapped[str | None] = mapped_column(ForeignKey("organisations.key"), index=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    #: the HMAC key the events are signed with (kept to sign; never answered back)
+    secret: Mapped[str] = mapped_column(String(200))
+    #: a fraction: 0.05 is a 5 % change of any option's expected total cost
+    min_cost_change: Mapped[float] = mapped_column(Float)
+    on_rank_change: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: the knowledge version (with its ``+org:`` book) the watch was last checked on
+    checked_version: Mapped[str | None] = mapped_column(String(80))
+
+
+class WatchDelivery(Base):
+    """One event of a watch and its delivery: made once per (watch, knowledge version) whichever worker or
+    replica sees the version first (the unique key), claimed by one at a time (``claimed_until``), retried
+    with backoff until delivered or out of attempts; survives a restart."""
+
+    __tablename__ = "watch_deliveries"
+    __table_args__ = (
+        Index("uq_watch_deliveries_watch_id_event", "watch_id", "event", unique=True),
+        Index("ix_watch_deliveries_due", "status", "next_attempt_at"),
+        CheckConstraint("status IN ('pending', 'delivered', 'failed')", name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    watch_id: Mapped[str] = mapped_column(ForeignKey("watches.id"))
+    #: what the event is about: the knowledge version (with its ``+org:`` book) the drift was computed on
+    event: Mapped[str] = mapped_column(String(80))
+    #: the JSON body sent, exactly (its signature is computed over these bytes)
+    body: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(10), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: a worker's claim: who sends it now and until when (a claim past its time is free again)
+    claimed_by: Mapped[str | None] = mapped_column(String(80))
+    claimed_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    last_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: each attempt: when, the status answered (or the error), how long it took
+    history: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

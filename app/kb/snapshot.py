@@ -32,6 +32,7 @@ from app.sdk.knowledge import (
     Server,
 )
 from app.sdk.ranges import Range
+from app.sdk.vocab import PriceBook
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -111,6 +112,17 @@ def build(cls: type[T], row: Any, **given: Any) -> T:
     return cls(**values)
 
 
+def prices_of(row: Any, *, book: PriceBook = "list", **given: Any) -> list[Price]:
+    """The snapshot's rows of one price row (one per region it holds in), from the list (``price_items``, a
+    seed record) or an organisation's private book (``org_prices``: ``app.kb.books``); ``given`` overrides."""
+    return [
+        build(
+            Price, row, value=_range(row), mode=_mode(row), lead_time_days=_lead_time(row), book=book, **where, **given
+        )
+        for where in _each_region(row)
+    ]
+
+
 async def latest_version(session: AsyncSession) -> m.KnowledgeVersion | None:
     """The newest knowledge version: one indexed read, cheap enough to poll."""
     newest = await session.scalar(select(func.max(m.KnowledgeVersion.id)))
@@ -173,11 +185,7 @@ def assemble(
         created_at=created_at,
         gpus={g.key: build(GpuSpec, g) for g in gpu_models},
         servers={x.key: build(Server, x) for x in servers},
-        prices=tuple(
-            build(Price, p, value=_range(p), mode=_mode(p), lead_time_days=_lead_time(p), **where)
-            for p in prices
-            for where in _each_region(p)
-        ),
+        prices=tuple(price for p in prices for price in prices_of(p)),
         assumptions={(a.option, a.key): build(Assumption, a, value=_range(a), mode=_mode(a)) for a in assumptions},
         rules=tuple(
             build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))

@@ -95,6 +95,7 @@ class Offer:
             source_quality=r.source_quality,
             refs=self.refs,
             name=self.label,
+            price_book=r.book,
         )
 
 

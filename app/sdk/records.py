@@ -112,12 +112,17 @@ class Price:
     #: every region one price holds in, where its row lists several (this row is the one of ``region``);
     #: None for a row of one region (``app.sdk.regions.RegionHierarchy.nearest`` picks among them)
     regions: tuple[str, ...] | None = None
+    #: ``list`` (``price_items``), or ``org``: a row of the request's organisation's private book (``org_prices``),
+    #: whose ``id`` in a snapshot is the row's id negated (so it never meets a list row's)
+    book: vocab.PriceBook = "list"
 
     def valid_on(self, day: dt.date) -> bool:
         return self.valid_from <= day and (self.valid_to is None or day < self.valid_to)
 
     @property
     def ref(self) -> SourceRef:
+        if self.book == "org":
+            return SourceRef("org_prices", str(-self.id), self.source, self.source_quality)
         return SourceRef("price_items", str(self.id), self.source, self.source_quality)
 
 

@@ -231,6 +231,8 @@ class OfferInfo:
     refs: tuple[SourceRef, ...]
     #: its name as people read it: "AWS p5.48xlarge, us-east-1, Capacity Block" (a message)
     name: str | None = None
+    #: ``list``, or ``org`` where the organisation's private book priced it
+    price_book: str = "list"
 
 
 @dataclass(frozen=True, slots=True)

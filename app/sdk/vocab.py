@@ -120,15 +120,21 @@ RULE_EFFECTS: tuple[RuleEffect, ...] = get_args(RuleEffect)
 RULE_MATCHES: tuple[RuleMatch, ...] = get_args(RuleMatch)
 RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
 
+#: where a price row comes from: the list every answer shares, or the private book of the request's organisation
+PriceBook = Literal["list", "org"]
+PRICE_BOOKS: tuple[PriceBook, ...] = get_args(PriceBook)
+
 #: price items that are offers by themselves (the rest are priced with one: network, power, a fee…)
 OFFER_ITEMS = ("instance_hour", "gpu_hour", "server_hardware", "reservation_discount")
 
-Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "metrics:read", "admin"]
+Scope = Literal["catalog:read", "decisions:run", "recommendations:write", "prices:write", "metrics:read", "admin"]
 #: every API key scope, and what it allows (README, "Authentication")
 SCOPES: dict[Scope, str] = {
     "catalog:read": "GET the options, GPUs, servers, prices, assumptions, rules and knowledge version",
     "decisions:run": "POST price comparisons, evaluations, break-even, sensitivity, uncertainty, training plans",
-    "recommendations:write": "POST recommendations and GET back the ones this key created",
+    "recommendations:write": "POST recommendations and watches; GET back those of this key or its organisation, "
+    "and their drift",
+    "prices:write": "POST and DELETE rows of the organisation's private price book",
     "metrics:read": "GET /metrics (Prometheus)",
     "admin": "everything: every scope, every key's recommendations, the audit trail",
 }
@@ -142,6 +148,12 @@ AuditAction = Literal[
     "key.rotate",
     "database.restore",
     "recommendations.prune",
+    "org.create",
+    "org.delete",
+    "prices.add",
+    "prices.close",
+    "watch.create",
+    "watch.delete",
 ]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 #: longest X-API-Key value looked at (a real key has 46 characters)

@@ -80,6 +80,8 @@ class Principal:
     scopes: frozenset[str]
     #: after this instant the key is refused; None: it never expires
     expires_at: dt.datetime | None = None
+    #: the organisation the key belongs to: its stored recommendations, watches and private price book
+    org: str | None = None
 
     def expired(self, now: dt.datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now

@@ -139,7 +139,7 @@ class CatalogController(Controller):
         doc = catalog.offers(window(limit, offset), query)
         if media == JSON:
             return Response(doc)
-        version = catalog.engine.knowledge().version
+        version = catalog.engine.list_knowledge().version
         if media == CSV:
             headers = attachment("offers", version, as_of or today, "csv")
             return Response(rows_csv(doc.items), media_type=CSV, headers=headers)  # type: ignore[arg-type]

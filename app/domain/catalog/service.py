@@ -137,7 +137,7 @@ class CatalogService:
         )
 
     def _kb(self) -> Knowledge:
-        return self.engine.knowledge()
+        return self.engine.list_knowledge()
 
     def gpus(self, window: LimitOffset) -> s.GpuList:
         kb = self._kb()

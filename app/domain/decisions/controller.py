@@ -138,6 +138,7 @@ class DecisionController(Controller):
             decisions,
             data,
             api_key_id=principal_of(request).id,
+            org=principal_of(request).org,
             writer=writer,
             session=db_session,
             idempotency_key=idempotency_key,
@@ -165,7 +166,9 @@ class DecisionController(Controller):
         rec_id: Annotated[str, Parameter(max_length=36)],
     ) -> Response[s.RecommendationRead]:
         principal = principal_of(request)
-        doc = await storing.stored(recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin)
+        doc = await storing.stored(
+            recommendations, rec_id, api_key_id=principal.id, admin=principal.is_admin, org=principal.org
+        )
         if doc is None:
             raise NotFoundException(
                 detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)

@@ -45,6 +45,7 @@ async def recommend(
     req: ProfileCreate,
     *,
     api_key_id: int,
+    org: str | None = None,
     writer: RecommendationWriter,
     session: AsyncSession,
     idempotency_key: str | None = None,
@@ -111,6 +112,7 @@ async def recommend(
                 "request": request,
                 "response": msgspec.Raw(body),
                 "api_key_id": api_key_id,
+                "org": org,
             },
             idempotency=claim,
         )
@@ -164,11 +166,20 @@ def _replay(claimed: rec_store.Claimed, digest: str) -> StoredAnswer:
 
 
 async def stored(
-    repository: RecommendationRepository, rec_id: str, *, api_key_id: int, admin: bool
+    repository: RecommendationRepository, rec_id: str, *, api_key_id: int, admin: bool, org: str | None = None
 ) -> dict[str, Any] | None:
-    """A stored recommendation's document as answered, if this key may read it: its own, or any for an
-    admin key (another key's recommendation does not exist for it)."""
+    """A stored recommendation's document as answered, if this key may read it (``readable``)."""
     row = await repository.get_one_or_none(id=rec_id)
-    if row is None or not (admin or row.api_key_id == api_key_id):
+    if row is None or not readable(row, api_key_id=api_key_id, admin=admin, org=org):
         return None
     return row.response
+
+
+def readable(row: Any, *, api_key_id: int, admin: bool, org: str | None) -> bool:
+    """Whether a key may see a stored object (a recommendation, a watch): an organisation's key sees its
+    organisation's; a key of none its own; an admin key every one. Another's does not exist for it (404)."""
+    if admin:
+        return True
+    if org is not None:
+        return bool(row.org == org)
+    return bool(row.api_key_id == api_key_id and row.org is None)

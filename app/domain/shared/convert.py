@@ -77,6 +77,7 @@ def offer_read(o: OfferInfo, currency: str, lang: Lang = DEFAULT_LANG) -> OfferR
         residency=o.residency,
         source=o.source,
         source_quality=o.source_quality,
+        price_book="org" if o.price_book == "org" else "list",
         name=None if o.name is None else render(o.name, lang),
     )
 

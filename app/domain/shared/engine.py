@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import attrgetter
 from typing import Any
 
@@ -17,6 +19,7 @@ from app.domain.shared.schemas import ProfileCreate, ProfileFields
 from app.engine import decision, throughput
 from app.engine.insights import Crossing, Variant, crossing
 from app.host.options import LoadedOption, OptionHost
+from app.kb.books import Book, Books
 from app.sdk.columns import ALL
 from app.sdk.errors import (
     ISOLATED,
@@ -33,6 +36,9 @@ from app.sdk.types import Assessment, Profile
 from app.web import metrics
 
 log = logging.getLogger(__name__)
+#: the private price book of the request's organisation: set once per request after authentication
+#: (``app.asgi``), read by ``Engine.loaded``; the worker pool's threads run in a copy of the context
+BOOK: ContextVar[Book | None] = ContextVar("price_book", default=None)
 #: the core profile's fields (``app.sdk.types.Profile``), each a request field of the same name
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
 #: those the engine derives from the request rather than copies (a default date, sorted sets, the options'
@@ -57,9 +63,12 @@ class Engine:
         knowledge: Callable[[], Knowledge | None],
         today: Callable[[], dt.date] = utc_today,
         tracer: Tracer | None = None,
+        books: Books | None = None,
     ) -> None:
         self.host = host
         self._knowledge = knowledge
+        #: the organisations' private price books (``app.kb.books``); None: every answer is priced on the list
+        self.books = books
         self._today = today
         self.tracer = tracer or NoOpTracer()
 
@@ -73,11 +82,32 @@ class Engine:
         return self._today()
 
     def loaded(self) -> Knowledge | None:
-        """The snapshot in memory, if any."""
-        return self._knowledge()
+        """The snapshot in memory, if any, as the request's organisation sees it (its private book in place)."""
+        kb = self._knowledge()
+        book = BOOK.get()
+        if kb is None or book is None or self.books is None:
+            return kb
+        return self.books.knowledge(kb, book)
+
+    def list_knowledge(self) -> Knowledge:
+        """The snapshot as every caller shares it: the list's prices, no organisation's book (the catalog)."""
+        return self._require(self._knowledge())
+
+    @staticmethod
+    @contextmanager
+    def priced_with(book: Book | None) -> Iterator[None]:
+        """Within the block, answers are priced on ``book`` (None: on the list), whoever asks."""
+        token = BOOK.set(book)
+        try:
+            yield
+        finally:
+            BOOK.reset(token)
 
     def knowledge(self) -> Knowledge:
-        kb = self._knowledge()
+        return self._require(self.loaded())
+
+    @staticmethod
+    def _require(kb: Knowledge | None) -> Knowledge:
         if kb is None:
             raise KnowledgeUnavailable("no knowledge version is loaded yet: run `compute-advisor seeds load`")
         return kb

@@ -5,7 +5,7 @@ msgspec Structs out."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
@@ -202,6 +202,8 @@ class OfferRead(msgspec.Struct):
     residency: str | None
     source: str
     source_quality: str
+    #: ``list``: the price list every answer shares; ``org``: the organisation's private price book
+    price_book: Literal["list", "org"]
     #: the offer as people read it, in the answer's language: "AWS p5.48xlarge, us-east-1, Capacity Block"
     name: str | None = None
 
