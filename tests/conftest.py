@@ -322,15 +322,23 @@ def seeded_db(request: pytest.FixtureRequest, databases: Databases) -> str:
     return databases.seeded(request.param)
 
 
-def create_key(url: str, scopes: Sequence[str], name: str = "test", actor: str = "tests") -> tuple[int, str]:
-    """Create an API key in the database at ``url``: (id, plaintext)."""
+def create_key(
+    url: str, scopes: Sequence[str], name: str = "test", actor: str = "tests", org: str | None = None
+) -> tuple[int, str]:
+    """Create an API key in the database at ``url`` (of organisation ``org``, made if it does not exist yet):
+    (id, plaintext)."""
     from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
+    from app.kb import orgs
+    from app.kb import service_records as sr
 
     async def run() -> tuple[int, str]:
         engine = create_async_engine(Settings(database_url=url).async_database_url)
         try:
             async with async_sessionmaker(engine, expire_on_commit=False)() as session, session.begin():
-                created = await keys.create(session, name=name, scopes=scopes, actor=actor)
+                if org is not None and await session.get(sr.Organisation, org) is None:
+                    await orgs.create(session, org, name=None, actor=actor)
+                created = await keys.create(session, name=name, scopes=scopes, actor=actor, org=org)
                 return created.row.id, created.key
         finally:
             await engine.dispose()

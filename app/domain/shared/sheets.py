@@ -133,6 +133,7 @@ OFFER_COLUMNS = (
     "reasons",
     "source",
     "source_quality",
+    "price_book",
 )
 PHASE_SHEET_COLUMNS = ("phase", "start_month", "months", "gpus", "utilization", "largest_job_gpus")
 #: the workbook's sheets in order, every one where the answer has segments and phases (a plan's, a

@@ -119,6 +119,7 @@ def _offer_rows(d: Decision) -> Iterator[list[Any]]:
                 "; ".join(reasons) or None,
                 o.source,
                 o.source_quality,
+                o.price_book,
             ]
 
 
