@@ -38,12 +38,14 @@ devkey: seeds
 	@$(BIN)/compute-advisor keys dev --file $(DEV_API_KEY_FILE)
 
 # development: a proxy on this host (127.0.0.1) is trusted unless FORWARDED_ALLOW_IPS says otherwise (deploy/serve
-# trusts none by default); LOG_FORMAT=console (default) or json; metrics of every worker through prometheus-client's multiprocess
+# trusts none by default), and watch events may go to this host unless WATCH_ALLOWED_HOSTS says otherwise (none
+# by default); LOG_FORMAT=console (default) or json; metrics of every worker through prometheus-client's multiprocess
 # directory, emptied at each start (docs/operations.md, "Metrics")
 METRICS_DIR := $(CURDIR)/.run/metrics-$(PORT)
 run: devkey
 	@mkdir -p $(METRICS_DIR) && rm -f $(METRICS_DIR)/*.db
-	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) FORWARDED_ALLOW_IPS=$${FORWARDED_ALLOW_IPS-127.0.0.1} $(BIN)/python -m app.serve \
+	@PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) FORWARDED_ALLOW_IPS=$${FORWARDED_ALLOW_IPS-127.0.0.1} \
+	  WATCH_ALLOWED_HOSTS=$${WATCH_ALLOWED_HOSTS-127.0.0.1,localhost} $(BIN)/python -m app.serve \
 	  --host $${HOST:-127.0.0.1} --port $(PORT) --workers $(WORKERS) & \
 	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
 	deploy/dev-announce "http://$${HOST:-127.0.0.1}:$(PORT)" $(DEV_API_KEY_FILE) $(BIN)/python; wait $$server

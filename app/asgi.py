@@ -36,6 +36,10 @@ from app.domain.health.probe import SharedCheck
 from app.domain.insights.controller import InsightsController
 from app.domain.insights.service import InsightService
 from app.domain.planning.controller import PlanningController
+from app.domain.procurement import drift_controller
+from app.domain.procurement.prices_controller import PriceBookController
+from app.domain.procurement.watches_controller import WatchController
+from app.domain.procurement.watches_dispatch import WatchDispatcher
 from app.domain.shared.engine import BOOK, Engine
 from app.host.manager import OptionHost, create_option_host
 from app.kb import heap, keys
@@ -51,6 +55,7 @@ from app.openapi.document import answered_media, complete_openapi, document_opti
 from app.openapi.generators import document_for_generators
 from app.settings import Settings
 from app.web import metrics, tracing
+from app.web.allow import allow_every_method
 from app.web.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.web.bodies import StrictJsonRequest
 from app.web.caching import KnownEtags, known_not_modified, plugins_fingerprint
@@ -183,6 +188,7 @@ def create_app(
 
     def knowledge_loaded(_version: str, trigger: str) -> None:
         gauges.loaded(trigger)
+        watches.wake()  # watches are checked against the new version at once
 
     store = KnowledgeStore(
         db.create_session_maker(),
@@ -212,6 +218,8 @@ def create_app(
         queue_limit=settings.writer_queue_limit,
         storage=storage,
     )
+    # checks watches and sends their deliveries (app.domain.procurement.watches_dispatch)
+    watches = WatchDispatcher(settings, db.create_session_maker(), store.get, books, DecisionService(engine))
     worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue, settings.worker_pool_per_key)
     limiter = rate_limiter(settings, key_verifier.standing, dependencies)  # None when RATE_LIMIT=off
     metrics_listener = (
@@ -285,7 +293,7 @@ def create_app(
         plugins.append(tracing.tracing_plugin(provider))
     # last: lifespans exit in reverse, so ours (the knowledge poll, the writer's users, the worker pool,
     # the last-use writes) end before the SQLAlchemy plugin's disposes of the engine they use
-    plugins.append(LifespansAfter([observability_lifespan, knowledge_lifespan, resources_lifespan]))
+    plugins.append(LifespansAfter([observability_lifespan, knowledge_lifespan, watches.lifespan, resources_lifespan]))
 
     app = Litestar(
         route_handlers=[
@@ -296,6 +304,9 @@ def create_app(
             PlanningController,
             CapacityController,
             AuditController,
+            PriceBookController,
+            WatchController,
+            drift_controller.DriftController,
             metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
             docs_ui.assets_router(),
             explorer.ExplorerController,
@@ -329,6 +340,7 @@ def create_app(
                 "dependencies": dependencies,
                 "engine": engine,
                 "books": books,  # the organisations' private price books (app.kb.books)
+                "watches": watches,  # the watch dispatcher: its allow-list and versions (app.domain.procurement)
                 "key_usage": key_usage,
                 # shared by many handlers, read from the state (app.web.offload.worker_pool): not
                 # dependencies, which a handler taking two resolves in a task group of their own
@@ -362,6 +374,7 @@ def create_app(
         ),
         debug=settings.debug,
     )
+    allow_every_method(app)  # OPTIONS names every method of a path whose handlers were registered apart
     complete_openapi(app.openapi_schema)
     document_option_fields(app.openapi_schema, host.profile_fields)
     document_security(app, app.openapi_schema)

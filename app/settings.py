@@ -200,6 +200,13 @@ class Settings:
     #: seconds from SIGTERM to a worker's exit: requests in flight get all but the last
     #: ``min(5, half)`` of them, the application's cleanup the rest
     shutdown_timeout_seconds: float = 20.0
+    #: hosts watch events may go to: names, addresses, networks, ``*`` (any public host); empty: no watch
+    watch_allowed_hosts: tuple[str, ...] = ()
+    #: seconds between two looks for watches to check and deliveries due (app.domain.procurement)
+    watch_poll_seconds: float = 5.0
+    #: seconds a delivery may take; seconds before each retry of a failed one (then it is ``failed``)
+    watch_timeout_seconds: float = 10.0
+    watch_retry_seconds: tuple[float, ...] = (1.0, 4.0, 16.0, 64.0, 256.0)
 
     @property
     def async_database_url(self) -> str:
@@ -285,6 +292,12 @@ class Settings:
             max_pipelined_requests=_count(env, "MAX_PIPELINED_REQUESTS", 16, minimum=1),
             keep_alive_timeout_seconds=_seconds(env, "KEEP_ALIVE_TIMEOUT_SECONDS", 5.0),
             shutdown_timeout_seconds=_shutdown_seconds(env),
+            watch_allowed_hosts=tuple(
+                h.strip() for h in (env.get("WATCH_ALLOWED_HOSTS") or "").split(",") if h.strip()
+            ),
+            watch_poll_seconds=_seconds(env, "WATCH_POLL_SECONDS", 5.0),
+            watch_timeout_seconds=_seconds(env, "WATCH_TIMEOUT_SECONDS", 10.0),
+            watch_retry_seconds=_retries(env.get("WATCH_RETRY_SECONDS") or "1,4,16,64,256"),
         )
 
 
@@ -367,3 +380,14 @@ def _shutdown_seconds(env: dict[str, str]) -> float:
     if value < 2:
         raise ValueError(f"SHUTDOWN_TIMEOUT_SECONDS must be at least 2, not {value}")
     return value
+
+
+def _retries(value: str) -> tuple[float, ...]:
+    """``WATCH_RETRY_SECONDS``: comma-separated seconds, each above 0 (one retry after each)."""
+    try:
+        found = tuple(float(x) for x in value.split(",") if x.strip())
+    except ValueError:
+        found = ()
+    if not found or not all(0 < x < 86_400 for x in found):
+        raise ValueError(f"WATCH_RETRY_SECONDS must be seconds above 0, comma-separated, not {value!r}")
+    return found

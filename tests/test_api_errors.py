@@ -204,7 +204,7 @@ def test_json_with_a_suffix_or_charset_is_accepted(client):
         assert r.status_code == 200, (media, r.text)
 
 
-@pytest.mark.parametrize("path", [COMPARE, RECOMMEND, EVALUATE])
+@pytest.mark.parametrize("path", [COMPARE, EVALUATE])  # GET /v1/recommendations lists the stored ones
 def test_get_on_a_post_route_is_405(client, path):
     r = client.get(path)
     assert_problem(r, 405)
@@ -415,3 +415,19 @@ def test_break_even_of_a_cluster_no_rental_offer_can_hold_is_answered(client):
     r = client.post("/v1/break-even", json=body)
     assert r.status_code == 200, r.text
     assert r.json()["crossings"]
+
+
+def test_options_names_every_method_of_each_path(client):
+    """A path whose handlers were registered apart (GET and POST /v1/watches) answers OPTIONS with all of them
+    (app.web.allow), as its OpenAPI document declares."""
+    from litestar.routes import HTTPRoute
+
+    checked = 0
+    for route in client.app.routes:
+        if isinstance(route, HTTPRoute) and route.path.startswith("/v1/"):
+            path = re.sub(r"\{[^}]+\}", "1", route.path)
+            r = client.options(path)
+            assert r.status_code == 204, (path, r.text)
+            assert set(r.headers["allow"].split(", ")) == set(route.methods), path
+            checked += 1
+    assert checked >= 30

@@ -81,7 +81,13 @@ def _client(generated: ModuleType, served: Server, key: str) -> Any:
 def test_the_operations_are_named_for_what_they_do(generated: ModuleType) -> None:
     decisions = _module("api.decisions")
     names = {p.stem for p in Path(decisions.__file__).parent.glob("*.py")} - {"__init__"}
-    assert names == {"compare_prices", "create_recommendation", "evaluate_profiles", "get_recommendation"}
+    assert names == {
+        "compare_prices",
+        "create_recommendation",
+        "evaluate_profiles",
+        "get_recommendation",
+        "list_recommendations",
+    }
     insights = {p.stem for p in Path(_module("api.insights").__file__).parent.glob("*.py")} - {"__init__"}
     assert insights == {"compute_break_even", "compute_cost_curves", "compute_sensitivity", "compute_uncertainty"}
 

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import make_client
+from conftest import create_key, make_client
 from litestar.testing import TestClient
+
+from app.settings import Settings
 
 METHODS = ("get", "post")
 #: operations whose path names an object that must exist first, with the value that names one
@@ -22,7 +24,19 @@ Api = tuple[TestClient, dict[str, Any]]  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def api(databases: Any) -> Iterator[Api]:
-    with make_client(databases.seeded("sqlite")) as client:
+    url = databases.seeded("sqlite")
+    # an admin key of an organisation: the private price book's operations are an organisation's
+    _, key = create_key(url, ["admin"], name="media types", org="media-types")
+    # the watch example's host, allowed (a name is never resolved when the watch is made)
+    settings = Settings(
+        database_url=url,
+        knowledge_refresh_seconds=0.2,
+        rate_limit=None,
+        gc_freeze=False,
+        watch_allowed_hosts=("procurement.example.com",),
+        watch_poll_seconds=3600.0,
+    )
+    with make_client(url, api_key=key, settings=settings) as client:
         document = client.get("/docs/openapi.json").json()
         yield client, document
 
@@ -40,16 +54,29 @@ def _example(document: dict[str, Any], path: str) -> Any:
     return document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["example"]
 
 
+def _stored(client: TestClient, document: Any) -> str:  # type: ignore[type-arg]
+    """A stored recommendation's id (one stored for the purpose)."""
+    created = client.post("/v1/recommendations", json=_example(document, "/v1/recommendations"))
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
 def _call(client: TestClient, method: str, path: str, op: dict[str, Any], accept: str, document: Any) -> Any:  # type: ignore[type-arg]
     if "{rec_id}" in path:  # a stored recommendation: store one first
-        created = client.post("/v1/recommendations", json=_example(document, "/v1/recommendations"))
-        assert created.status_code == 201, created.text
-        path = path.replace("{rec_id}", str(created.json()["id"]))
+        path = path.replace("{rec_id}", _stored(client, document))
+    if "{watch_id}" in path:  # a watch: make one first
+        watch = {**_example(document, "/v1/watches"), "recommendation_id": _stored(client, document)}
+        made = client.post("/v1/watches", json=watch)
+        assert made.status_code == 201, made.text
+        path = path.replace("{watch_id}", str(made.json()["id"]))
+    body = _example(document, path) if method == "post" else None
+    if method == "post" and path == "/v1/watches":  # a watch names a stored recommendation
+        body = {**body, "recommendation_id": _stored(client, document)}
     path = re.sub(r"\{(\w+)\}", lambda m: PATH_VALUES[m.group(1)], path)
     headers = {"Accept": accept}
     if method == "get":
         return client.get(path, headers=headers)
-    return client.post(path, json=_example(document, path), headers=headers)
+    return client.post(path, json=body, headers=headers)
 
 
 def test_every_operation_answers_each_declared_media_type_and_refuses_others(api: Api) -> None:

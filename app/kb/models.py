@@ -187,8 +187,7 @@ def price_checks() -> tuple[CheckConstraint, ...]:
 
 
 class PriceColumns:
-    """The columns of one price row, shared by the list's rows (``price_items``) and an organisation's
-    private rows (``org_prices``, ``app.kb.service_records.OrgPrice``): one declaration of what a price is."""
+    """A price row's columns, in the list (``price_items``) and an organisation's private book (``org_prices``)."""
 
     option: Mapped[str] = mapped_column(String(40))
     provider: Mapped[str] = mapped_column(String(60))
@@ -238,27 +237,18 @@ class PriceColumns:
     max_term_days: Mapped[int | None] = mapped_column(Integer)
 
 
-class PriceItem(PriceColumns, Base):
-    """A price with its validity period. Prices change by new dated rows, never by overwriting.
+#: one list price row per these columns (a new price is a new ``valid_from``)
+PRICE_NATURAL_KEY = ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency", "valid_from")
 
-    An *offer* is a price row of an item that can be bought by itself (an instance-hour, a platform
-    GPU-hour, a server); the other rows of the same provider (network, power, colocation, a
-    reservation discount…) are the components priced with it (docs/price-books.md)."""
+
+class PriceItem(PriceColumns, Base):
+    """A list price with its validity period, changed by new dated rows, never overwritten. An *offer* is a row
+    of an item bought by itself (an instance-hour, a platform GPU-hour, a server); the provider's other rows
+    (network, power, colocation, a reservation discount…) are components priced with it (docs/price-books.md)."""
 
     __tablename__ = "price_items"
     __table_args__ = (
-        UniqueConstraint(
-            "option",
-            "provider",
-            "item",
-            "subject",
-            "gpu_model",
-            "plan",
-            "region",
-            "currency",
-            "valid_from",
-            name="uq_price_items_natural_key",
-        ),
+        UniqueConstraint(*PRICE_NATURAL_KEY, name="uq_price_items_natural_key"),
         *price_checks(),
         Index("ix_price_items_lookup", "option", "item", "valid_from"),
     )

@@ -3,8 +3,8 @@
 - An ``Idempotency-Key`` is claimed by the writer in the transaction of its recommendation
   (``app.kb.writer``); ``find_claim`` answers a retry from it. A claim holds 24 h.
 - The daily quota counts a key's rows since 00:00 UTC (index ``(api_key_id, created_at)``).
-- ``prune`` deletes recommendations older than a number of days (their claims first) and claims older
-  than 24 h, and records an audit event.
+- ``prune`` deletes recommendations older than a number of days (their claims, watches and deliveries
+  first) and claims older than 24 h, and records an audit event.
 """
 
 from __future__ import annotations
@@ -106,7 +106,14 @@ async def prune(
     if dry_run:
         return Pruned(cutoff, n_recs, n_claims)
     await session.execute(delete(sr.IdempotencyKey).where(claims_filter))
+    n_watches = 0
     if cutoff is not None:
+        # their watches and those watches' deliveries go with them (foreign keys)
+        recs = select(sr.Recommendation.id).where(sr.Recommendation.created_at < cutoff)
+        old_watches = select(sr.Watch.id).where(sr.Watch.recommendation_id.in_(recs))
+        await session.execute(delete(sr.WatchDelivery).where(sr.WatchDelivery.watch_id.in_(old_watches)))
+        gone = await session.execute(delete(sr.Watch).where(sr.Watch.recommendation_id.in_(recs)))
+        n_watches = int(gone.rowcount or 0)  # type: ignore[attr-defined]
         await session.execute(delete(sr.Recommendation).where(sr.Recommendation.created_at < cutoff))
     version = await audit.current_version(session)
     await audit.record(
@@ -121,6 +128,7 @@ async def prune(
             "cutoff": cutoff.isoformat() if cutoff else None,
             "recommendations": n_recs,
             "idempotency_keys": n_claims,
+            "watches": n_watches,
         },
     )
     return Pruned(cutoff, n_recs, n_claims)

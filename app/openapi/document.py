@@ -35,6 +35,11 @@ _CONSTRAINTS = {
 _COMBINATORS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}
 #: operationId -> media types its 200 answer may also come in (negotiated with Accept)
 ALTERNATIVE_MEDIA = {
+    "getRecommendationDrift": {
+        "text/csv": "One row per option: option, stored/now recommended, stored/now rank, stored/now total cost "
+        "low/expected/high (columns named with the currency), change, the offers gone and both knowledge versions "
+        "(UTF-8 with a BOM, CRLF, an attachment)."
+    },
     "comparePrices": {
         "text/csv": "One row per option (record total: NPV, effective cost, the chosen offer's provider, region, "
         "plan and GPU model), per breakdown line and, on a demand, per segment and phase; the request's fields on "
@@ -48,6 +53,11 @@ ALTERNATIVE_MEDIA = {
     "listOffers": {
         "text/csv": "One row per offer row, the columns of the JSON items (UTF-8 with a BOM, CRLF, an attachment).",
         XLSX: "A workbook: sheets offers and sources.",
+    },
+    "listPrivatePrices": {
+        "text/csv": "One row per private price row: the columns an upload takes first (so the file can be edited and "
+        "uploaded again), then id, added_in, closed_in, closed_on, created_at, created_by and in_force (UTF-8 with a "
+        "BOM, CRLF, an attachment).",
     },
     "computeCostCurves": {
         "image/svg+xml": "A line chart 640 px wide: expected figure as a line, low–high range as a band, "

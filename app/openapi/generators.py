@@ -59,6 +59,14 @@ REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
     "computeCostCurves": PROFILE_EXAMPLE,
     "computeUncertainty": {**PROFILE_EXAMPLE, "draws": 2000, "seed": 7},
     "computeTrainingPlan": {"parameters": 7e9, "tokens": 2e12, "gpu_model": "h100_sxm", "gpus": 256},
+    # a stored recommendation's id (``app.openapi_examples`` stores one first and names it)
+    "createWatch": {
+        "recommendation_id": "0b8f3c1e-5d2a-4f6b-9a7c-2e4d6f8a1b3c",
+        "url": "https://procurement.example.com/hooks/compute-advisor",
+        "secret": "whsec-7d1f0c9a2b8e4f36",
+        "min_cost_change": 0.05,
+        "on_rank_change": True,
+    },
     # a steady base of 256 GPUs, and three months a year of 1,024 more for a large run, over four years
     "computeCapacityPlan": {
         "horizon_years": 4,

@@ -61,6 +61,8 @@ MAX_ARRAY = 10_000
 SINGLE_BODY_BYTES = 65_536
 #: a capacity plan: one profile and up to 120 demand phases
 CAPACITY_BODY_BYTES = 131_072
+#: an organisation's private price rows: up to 500 rows with their sources and notes, as JSON, CSV or a workbook
+PRICE_BOOK_BODY_BYTES = 1_048_576
 #: each route's own body limit (bytes), for the documentation and the tests; the handlers declare it
 BODY_LIMITS = {
     "/v1/price-comparisons": SINGLE_BODY_BYTES,
@@ -71,7 +73,11 @@ BODY_LIMITS = {
     "/v1/uncertainty": SINGLE_BODY_BYTES,
     "/v1/training-plans": SINGLE_BODY_BYTES,
     "/v1/capacity-plans": CAPACITY_BODY_BYTES,
+    "/v1/price-books/prices": PRICE_BOOK_BODY_BYTES,
 }
+#: a route handler's ``opt[BODY_MEDIA_OPT]``: the media types besides JSON its body may come in; such a body
+#: is the handler's to read (``require_json_body`` lets it in, ``json_value`` gives no JSON value of it)
+BODY_MEDIA_OPT = "body_media"
 #: bodies larger than this (a batch's, a capacity plan's) are read in a thread of the loop's executor:
 #: 2,000 profiles hold the loop ~5 ms, ~3 times that while worker threads share the GIL, and every other
 #: request (``/health/live`` too) would wait for them; a single profile's body never comes near it
@@ -190,7 +196,10 @@ class StrictJsonRequest(Request[Any, Any, Any]):
         return value if validated is None else validated
 
     async def json_value(self) -> Any:
-        """The body's JSON value (400 problem when the strict reader refuses it)."""
+        """The body's JSON value (400 problem when the strict reader refuses it); None for a body of another
+        media type its route reads itself (``BODY_MEDIA_OPT``: a cost function then reads None)."""
+        if self._json is Empty and self.content_type[0].lower() in body_media(self):
+            return None
         if self._json is Empty:
             cached = self._connection_state.json
             if cached is not Empty:
@@ -213,6 +222,11 @@ class StrictJsonRequest(Request[Any, Any, Any]):
                     raise ClientException(detail=detail) from None
                 self._json = self._connection_state.json = decoded
         return self._json
+
+
+def body_media(request: Request[Any, Any, Any]) -> tuple[str, ...]:
+    """The media types besides JSON the request's route reads its body in (``opt[BODY_MEDIA_OPT]``)."""
+    return tuple(request.route_handler.opt.get(BODY_MEDIA_OPT, ()))
 
 
 def request_model(handler: Any) -> type[BaseModel] | None:

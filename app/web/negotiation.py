@@ -12,7 +12,7 @@ from litestar.exceptions import HTTPException
 
 from app.i18n import QVALUE
 from app.sdk.text import msg
-from app.web.bodies import quoted
+from app.web.bodies import body_media, quoted
 from app.web.spreadsheets import csv_bytes
 
 JSON = "application/json"
@@ -94,7 +94,8 @@ def negotiate(request: Request[Any, Any, Any], offered: list[str]) -> str:
 async def require_json_body(request: Request[Any, Any, Any]) -> None:
     """App-level ``before_request``: a body must be declared ``application/json`` (or ``+json``) in UTF-8;
     415 otherwise — a body without ``Content-Type``, of another type or in another charset. A request
-    without a body passes (the operation answers that a body is required)."""
+    without a body passes (the operation answers that a body is required), and so does a body of a type its
+    route declares it reads itself (``app.web.bodies.BODY_MEDIA_OPT``: a CSV or XLSX upload)."""
     if request.method not in {"POST", "PUT", "PATCH"}:
         return
     media, params = request.content_type
@@ -109,7 +110,7 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
                 ),
             )
         return
-    if media != "application/json" and not media.endswith("+json"):
+    if media != "application/json" and not media.endswith("+json") and media not in body_media(request):
         raise HTTPException(
             status_code=415,
             detail=msg(

@@ -125,10 +125,16 @@ PROBLEM_TYPES = sorted(
     }
     # answered by the server before a request reaches the application, or cut by it: app.serve
     | {TYPE_BASE + slug for slug in ("request-timeout", "uri-too-long", "headers-too-large")}
-    # ProblemException's own types: app.web.auth, app.domain.decisions.storing
+    # ProblemException's own types: app.web.auth, app.domain.decisions.storing, app.domain.procurement.prices
     | {
         TYPE_BASE + slug
-        for slug in ("key-expired", "idempotency-key-conflict", "recommendation-quota-exceeded", "writer-busy")
+        for slug in (
+            "key-expired",
+            "idempotency-key-conflict",
+            "recommendation-quota-exceeded",
+            "writer-busy",
+            "no-organisation",
+        )
     }
 )
 

@@ -16,6 +16,8 @@ from app.domain.decisions import storing
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import check_idempotency_key
+from app.domain.procurement.drift_controller import recommendation_list
+from app.domain.procurement.drift_schemas import RecommendationList
 from app.domain.shared import costs
 from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
 from app.i18n import Lang, language, pin_language
@@ -28,6 +30,7 @@ from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.caching import answer_etag, caching_headers, not_modified
 from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool
+from app.web.pagination import DEFAULT_LIMIT, Limit, Offset
 from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 from app.web.spreadsheets import XLSX, attachment
 
@@ -175,6 +178,26 @@ class DecisionController(Controller):
             )
         pin_language(request.scope, "zh" if doc.get("language") == "zh" else "en")
         return Response(doc)  # type: ignore[arg-type]
+
+    @get(
+        "/recommendations",
+        operation_id="listRecommendations",
+        opt={"scope": "recommendations:write"},
+        summary="The stored recommendations this key may read, newest first",
+        description="An organisation's key lists its organisation's; a key of no organisation its own; an "
+        "`admin` key every one. Each item says what tells it apart, not its whole answer (GET "
+        "/v1/recommendations/{rec_id} has that; GET /v1/recommendations/{rec_id}/drift its drift).",
+        responses={**COMMON_PROBLEMS},
+    )
+    async def list_recommendations(
+        self,
+        request: Request[Any, Any, Any],
+        db_session: NamedDependency[AsyncSession],
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> RecommendationList:
+        # on this controller, beside the path's POST: Litestar's automatic OPTIONS then allows both
+        return await recommendation_list(db_session, principal_of(request), limit, offset)
 
     @post(
         "/evaluations",
