@@ -806,10 +806,13 @@ def test_the_explorer_asks_every_field_and_says_errors_where_they_were_typed(
             }
             for selector, (schema, field) in inputs.items():
                 assert _input_bounds(page, selector) == _schema_bounds(document, schema, field), selector
-            numbers = page.eval_on_selector_all("form input[type=number]", "i => i.length")
+            # the forms of a team's profile and its work (a quote's columns: tests/test_explorer_decisions.py)
+            asked = ", ".join(f"#{f} input[type=number]" for f in ("profile", "which-gpu", "capacity"))
+            numbers = page.eval_on_selector_all(asked, "i => i.length")
             # and the other three weights, and the run's deadline (above 0: no minimum an input states)
             assert numbers == len(inputs) + 4
-            assert page.eval_on_selector_all("form input[type=number]:not([max])", "i => i.length") == 0
+            bounded = ", ".join(f"#{f} input[type=number]:not([max])" for f in ("profile", "which-gpu", "capacity"))
+            assert page.eval_on_selector_all(bounded, "i => i.length") == 0
 
             # the buyer's country: the countries the service knows, by name
             options = page.eval_on_selector_all("#buyer-country option", "os => os.map(o => [o.value, o.text])")

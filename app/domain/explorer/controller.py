@@ -5,11 +5,14 @@ its files are open (``app.web.public``); everything it shows comes from the API.
 The page's words are the ``[explorer]`` codes of the message catalogs, both languages inlined into
 the page with the vocabularies of the profile's fields and the bounds of its numbers (the request
 models' own constraints, which the OpenAPI document states too), so the page needs no request to start.
+The quote form's columns (a private price row) take theirs from the seed files' price row, which the
+price book's rows are validated as.
 """
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import get_args
@@ -28,7 +31,18 @@ from app.domain.planning.schemas import TrainingPlanCreate
 from app.domain.shared.demand import GrowthCreate, PhaseCreate
 from app.domain.shared.schemas import ProfileCreate, Weights
 from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
-from app.sdk.vocab import Currency, DataSecurity, OpsTeam, Precision
+from app.kb.seeds.records import PriceSeed
+from app.sdk.vocab import (
+    BILLINGS,
+    INTERCONNECTS,
+    RESIDENCIES,
+    SOURCE_QUALITIES,
+    Currency,
+    DataSecurity,
+    OpsTeam,
+    Precision,
+    PriceUnit,
+)
 
 STATIC = Path(__file__).parent / "static"
 ASSETS_PATH = "/explorer/assets"
@@ -50,6 +64,27 @@ def number_bounds(model: type[BaseModel]) -> dict[str, dict[str, float | str]]:
                 bounds["min"] = constraint.ge  # type: ignore[assignment]
             elif isinstance(constraint, annotated_types.Le):
                 bounds["max"] = constraint.le  # type: ignore[assignment]
+        found[name] = bounds
+    return found
+
+
+def row_bounds(model: type[BaseModel]) -> dict[str, dict[str, float | str]]:
+    """``min``, ``max`` and ``step`` of each number column of a seed record (``Decimal`` too; an integer's
+    ``gt`` is its ``min`` + 1), as an input states them."""
+    found: dict[str, dict[str, float | str]] = {}
+    for name, info in model.model_fields.items():
+        kinds = set(get_args(info.annotation)) or {info.annotation}
+        if not kinds & {int, float, Decimal}:
+            continue
+        whole = int in kinds
+        bounds: dict[str, float | str] = {"step": 1 if whole else "any"}
+        for constraint in info.metadata:
+            if isinstance(constraint, annotated_types.Ge):
+                bounds["min"] = float(constraint.ge)  # type: ignore[arg-type]
+            elif isinstance(constraint, annotated_types.Gt):
+                bounds["min"] = float(constraint.gt) + (1 if whole else 0)  # type: ignore[arg-type]
+            elif isinstance(constraint, annotated_types.Le):
+                bounds["max"] = float(constraint.le)  # type: ignore[arg-type]
         found[name] = bounds
     return found
 
@@ -82,6 +117,12 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
             "rental_plan": list(rental_plans),
             "currency": list(get_args(Currency)),
             "precision": list(get_args(Precision)),
+            # a quote's columns (the seed files' price row)
+            "price_unit": list(get_args(PriceUnit)),
+            "interconnect": list(INTERCONNECTS),
+            "residency": list(RESIDENCIES),
+            "source_quality": list(SOURCE_QUALITIES),
+            "billing": list(BILLINGS),
         },
         "bounds": {
             "profile": number_bounds(ProfileCreate),
@@ -90,6 +131,7 @@ def boot_data(rental_plans: tuple[str, ...]) -> dict[str, object]:
             "growth": number_bounds(GrowthCreate),
             "owned": number_bounds(OwnedCreate),
             "training": number_bounds(TrainingPlanCreate),
+            "quote": row_bounds(PriceSeed),
         },
         "assets": ASSETS_PATH,
     }

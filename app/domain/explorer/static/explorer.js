@@ -1,7 +1,10 @@
 // compute-advisor explorer: a profile form, then the ranking, reasons, cost breakdown, charts and P(best);
 // a training run, then which GPU model on which option (the candidates, their chart and spreadsheets);
 // a demand over time (steady, phases or growth) and owned GPUs, then the capacity plan's portfolios.
+// decisions.js: the organisation's stored recommendations and their drift; quotes.js: its private prices.
 // The API key stays in this tab's sessionStorage and goes out only as the X-API-Key header.
+// What the other scripts hear of: "explorer:catalog" (the GPU models and providers loaded, in
+// state.catalog), "explorer:language" (the page's words changed), "explorer:key" (a key used or forgotten).
 "use strict";
 
 const BOOT = JSON.parse(document.getElementById("boot").textContent);
@@ -10,7 +13,10 @@ const LANG_STORE = "compute-advisor.lang";
 const TAGS = { en: "en", zh: "zh-CN" };
 const DRAWS = 1000;
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-const state = { lang: initialLanguage(), last: null, asked: null, planned: null, trained: null, urls: {}, statuses: {} };
+const state = {
+  lang: initialLanguage(), last: null, asked: null, planned: null, trained: null, urls: {}, statuses: {}, catalog: null,
+};
+const announce = (name) => document.dispatchEvent(new CustomEvent(`explorer:${name}`));
 
 function initialLanguage() {
   const kept = sessionStorage.getItem(LANG_STORE);
@@ -94,8 +100,9 @@ function applyLanguage() {
     const chosen = select.value;
     select.replaceChildren();
     if (select.dataset.auto) select.append(el("option", { value: "", textContent: t("auto") }));
+    if (select.dataset.none) select.append(el("option", { value: "", textContent: t(select.dataset.none) }));
     for (const value of BOOT.vocab[vocab]) {
-      const code = `value.${vocab}_${value}`;
+      const code = `${select.dataset.words || "value"}.${vocab}_${value}`;
       const label = BOOT.messages.en[code] ? t(code) : value;
       select.append(el("option", { value, textContent: label }));
     }
@@ -123,17 +130,23 @@ function apiKey() {
 
 // a refused request: its problem's detail, the fields the problem names and each field's message
 class Problem extends Error {
-  constructor(detail, fields, errors = []) {
+  constructor(detail, fields, errors = [], status = 0) {
     super(detail);
     this.fields = [...new Set(fields.filter(Boolean))];
     this.errors = errors.filter((e) => e && e.field);
+    this.status = status;
   }
 }
 
-async function request(path, { body, accept = "application/json" } = {}) {
+// ``body``: sent as JSON; ``file``: sent as it is, with its ``contentType``; ``method``: POST when either is
+// given, GET else (or as given: DELETE)
+async function request(path, { body, file, contentType, method, accept = "application/json" } = {}) {
   const headers = { "X-API-Key": apiKey(), Accept: accept, "Accept-Language": TAGS[state.lang] };
-  const init = { method: body === undefined ? "GET" : "POST", headers };
-  if (body !== undefined) {
+  const init = { method: method || (body === undefined && file === undefined ? "GET" : "POST"), headers };
+  if (file !== undefined) {
+    headers["Content-Type"] = contentType;
+    init.body = file;
+  } else if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -148,13 +161,14 @@ async function request(path, { body, accept = "application/json" } = {}) {
       errors = problem.errors || [];
       fields = [problem.field, ...errors.map((e) => e.field)];
     } catch (_) { /* not a problem document */ }
-    throw new Problem(detail, fields, errors);
+    throw new Problem(detail, fields, errors, response.status);
   }
   return response;
 }
 
 async function api(path, options = {}) {
   const response = await request(path, options);
+  if (response.status === 204) return null;
   return (options.accept || "application/json") === "application/json" ? response.json() : response.blob();
 }
 
@@ -174,8 +188,10 @@ function problemText(error, source) {
 // the page's field a problem's field names: `profiles.0.gpus` (a batch's profile) and `gpus` are the GPUs
 // input, `demand.1.gpus` the GPUs of the editor's second phase, `owned.0.count` the count of owned GPUs; a
 // training plan's (``source`` "gpu") run fields are those of the "which GPU" form, `gpu_models.0` its list;
-// null for a field the page does not ask for
+// null for a field the page does not ask for. Another script's form names its own (``FIELD_TARGETS``)
+const FIELD_TARGETS = {};
 function fieldTarget(field, source) {
+  if (FIELD_TARGETS[source]) return FIELD_TARGETS[source](field);
   const path = String(field).replace(/^profiles\.\d+\./, "").split(".");
   const profile = $("#profile").elements;
   const capacity = $("#capacity").elements;
@@ -322,7 +338,9 @@ async function loadCatalog() {
     buyer.replaceChildren(el("option", { value: "", textContent: t("buyer_country_none") }));
     for (const c of countries.items) buyer.append(el("option", { value: c.key, textContent: `${c.name} (${c.key})` }));
     buyer.value = chosenCountry;
+    state.catalog = { gpus: gpus.items, providers: providers.items };
     setStatus("#catalog-status", "catalog_loaded", { gpus: gpus.items.length, providers: providers.items.length });
+    announce("catalog");
   } catch (error) {
     setStatus("#catalog-status", "catalog_failed", { detail: error.message }, true);
   }
@@ -783,20 +801,25 @@ const DOWNLOADS = {
   gpu: { path: "/v1/training-plans", body: () => state.trained, status: "#gpu-download-status", name: "training-plan", failed: "which_gpu_failed" },
 };
 
+// an answer saved by the browser under the name the service gives it (else ``fallback``); the name
+async function save(response, fallback) {
+  const disposition = response.headers.get("Content-Disposition") || "";
+  const name = (/filename="([^"]+)"/.exec(disposition) || [])[1] || fallback;
+  const url = URL.createObjectURL(await response.blob());
+  const link = el("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return name;
+}
+
 async function download(source, accept) {
   const { path, body, status, name: fallback, failed } = DOWNLOADS[source];
   if (!body()) return;
   setStatus(status, "downloading");
   try {
-    const response = await request(path, { body: body(), accept });
-    const disposition = response.headers.get("Content-Disposition") || "";
-    const name = (/filename="([^"]+)"/.exec(disposition) || [])[1] || fallback;
-    const url = URL.createObjectURL(await response.blob());
-    const link = el("a", { href: url, download: name, hidden: true });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    const name = await save(await request(path, { body: body(), accept }), fallback);
     setStatus(status, "downloaded", { file: name });
   } catch (error) {
     setStatus(status, failed, { detail: problemText(error, source) }, true);
@@ -827,6 +850,7 @@ function useKey(key) {
   $("#api-key").value = "";
   $("#api-key").placeholder = "••••••••";
   setStatus("#key-status", "key_saved");
+  announce("key");
   loadCatalog();
 }
 
@@ -844,6 +868,7 @@ function forgetKey() {
   sessionStorage.removeItem(KEY_STORE);
   $("#api-key").placeholder = "";
   setStatus("#key-status", "key_forgotten");
+  announce("key");
 }
 
 // the page's words at once; the last answer asked for again, in the new language (its reasons, names,
@@ -852,6 +877,7 @@ async function switchLanguage(lang) {
   state.lang = lang;
   sessionStorage.setItem(LANG_STORE, lang);
   applyLanguage();
+  announce("language");
   if (apiKey()) await loadCatalog();
   if (state.asked) await ask(state.asked); // answered or refused: either way in the new language
   if (state.trained) await askGpu(state.trained);
