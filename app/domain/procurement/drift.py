@@ -27,6 +27,7 @@ option unpriced.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
@@ -43,7 +44,7 @@ from app.i18n import LANGUAGES, Lang
 from app.sdk.errors import DomainError, KnowledgeUnavailable, NothingAssessable
 from app.sdk.text import Msg, msg
 
-__all__ = ["CHANGE_TOLERANCE", "NotRepriceable", "drift", "event_worthy"]
+__all__ = ["CHANGE_TOLERANCE", "NotRepriceable", "Stored", "drift", "event_worthy"]
 
 #: the smallest ``|change|`` that makes a drift ``changed`` (0.05 %: above the answers' rounding)
 CHANGE_TOLERANCE = 0.0005
@@ -64,6 +65,16 @@ class StoredRecommendation(Protocol):
     def request(self) -> dict[str, Any]: ...
     @property
     def response(self) -> dict[str, Any]: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Stored:
+    """A stored recommendation as drift reads it, held apart from the session that read it."""
+
+    id: str
+    knowledge_version: str
+    request: dict[str, Any]
+    response: dict[str, Any]
 
 
 class NotRepriceable(Exception):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from typing import Annotated, Any
 
@@ -16,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import readable
 from app.domain.procurement import drift_schemas as s
-from app.domain.procurement.drift import NotRepriceable, drift
+from app.domain.procurement.drift import NotRepriceable, Stored, drift
 from app.domain.procurement.drift_csv import drift_csv
 from app.domain.shared.engine import Engine
 from app.i18n import language, name_of
@@ -32,16 +31,6 @@ from app.web.spreadsheets import attachment
 
 REC = sr.Recommendation
 PROFILE = ("profile",)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Stored:
-    """What drift reads of a stored recommendation, held apart from the session."""
-
-    id: str
-    knowledge_version: str
-    request: dict[str, Any]
-    response: dict[str, Any]
 
 
 class DriftController(Controller):

@@ -10,44 +10,14 @@ from typing import Any
 import msgspec
 from pydantic import Field
 
+from app.kb.price_yaml import FIELD_ORDER
 from app.sdk.vocab import Billing, Currency, Interconnect, PriceUnit, Residency, SourceQuality
 from app.web.schemas import RequestModel
 
 #: the most rows one upload may hold
 MAX_ROWS = 500
-#: the columns of an upload, in the order the seed files write a price row (``app.kb.price_yaml.FIELD_ORDER``;
-#: a test keeps them equal) and a downloaded CSV begins with
-UPLOAD_COLUMNS = (
-    "option",
-    "provider",
-    "item",
-    "subject",
-    "gpu_model",
-    "plan",
-    "unit",
-    "gpus_per_unit",
-    "low",
-    "high",
-    "expected",
-    "currency",
-    "region",
-    "regions",
-    "valid_from",
-    "valid_to",
-    "capacity_gpus",
-    "lead_time_days_low",
-    "lead_time_days_high",
-    "min_gpus",
-    "residency",
-    "interconnect",
-    "billing",
-    "min_kw",
-    "max_term_days",
-    "source",
-    "source_quality",
-    "retrieved_on",
-    "notes",
-)
+#: the columns of an upload: a seed file's price row, in the seed files' order (a downloaded CSV begins with them)
+UPLOAD_COLUMNS = FIELD_ORDER
 #: what a stored row says beyond its upload's columns: a downloaded CSV has them after those, and an upload
 #: of such a file passes over them
 STORED_COLUMNS = ("id", "added_in", "closed_in", "closed_on", "created_at", "created_by", "in_force")

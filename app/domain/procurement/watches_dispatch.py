@@ -31,7 +31,6 @@ import re
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -42,7 +41,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.decisions.service import DecisionService
-from app.domain.procurement.drift import NotRepriceable, drift, event_worthy
+from app.domain.procurement.drift import NotRepriceable, Stored, drift, event_worthy
 from app.domain.procurement.drift_schemas import DriftRead
 from app.domain.procurement.watch_delivery import Sender, utc_now
 from app.domain.procurement.watch_hosts import AllowList
@@ -57,16 +56,6 @@ from app.sdk.knowledge import Knowledge
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """What drift reads of a stored recommendation, read in a session that is closed by then."""
-
-    id: str
-    knowledge_version: str
-    request: dict[str, Any]
-    response: dict[str, Any]
 
 
 #: a knowledge version's label (``app.kb.models.version_label``) and its organisation's book version
