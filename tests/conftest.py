@@ -271,6 +271,22 @@ def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
 
 
 @pytest.fixture(autouse=True)
+def _one_database_configuration_per_app() -> None:
+    """advanced-alchemy keeps the keys of every database configuration made in the process in class-level sets
+    (so that two databases of one app never share a key) and finds a free key by recursing once per
+    configuration made before: a worker of this suite makes thousands of apps, each of one database, and would
+    reach Python's recursion limit. The apps of earlier tests are gone, so their keys are forgotten."""
+    from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
+
+    for registry in (
+        "_SESSION_SCOPE_KEY_REGISTRY",
+        "_ENGINE_APP_STATE_KEY_REGISTRY",
+        "_SESSIONMAKER_APP_STATE_KEY_REGISTRY",
+    ):
+        getattr(SQLAlchemyAsyncConfig, registry).clear()
+
+
+@pytest.fixture(autouse=True)
 def _drop_the_tests_databases(databases: Databases) -> Iterator[None]:
     # fixtures of a wider scope are set up before this one: what is made after this point is the test's own
     made = len(databases.pg_names)

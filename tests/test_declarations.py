@@ -36,6 +36,9 @@ from app.domain.decisions import schemas as decisions_api
 from app.domain.health import schemas as health_api
 from app.domain.insights import schemas as insights_api
 from app.domain.planning import schemas as planning_api
+from app.domain.procurement import drift_schemas as drift_api
+from app.domain.procurement import price_schemas as prices_api
+from app.domain.procurement import watch_schemas as watches_api
 from app.domain.shared import demand as demand_api
 from app.domain.shared import schemas as shared_api
 from app.engine import rules, scoring
@@ -122,6 +125,7 @@ ENTITIES = (
                     **VALUE,
                     **MODE,
                     "lead_time_days": "lead_time_days_low/_high as one Range, None without them",
+                    "book": "which book the row is of: the list (price_items) or an organisation's (org_prices)",
                 },
             ),
             # the API spells the ranges out as columns again (app.domain.catalog.service.flat)
@@ -197,6 +201,52 @@ ENTITIES = (
         (),
     ),
     Entity(
+        # no API struct: organisations are managed with the CLI, which prints the row's columns
+        "organisations",
+        sr.Organisation,
+        (),
+    ),
+    Entity(
+        "private prices",
+        sr.OrgPrice,
+        (
+            Shape(
+                prices_api.PrivatePriceRead,
+                lacks={"org": "the key's organisation, said once by the list (PrivatePriceList.org)"},
+                adds={"in_force": "whether it prices the organisation's answers today (valid and not closed)"},
+            ),
+        ),
+    ),
+    Entity(
+        "watches",
+        sr.Watch,
+        (
+            Shape(
+                watches_api.WatchRead,
+                lacks={
+                    "secret": "kept to sign the events, never answered back",
+                    "api_key_id": "who made it: the audit trail says it (watch.create)",
+                    "deleted_at": "a deleted watch is not answered: 404",
+                },
+            ),
+        ),
+    ),
+    Entity(
+        "watch deliveries",
+        sr.WatchDelivery,
+        (
+            Shape(
+                watches_api.DeliveryRead,
+                lacks={
+                    "watch_id": "read through its watch: GET /v1/watches/{id}/deliveries",
+                    "body": "the event as sent: the receiver has it; its drift is GET …/drift",
+                    "claimed_by": "which process sends it now: the service's own bookkeeping",
+                    "claimed_until": "the claim's lease: the service's own bookkeeping",
+                },
+            ),
+        ),
+    ),
+    Entity(
         "profiles",
         types.Profile,
         (
@@ -251,10 +301,12 @@ UNCHECKED_COLUMNS = {
 LOCAL_ENUMS = {
     ("EvaluationCreate", "detail"): "how much of each evaluation to return",
     ("HealthRead", "status"): "the health check's own answer",
+    ("OfferGoneRead", "why"): "why one offer of a drift is gone (app.domain.procurement.drift)",
 }
 #: words a local Literal shares with a vocabulary by coincidence (another concept), with the reason
 HOMONYMS = {
     ("app/domain/health/schemas.py", "unavailable"): "the readiness check's status, not an availability rule's effect",
+    ("app/domain/procurement/drift_schemas.py", "infeasible"): "why an offer is gone from a drift, not a rule's effect",
 }
 API_MODULES = (
     api,
@@ -266,6 +318,9 @@ API_MODULES = (
     insights_api,
     planning_api,
     shared_api,
+    drift_api,
+    prices_api,
+    watches_api,
 )
 
 # ---- reading a shape's fields and types ----------------------------------------------------------
@@ -439,6 +494,8 @@ def test_the_tuples_of_vocab_are_its_literals() -> None:
         "AUDIT_ACTIONS": "AuditAction",
         "SCOPES": "Scope",
         "PRECISIONS": "Precision",
+        "PRICE_BOOKS": "PriceBook",
+        "DELIVERY_STATUSES": "DeliveryStatus",
     }
     for name, literal in tuples.items():
         assert tuple(getattr(vocab, name)) == get_args(VOCABULARIES[literal]), name

@@ -14,7 +14,7 @@ from sqlalchemy import JSON, Boolean, CheckConstraint, Date, DateTime, Float, Fo
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.kb.models import Base, PriceColumns, price_checks
-from app.sdk.vocab import AuditAction, Scope
+from app.sdk.vocab import DELIVERY_STATUSES, AuditAction, DeliveryStatus, Scope
 
 
 class Recommendation(Base):
@@ -176,7 +176,7 @@ class WatchDelivery(Base):
     __table_args__ = (
         Index("uq_watch_deliveries_watch_id_event", "watch_id", "event", unique=True),
         Index("ix_watch_deliveries_due", "status", "next_attempt_at"),
-        CheckConstraint("status IN ('pending', 'delivered', 'failed')", name="status"),
+        CheckConstraint(f"status IN ({', '.join(repr(v) for v in DELIVERY_STATUSES)})", name="status"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -185,7 +185,7 @@ class WatchDelivery(Base):
     event: Mapped[str] = mapped_column(String(80))
     #: the JSON body sent, exactly (its signature is computed over these bytes)
     body: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(10), default="pending")
+    status: Mapped[DeliveryStatus] = mapped_column(String(10), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     #: a worker's claim: who sends it now and until when (a claim past its time is free again)

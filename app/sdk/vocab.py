@@ -123,6 +123,9 @@ RULE_OPERATORS: tuple[RuleOperator, ...] = get_args(RuleOperator)
 #: where a price row comes from: the list every answer shares, or the private book of the request's organisation
 PriceBook = Literal["list", "org"]
 PRICE_BOOKS: tuple[PriceBook, ...] = get_args(PriceBook)
+#: where a watch's delivery stands (``watch_deliveries.status``)
+DeliveryStatus = Literal["pending", "delivered", "failed"]
+DELIVERY_STATUSES: tuple[DeliveryStatus, ...] = get_args(DeliveryStatus)
 
 #: price items that are offers by themselves (the rest are priced with one: network, power, a fee…)
 OFFER_ITEMS = ("instance_hour", "gpu_hour", "server_hardware", "reservation_discount")

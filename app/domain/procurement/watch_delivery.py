@@ -87,15 +87,22 @@ class Sender:
         self.retry = tuple(retry)
         self.lease = dt.timedelta(seconds=timeout + LEASE_MARGIN_SECONDS)
         self.wake = wake
+        #: made at the first delivery (an SSL context takes tens of milliseconds to load): most processes send none
         self._client: httpx.AsyncClient | None = None
+        self._running = False
         self._tasks: set[asyncio.Task[None]] = set()
         #: when retries this process scheduled fall due (event-loop time): the loop wakes for them
         self._due: list[float] = []
 
     def start(self) -> None:
-        self._client = httpx.AsyncClient(
-            transport=CheckedTransport(self.allow), timeout=self.timeout, follow_redirects=False, trust_env=False
-        )
+        self._running = True
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=CheckedTransport(self.allow), timeout=self.timeout, follow_redirects=False, trust_env=False
+            )
+        return self._client
 
     async def stop(self) -> None:
         """Cancel the sends in flight (their claims lapse at the end of their lease) and close the client."""
@@ -103,6 +110,7 @@ class Sender:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=STOP_SECONDS)
+        self._running = False
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -123,7 +131,7 @@ class Sender:
         while self._due and self._due[0] <= loop_now:
             heapq.heappop(self._due)
         room = MAX_IN_FLIGHT - len(self._tasks)
-        if room <= 0 or self._client is None:
+        if room <= 0 or not self._running:
             return 0
         now = utc_now()
         d = sr.WatchDelivery
@@ -154,7 +162,6 @@ class Sender:
 
     async def send(self, delivery_id: int) -> None:
         """POST the claimed delivery once and record the attempt."""
-        assert self._client is not None
         d, w = sr.WatchDelivery, sr.Watch
         async with self._session_maker() as session:
             found = (
@@ -177,7 +184,7 @@ class Sender:
         try:
             async with asyncio.timeout(self.timeout):
                 headers = watch_signing.headers(secret, body, delivery_id)
-                async with self._client.stream("POST", url, content=body, headers=headers) as answer:
+                async with self._http().stream("POST", url, content=body, headers=headers) as answer:
                     status = answer.status_code
         except Refused as exc:
             error = f"refused: {exc}"

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from pydantic import Field
 
+from app.sdk.vocab import DeliveryStatus
 from app.web.schemas import RequestModel
 
 #: the shortest and longest secret accepted (characters)
 SECRET_MIN, SECRET_MAX = 16, 200
 #: the largest ``min_cost_change`` (a fraction: 10 is a tenfold change)
 MAX_COST_CHANGE = 10.0
-DeliveryStatus = Literal["pending", "delivered", "failed"]
 
 
 class WatchCreate(RequestModel):

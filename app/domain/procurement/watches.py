@@ -61,7 +61,7 @@ def delivery_read(row: sr.WatchDelivery) -> s.DeliveryRead:
     return s.DeliveryRead(
         id=row.id,
         event=row.event,
-        status=row.status,  # type: ignore[arg-type]
+        status=row.status,
         attempts=row.attempts,
         next_attempt_at=utc(row.next_attempt_at),
         last_status=row.last_status,

@@ -5,12 +5,12 @@ msgspec Structs out."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam, Precision
+from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam, Precision, PriceBook
 from app.web.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000
@@ -203,7 +203,7 @@ class OfferRead(msgspec.Struct):
     source: str
     source_quality: str
     #: ``list``: the price list every answer shares; ``org``: the organisation's private price book
-    price_book: Literal["list", "org"]
+    price_book: PriceBook
     #: the offer as people read it, in the answer's language: "AWS p5.48xlarge, us-east-1, Capacity Block"
     name: str | None = None
 
