@@ -52,8 +52,8 @@ def offer(name: str, provider: str, region: str, plan: str) -> OfferRead:
     return OfferRead(provider=provider, region=region, gpu_model="b200", subject="HGX B200 (8 GPU)", plan=plan,
                      variant=None, unit="per_server_hour", gpus_per_unit=8, price=price, currency="USD",
                      quoted_price=price, quoted_currency="USD", exchange_rate=None, valid_from=dt.date(2026, 9, 20),
-                     residency="dedicated", source="coreweave.com/pricing", source_quality="secondary", price_book="list",
-                     name=name)  # fmt: skip
+                     residency="dedicated", source="coreweave.com/pricing", source_quality="secondary",
+                     price_book="list", name=name)  # fmt: skip
 
 
 def candidate(gpu: str, option: str, name: str, **figures: Any) -> CandidateRead:
