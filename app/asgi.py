@@ -17,6 +17,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import OpenAPI
 from litestar.plugins import InitPluginProtocol, PluginProtocol
 from litestar.plugins.pydantic import PydanticPlugin
 from opentelemetry.sdk.trace import TracerProvider
@@ -51,7 +52,7 @@ from app.kb.storage_state import StorageState, write_probe
 from app.kb.store import KnowledgeStore
 from app.kb.writer import RecommendationWriter
 from app.openapi import docs_ui
-from app.openapi.document import answered_media, complete_openapi, document_option_fields
+from app.openapi.document import answered_media, complete_openapi, document_option_fields, document_when_asked
 from app.openapi.generators import document_for_generators
 from app.settings import Settings
 from app.web import metrics, tracing
@@ -375,10 +376,14 @@ def create_app(
         debug=settings.debug,
     )
     allow_every_method(app)  # OPTIONS names every method of a path whose handlers were registered apart
-    complete_openapi(app.openapi_schema)
-    document_option_fields(app.openapi_schema, host.profile_fields)
-    document_security(app, app.openapi_schema)
-    document_for_generators(app.openapi_schema, PROBLEM_TYPES)
+
+    def finish_document(document: OpenAPI) -> None:
+        complete_openapi(document)
+        document_option_fields(document, host.profile_fields)
+        document_security(app, document)
+        document_for_generators(document, PROBLEM_TYPES)
+
+    document_when_asked(app, finish_document)  # built at its first reader, not at every start
     # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the
     # 401/403/429 raised inside, get their headers, their metrics and their log line too
     app.asgi_handler = Edge(
