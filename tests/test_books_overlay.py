@@ -180,3 +180,41 @@ def test_an_overlay_is_made_once_per_knowledge_and_book_version() -> None:
     assert books.knowledge(kb, book_of("acme-ml", 1, [_row(7, low=40.0, valid_from=D(2026, 11, 1))])) is first
     assert books.knowledge(kb, None) is kb
     assert books.knowledge(kb, dataclasses.replace(book, version=2)) is not first
+
+
+def test_an_organisations_quote_is_an_input_of_its_sensitivity() -> None:
+    """Sensitivity moves every ranged row an answer cites: a private quote too, named as answers cite it."""
+    from app.domain.insights.service import InsightService
+    from app.domain.shared.schemas import ProfileCreate
+
+    kb = knowledge_from_seeds()
+    insights = InsightService(_engine(kb))
+    body = ProfileCreate.model_validate(
+        {**REQUEST, "gpu_model": "h100_sxm", "providers": ["aws"], "regions": ["us-east-1"]}
+    )
+    listed = _compare(
+        DecisionService(insights.engine),
+        None,
+        {**REQUEST, "gpu_model": "h100_sxm", "providers": ["aws"], "regions": ["us-east-1"]},
+    )
+    offer = _rented_offer(listed)
+    quoted = offer["price"]["expected"] / 2
+    row = _row(
+        9,
+        low=round(quoted * 0.9, 6),
+        high=round(quoted * 1.1, 6),
+        valid_from=D(2026, 11, 1),
+        subject=offer["subject"],
+        plan=offer["plan"],
+        unit=offer["unit"],
+        gpus_per_unit=offer["gpus_per_unit"],
+        region=offer["region"],
+        residency=offer["residency"],
+    )
+    with insights.engine.priced_with(book_of("acme-ml", 1, [row])):
+        mine = insights.sensitivity(body)
+    with insights.engine.priced_with(None):
+        theirs = insights.sensitivity(body)
+    quote = [i for i in mine.inputs if i.ref == "org_prices:9"]
+    assert [(i.kind, i.low, i.high) for i in quote] == [("price", row.low, row.high)]
+    assert not [i for i in theirs.inputs if i.ref.startswith("org_prices:")]

@@ -138,10 +138,13 @@ def sensitivity(
     base = decide(profile, base_kb)
     baseline = _summary(base)
     rows: dict[str, Price | Assumption] = {}
-    by_price_id = {str(p.id): p for p in knowledge.prices}
+    # a price row by how answers cite it: the list's (price_items) or an organisation's private book's (org_prices)
+    by_price = {(r.table, r.ref): p for p in knowledge.prices for r in (p.ref,)}
     by_assumption = {f"{a.option}/{a.key}": a for a in knowledge.assumptions.values()}
     for source in _refs(base):
-        row = by_price_id.get(source.ref) if source.table == "price_items" else by_assumption.get(source.ref)
+        row = (
+            by_assumption.get(source.ref) if source.table == "assumptions" else by_price.get((source.table, source.ref))
+        )
         if row is not None and row.value.low < row.value.high:
             rows[f"{source.table}:{source.ref}"] = row
 
