@@ -204,7 +204,7 @@ def test_a_row_of_several_regions_is_one_row_per_region(acme: TestClient[Litesta
         (
             [quote(), quote(valid_from="2026-11-15", low=39, high=39)],
             "prices.0.valid_to",
-            "overlaps the one from 2026-11-15 of prices.1",
+            "overlaps the one from 2026-11-15 of row 1 sent",
         ),
         # the same offer in another currency: one offer of the book, two prices of it on a day
         ([quote(), quote(currency="EUR")], "prices.0.valid_to", "overlaps"),
@@ -376,7 +376,7 @@ def test_a_row_closed_on_a_later_day_is_in_force_until_then(acme: TestClient[Lit
 def test_closing_before_the_rows_first_day_is_422_naming_on(acme: TestClient[Litestar]) -> None:
     row = acme.post(PRICES, json={"prices": [QUOTE]}).json()["prices"][0]
     body = problem(acme.delete(f"{PRICES}/{row['id']}", params={"on": "2026-10-31"}), 422)
-    assert body["field"] == "on" and "before the row's valid_from (2026-11-01)" in body["detail"]
+    assert body["field"] == "on" and "before the row's first day (2026-11-01)" in body["detail"]
     assert listing(acme)["book_version"] == 1  # no version spent
 
 

@@ -165,9 +165,7 @@ def _overlaps(loaded: Sequence[Loaded]) -> list[tuple[int, SeedProblem]]:
             if (i, j) in found or not _overlap(before.valid_from, before.valid_to, after.valid_from, after.valid_to):
                 continue
             start, later = before.valid_from.isoformat(), after.valid_from.isoformat()
-            text = (
-                f"the period from {start} overlaps the one from {later} of prices.{j}: close it with valid_to: {later}"
-            )
+            text = f"the period from {start} overlaps the one from {later} of row {j} sent: end it on {later}"
             said = msg("procurement.prices.overlap", text, start=start, later=later, other=str(j))
             found[i, j] = _blame("valid_to", said)
     return [(i, problem) for (i, _), problem in found.items()]
@@ -302,7 +300,7 @@ def _refusal(row: sr.OrgPrice | None, price_id: int, on: dt.date) -> HTTPExcepti
         return HTTPException(status_code=409, detail=said)
     if on < row.valid_from:
         start = row.valid_from.isoformat()
-        text = f"{on.isoformat()} is before the row's valid_from ({start}): a row closes on or after its first day"
+        text = f"{on.isoformat()} is before the row's first day ({start}): a row closes on or after its first day"
         said = msg("procurement.prices.close_early", text, day=on.isoformat(), start=start)
         return ValidationException(detail=said, status_code=422, extra=[{"key": "on", "message": said}])
     return None

@@ -93,7 +93,7 @@ def check_fields(data: s.WatchCreate) -> None:
         raise InvalidWatch(msg("problem.detail.watch.secret_length", text, n=n, low=low, high=high), field="secret")
     if not 0 <= data.min_cost_change <= s.MAX_COST_CHANGE:
         value, most = f"{data.min_cost_change:g}", f"{s.MAX_COST_CHANGE:g}"
-        text = f"min_cost_change must be a fraction from 0 to {most}, not {value}"
+        text = f"the smallest cost change worth an event is a fraction from 0 to {most}, not {value}"
         raise InvalidWatch(
             msg("problem.detail.watch.min_cost_change", text, value=value, high=most), field="min_cost_change"
         )
