@@ -16,7 +16,6 @@ from app.domain.decisions import storing
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import check_idempotency_key
-from app.domain.procurement.drift_controller import recommendation_list
 from app.domain.procurement.drift_schemas import RecommendationList
 from app.domain.shared import costs
 from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
@@ -196,8 +195,7 @@ class DecisionController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> RecommendationList:
-        # on this controller, beside the path's POST: Litestar's automatic OPTIONS then allows both
-        return await recommendation_list(db_session, principal_of(request), limit, offset)
+        return await storing.recommendation_list(db_session, principal_of(request), limit, offset)
 
     @post(
         "/evaluations",

@@ -1,5 +1,5 @@
 """Storing a recommendation: the Idempotency-Key, the daily quota, the writer's backpressure; reading
-a stored one back.
+a stored one back, and listing them, for the keys that may see them (``readable``).
 
 ``recommend`` evaluates through ``DecisionService`` (which knows nothing of storing) and stores through
 the writer; a retry with the same
@@ -16,15 +16,19 @@ from typing import Any
 
 import msgspec
 from litestar.status_codes import HTTP_201_CREATED
+from sqlalchemy import ColumnElement, and_, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.decisions import schemas as s
 from app.domain.decisions.service import DecisionService
+from app.domain.procurement.drift_schemas import RecommendationList, RecommendationSummary
 from app.domain.shared.schemas import ProfileCreate
 from app.i18n import DEFAULT_LANG, Lang
 from app.kb import recommendations as rec_store
+from app.kb import service_records as sr
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import IdempotencyKeyTaken, RecommendationWriter, WriterFull
+from app.web.auth import Principal
 from app.web.problems import ProblemException
 
 
@@ -183,3 +187,58 @@ def readable(row: Any, *, api_key_id: int, admin: bool, org: str | None) -> bool
     if org is not None:
         return bool(row.org == org)
     return bool(row.api_key_id == api_key_id and row.org is None)
+
+
+def readable_where(model: Any, *, api_key_id: int, admin: bool, org: str | None) -> ColumnElement[bool]:
+    """``readable`` as a condition on a table of stored objects (one with ``org`` and ``api_key_id``): a list's rows."""
+    if admin:
+        return true()
+    if org is not None:
+        return model.org == org  # type: ignore[no-any-return]
+    return and_(model.api_key_id == api_key_id, model.org.is_(None))
+
+
+#: a stored recommendation, and where its answer holds the profile
+_REC = sr.Recommendation
+_PROFILE = ("profile",)
+
+
+async def recommendation_list(
+    db_session: AsyncSession, principal: Principal, limit: int, offset: int
+) -> RecommendationList:
+    """The stored recommendations ``principal`` may read, newest first: what tells each apart, not its answer
+    (``GET /v1/recommendations``); the fields are read from the stored answers' JSON, in SQL."""
+    mine = readable_where(_REC, api_key_id=principal.id, admin=principal.is_admin, org=principal.org)
+    total = await db_session.scalar(select(func.count()).select_from(_REC).where(mine))
+    rows = (
+        await db_session.execute(
+            select(
+                _REC.id,
+                _REC.created_at,
+                _REC.knowledge_version,
+                _REC.response["recommended_option"].as_string(),
+                _REC.response[(*_PROFILE, "currency")].as_string(),
+                _REC.response[(*_PROFILE, "as_of")].as_string(),
+                _REC.response[(*_PROFILE, "gpus")].as_integer(),
+                _REC.response[(*_PROFILE, "horizon_years")].as_float(),
+            )
+            .where(mine)
+            .order_by(_REC.created_at.desc(), _REC.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+    ).all()
+    items = [
+        RecommendationSummary(
+            id=rid,
+            created_at=created if created.tzinfo else created.replace(tzinfo=dt.UTC),  # SQLite: naive UTC
+            knowledge_version=version,
+            recommended_option=recommended,
+            currency=currency,
+            as_of=None if as_of is None else dt.date.fromisoformat(as_of),
+            gpus=gpus,
+            horizon_years=years,
+        )
+        for rid, created, version, recommended, currency, as_of, gpus, years in rows
+    ]
+    return RecommendationList(total=total or 0, limit=limit, offset=offset, items=items)

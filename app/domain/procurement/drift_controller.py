@@ -1,16 +1,13 @@
-"""Stored recommendations as procurement follows them: the list a key may read, and each one's drift."""
+"""A stored recommendation beside its request priced now: its drift (JSON or CSV)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
-from sqlalchemy import ColumnElement, func, select, true
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import readable
@@ -19,18 +16,14 @@ from app.domain.procurement.drift import NotRepriceable, Stored, drift
 from app.domain.procurement.drift_csv import drift_csv
 from app.domain.shared.engine import Engine
 from app.i18n import language, name_of
-from app.kb import service_records as sr
 from app.kb.books import Books
 from app.kb.repositories import RecommendationRepository
 from app.sdk.text import msg
-from app.web.auth import Principal, principal_of
+from app.web.auth import principal_of
 from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool
 from app.web.problems import COMMON_PROBLEMS, ProblemException, problem
 from app.web.spreadsheets import attachment
-
-REC = sr.Recommendation
-PROFILE = ("profile",)
 
 
 class DriftController(Controller):
@@ -94,53 +87,3 @@ class DriftController(Controller):
             headers = attachment("recommendation-drift", doc.now.knowledge_version, decisions.engine.today(), "csv")
             return Response(drift_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
         return Response(doc)
-
-
-async def recommendation_list(
-    db_session: AsyncSession, principal: Principal, limit: int, offset: int
-) -> s.RecommendationList:
-    """The stored recommendations ``principal`` may read, newest first: what tells each apart, not its answer
-    (``GET /v1/recommendations``, a handler of ``DecisionController``, which holds the path's POST)."""
-    mine = _readable(principal)
-    total = await db_session.scalar(select(func.count()).select_from(REC).where(mine))
-    rows = (
-        await db_session.execute(
-            select(
-                REC.id,
-                REC.created_at,
-                REC.knowledge_version,
-                REC.response["recommended_option"].as_string(),
-                REC.response[(*PROFILE, "currency")].as_string(),
-                REC.response[(*PROFILE, "as_of")].as_string(),
-                REC.response[(*PROFILE, "gpus")].as_integer(),
-                REC.response[(*PROFILE, "horizon_years")].as_float(),
-            )
-            .where(mine)
-            .order_by(REC.created_at.desc(), REC.id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-    ).all()
-    items = [
-        s.RecommendationSummary(
-            id=rid,
-            created_at=created if created.tzinfo else created.replace(tzinfo=dt.UTC),  # SQLite: naive UTC
-            knowledge_version=version,
-            recommended_option=recommended,
-            currency=currency,
-            as_of=None if as_of is None else dt.date.fromisoformat(as_of),
-            gpus=gpus,
-            horizon_years=years,
-        )
-        for rid, created, version, recommended, currency, as_of, gpus, years in rows
-    ]
-    return s.RecommendationList(total=total or 0, limit=limit, offset=offset, items=items)
-
-
-def _readable(principal: Principal) -> ColumnElement[bool]:
-    """``app.domain.decisions.storing.readable`` as a condition on the table (the list's rows)."""
-    if principal.is_admin:
-        return true()
-    if principal.org is not None:
-        return REC.org == principal.org
-    return (REC.api_key_id == principal.id) & REC.org.is_(None)

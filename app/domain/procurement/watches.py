@@ -22,10 +22,10 @@ import httpx
 import msgspec
 from advanced_alchemy.filters import LimitOffset
 from litestar.exceptions import NotFoundException
-from sqlalchemy import ColumnElement, and_, func, select, true
+from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.decisions.storing import readable
+from app.domain.decisions.storing import readable, readable_where
 from app.domain.procurement import watch_schemas as s
 from app.domain.procurement.watch_hosts import AllowList, Refused
 from app.kb import audit
@@ -74,11 +74,7 @@ def delivery_read(row: sr.WatchDelivery) -> s.DeliveryRead:
 
 def visible(principal: Principal) -> ColumnElement[bool]:
     """``readable`` as a filter of the ``watches`` table."""
-    if principal.is_admin:
-        return true()
-    if principal.org is not None:
-        return sr.Watch.org == principal.org
-    return and_(sr.Watch.api_key_id == principal.id, sr.Watch.org.is_(None))
+    return readable_where(sr.Watch, api_key_id=principal.id, admin=principal.is_admin, org=principal.org)
 
 
 def _may_read(row: Any, principal: Principal) -> bool:
