@@ -27,7 +27,7 @@ from seed_snapshot import knowledge_from_seeds  # noqa: E402
 from app.engine import capacity as cap  # noqa: E402
 from app.engine.insights.common import Variant  # noqa: E402
 from app.host.manager import create_option_host  # noqa: E402
-from app.sdk.types import Profile  # noqa: E402
+from app.core.types import Profile  # noqa: E402
 
 AS_OF = dt.date(2026, 12, 1)
 SHAPES = {

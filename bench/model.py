@@ -41,8 +41,8 @@ from app.engine import batch, decision  # noqa: E402
 from app.engine import insights as ins  # noqa: E402
 from app.host.manager import create_option_host  # noqa: E402
 from app.kb import heap  # noqa: E402
-from app.sdk.knowledge import Knowledge  # noqa: E402
-from app.sdk.types import Profile  # noqa: E402
+from app.core.knowledge import Knowledge  # noqa: E402
+from app.core.types import Profile  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS") or 400)
 AS_OF = dt.date(2026, 12, 1)

@@ -9,6 +9,7 @@ docs/methodology.md, "Platform".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,25 +20,24 @@ from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
+    Candidate,
+    Columns,
     LineItem,
+    OfferKernel,
     OptionPlugin,
     OptionSpec,
     Price,
     Profile,
+    Quote,
     Range,
     SourceRef,
-    hookimpl,
-    offers,
-    storage,
+    annuity,
+    billed_at,
+    money_range,
+    msg,
+    num,
+    pct,
 )
-from app.sdk.columns import NAN, Columns
-from app.sdk.inputs import held_share
-from app.sdk.kernel import Candidate, Quote, candidate
-from app.sdk.model import MINUTES_PER_HOUR
-from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import HELD_CLUSTER, JOB_SECONDS, POOLED, Line, annuity, billed_at, discounted
-from app.sdk.text import money_range, msg, num, pct
-from plugins import messages
 
 KEY = "ai_compute_platform"
 VERSION = "3.0.0"
@@ -50,8 +50,13 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
     "subscription_1y": 1.0,
     "savings_plan_3y": 3.0,
 }
-#: hours in a day, for fees quoted per GPU-day
-HOURS_PER_DAY = 24
+#: hours in a day, for fees quoted per GPU-day; minutes in an hour, for start-ups in minutes
+HOURS_PER_DAY, MINUTES_PER_HOUR = 24, 60
+#: how a row bills (``Price.billing``): a pool's GPU-hours (the default), job seconds, or a cluster held
+#: for the allocation
+POOLED = "pooled"
+JOB_SECONDS = "job_seconds"
+HELD_CLUSTER = "held_cluster"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +82,21 @@ class Fee:
 
 class PlatformKernel(OfferKernel):
     setup_steps = msg("setup.ai_compute_platform", "preset images and a graphical job console")
+    requires = (
+        "discount_rate",
+        "pooled_utilization",
+        "held_cluster_utilization",
+        "job_startup_minutes",
+        "detection_hours",
+        "restart_hours",
+        "storage_tb_per_gpu",
+        "egress_share",
+    )
 
     def compile_group(self, gpu_model: str | None) -> list[Candidate]:
-        kb = self.knowledge
-        rows = offers.group_rows(kb, self.as_of, option=KEY, item="gpu_hour", gpu_model=gpu_model)
-        found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
-        found += discounted(kb, found, option=KEY, base_plan="pay_as_you_go", currency=self.currency, as_of=self.as_of)
-        return [
-            candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model), self._fee(o.row))
-            for o in found
-            if o.plan in PLAN_TERM_YEARS
-        ]
+        found = self.offers("gpu_hour", gpu_model)
+        found += self.derived_offers(found, base_plan="pay_as_you_go")
+        return [self.candidate(o, data=self._fee(o.row)) for o in found if o.plan in PLAN_TERM_YEARS]
 
     def _fee(self, row: Price) -> Fee | None:
         """The same provider's ``platform_fee`` for the offer's region (``Inputs.money``: the nearest
@@ -132,7 +141,7 @@ class PlatformKernel(OfferKernel):
             fee: Fee | None = c.data
             fee_price = None if fee is None else fee.pick(at.gpus)[0]
             per_gpu = c.per_gpu
-            store = storage.storage_of(self, KEY, c.offer.row)
+            store = self.storage(c.offer.row)
             kept = []
             rows = []
             for e in ends:
@@ -142,15 +151,15 @@ class PlatformKernel(OfferKernel):
                 first_total = first * years_paid
                 annual: Any = 0.0 + first
                 total: Any = 0.0 + first_total
-                fee_annual: Any = NAN
-                fee_total: Any = NAN
+                fee_annual: Any = math.nan
+                fee_total: Any = math.nan
                 if fee_price is not None:
                     fee_annual = billed * fee_price[e]
                     fee_total = fee_annual * years_paid
                     annual, total = annual + fee_annual, total + fee_total
                 npv = annual * factor
                 if store is not None:  # the data's storage (and egress) for the horizon, whatever the terms
-                    data = storage.stored(self, at, store, e, rate)
+                    data = self.stored(at, store, e, rate)
                     kept.append(data)
                     annual, total, npv = annual + data.annual, total + data.total, npv + data.npv
                 rows.append(
@@ -159,11 +168,11 @@ class PlatformKernel(OfferKernel):
             billed_r, first_r, first_total_r, fee_r, fee_total_r, annual_r, total_r, npv_r, equivalent_r = at.ranges(
                 rows
             )
-            lines: tuple[Line, ...] = (("gpu_hours", first_r, ZERO, first_total_r),)
+            lines: tuple[tuple[str, Any, Any, Any], ...] = (("gpu_hours", first_r, ZERO, first_total_r),)
             if fee_price is not None:
                 lines += (("platform_fee", fee_r, ZERO, fee_total_r),)
             if store is not None:
-                lines += storage.lines(at, kept, store.egress_per_tb is not None)
+                lines += self.storage_lines(at, kept, store.egress_per_tb is not None)
             lead = self.lead(c)
             found.append(
                 self.finish(
@@ -194,7 +203,7 @@ class PlatformKernel(OfferKernel):
         if billing == JOB_SECONDS:
             return billed_at(e, billing, useful, ceiling, utilization=ZERO, startup_share=self.startup_share())
         if billing == HELD_CLUSTER:  # the team's share of held hours: the profile's where it gives one
-            utilization = held_share(self.value("held_cluster_utilization"), held)
+            utilization = self.held_share(held, "held_cluster_utilization")
         else:
             utilization = self.value("pooled_utilization")
         return billed_at(e, billing, useful, ceiling, utilization=utilization)
@@ -252,8 +261,7 @@ class PlatformKernel(OfferKernel):
                     total=total,
                 )
             )
-        data_lines = tuple(line for line in quote.lines if line[0] in (storage.STORAGE, storage.EGRESS))
-        breakdown.extend(storage.line_items(self, KEY, c.offer.row, data_lines))
+        breakdown.extend(self.storage_items(c.offer.row, quote.lines))
         notes = (self._billing_note(profile, c, quote, billing, committed, billed, useful),)
         return self.assessment_of(
             profile,
@@ -323,6 +331,7 @@ HELD_CLUSTER_BASIS = msg(
 
 
 class AiComputePlatform(OptionPlugin):
+    sdk = ">=4,<5"
     spec = OptionSpec(
         key=KEY,
         name="AI compute platform",
@@ -333,14 +342,7 @@ class AiComputePlatform(OptionPlugin):
         price_plans=tuple(PLAN_TERM_YEARS),
     )
     kernel = PlatformKernel
+    messages = OptionPlugin.catalogs("plugins", "locales/ai_compute_platform.{lang}.toml")
 
 
 plugin = AiComputePlatform()
-compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_compile = plugin.compute_advisor_compile
-
-
-@hookimpl
-def compute_advisor_messages() -> dict[str, dict[str, Any]]:
-    """This option's words in every language: ``plugins/locales/ai_compute_platform.<lang>.toml``."""
-    return messages(KEY)

@@ -18,28 +18,28 @@ from typing import Any
 import numpy as np
 
 from app.sdk import (
+    DAYS_PER_YEAR,
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
+    Bridge,
+    Candidate,
+    Columns,
     LineItem,
+    OfferKernel,
     OptionPlugin,
     OptionSpec,
     Profile,
+    Quote,
     SourceRef,
-    hookimpl,
-    offers,
-    storage,
+    annuity,
+    held_at,
+    money_range,
+    msg,
+    num,
+    pct,
+    plan_name,
 )
-from app.sdk.capital import Bridge
-from app.sdk.columns import Columns, gt, holds
-from app.sdk.constraints import multi_node
-from app.sdk.inputs import held_share
-from app.sdk.kernel import Candidate, Quote, candidate, refs
-from app.sdk.model import DAYS_PER_YEAR
-from app.sdk.offer_kernel import OfferKernel
-from app.sdk.pricing import Line, annuity, discounted, held_at
-from app.sdk.text import money_range, msg, num, pct, plan_name
-from plugins import messages
 
 KEY = "rented_gpu_instances"
 VERSION = "3.0.0"
@@ -67,6 +67,16 @@ class RentedKernel(OfferKernel):
     price books price as a discount off an on-demand offer."""
 
     preemptible_plans = PREEMPTIBLE
+    requires = (
+        "discount_rate",
+        "held_utilization",
+        "detection_hours",
+        "restart_hours",
+        "spot_interruptions_per_gpu_year",
+        "spot_reliable_gpus",
+        "storage_tb_per_gpu",
+        "egress_share",
+    )
     #: an answer lists the best offer of each other provider, not more regions of one
     one_per_provider = True
     setup_steps = msg(
@@ -74,13 +84,9 @@ class RentedKernel(OfferKernel):
     )
 
     def compile_group(self, gpu_model: str | None) -> list[Candidate]:
-        kb = self.knowledge
-        rows = offers.group_rows(kb, self.as_of, option=KEY, item="instance_hour", gpu_model=gpu_model)
-        found = [o for r in rows if (o := offers.price_row(kb, r, self.currency, self.as_of)) is not None]
-        found += discounted(kb, found, option=KEY, base_plan="on_demand", currency=self.currency, as_of=self.as_of)
-        return [
-            candidate(o, offers.per_machine(kb, o.gpus_per_unit, gpu_model)) for o in found if o.plan in PLAN_TERM_YEARS
-        ]
+        found = self.offers("instance_hour", gpu_model)
+        found += self.derived_offers(found, base_plan="on_demand")
+        return [self.candidate(o) for o in found if o.plan in PLAN_TERM_YEARS]
 
     def bridge(self, at: Columns) -> Bridge | None:
         """Renting the profile's GPUs on demand while another option's capacity is procured: the cheapest
@@ -100,15 +106,15 @@ class RentedKernel(OfferKernel):
             if not narrowed:  # one list per GPU model (a request's providers and regions are not kept)
                 self.compiled[("on_demand", p.gpu_model)] = on_demand
         # the offers that can run the largest job: all of it, or per profile of a batch
-        fits = [(c, True if multi_node(c) else ~np.asarray(gt(job, c.node_gpus))) for c in on_demand]
-        usable = [(c, where) for c, where in fits if holds(where)]
+        fits = [(c, True if c.multi_node else ~np.asarray(at.gt(job, c.node_gpus))) for c in on_demand]
+        usable = [(c, where) for c, where in fits if at.holds(where)]
         found = None
         if usable:
-            held = held_share(self.value("held_utilization"), at.profile.held_share)
+            held = self.held_share(at.profile.held_share)
             ceiling = at.gpus * HOURS_PER_YEAR
             ceiling = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
             # the cheapest that fits (the offers come cheapest per GPU first): per profile over a batch
-            cheapest = min((c for c, _ in usable), key=lambda c: offers.level(c.per_gpu.expected))
+            cheapest = min((c for c, _ in usable), key=lambda c: c.sort_key[0])
             if all(where is True or bool(np.all(where)) for _, where in usable) or not at.arrays:
                 price = cheapest.per_gpu
                 yearly = at.range([held_at(e, at.useful, held, ceiling) * price[e] for e in at.ends])
@@ -128,7 +134,7 @@ class RentedKernel(OfferKernel):
 
     def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         useful = at.useful
-        held = held_share(self.value("held_utilization"), at.profile.held_share)
+        held = self.held_share(at.profile.held_share)
         rate = self.value("discount_rate").expected
         horizon_annuity = annuity(at.horizon, rate)
         ends = at.ends
@@ -144,29 +150,29 @@ class RentedKernel(OfferKernel):
             else:  # whole instances held all the time, for whole terms
                 years, factor = self.terms(at, term, rate)
             per_gpu = c.per_gpu
-            store = storage.storage_of(self, KEY, offer.row)
+            store = self.storage(offer.row)
             rows, kept = [], []
             for e in ends:
                 paid = held_at(e, useful, held, every_hour) if term is None else every_hour
                 annual = paid * per_gpu[e]
                 npv = annual * factor
                 # the data's storage (and egress) for the horizon, whatever the plan's terms
-                data = None if store is None else storage.stored(self, at, store, e, rate)
+                data = None if store is None else self.stored(at, store, e, rate)
                 kept += [] if data is None else [data]
                 cost = annual if data is None else annual + data.annual
                 spent = annual * years if data is None else annual * years + data.total
                 npv = npv if data is None else npv + data.npv
                 rows.append((paid, annual, annual * years, cost, spent, npv, npv / horizon_annuity))
             paid_r, annual_r, hours_total_r, cost_r, total_r, npv_r, equivalent_r = at.ranges(rows)
-            lines: tuple[Line, ...] = (("instance_hours", annual_r, ZERO, hours_total_r),)
+            lines: tuple[tuple[str, Any, Any, Any], ...] = (("instance_hours", annual_r, ZERO, hours_total_r),)
             if store is not None:
-                lines += storage.lines(at, kept, store.egress_per_tb is not None)
+                lines += self.storage_lines(at, kept, store.egress_per_tb is not None)
             lead = self.lead(c)
             violations = self.constraints(c, at)
             spot = offer.plan == "spot"
             if spot and offer.row.capacity_gpus is None:  # a spot row states its capacity, else the assumption
                 too_many = at.gt(at.gpus, self.value("spot_reliable_gpus").expected)
-                if holds(too_many):
+                if at.holds(too_many):
                     violations.append(("spot_capacity", too_many))
             found.append(
                 self.finish(
@@ -238,7 +244,7 @@ class RentedKernel(OfferKernel):
             annual=annual,
             upfront=upfront,
             basis=basis,
-            sources=(*offer.refs, *refs(read)),
+            sources=(*offer.refs, *self.refs(read)),
             total=total,
         )
         # a spot row that states its capacity is its own source; else the assumption caps it
@@ -249,7 +255,7 @@ class RentedKernel(OfferKernel):
         return self.assessment_of(
             profile,
             quote,
-            breakdown=(first, *storage.line_items(self, KEY, offer.row, quote.lines[1:])),
+            breakdown=(first, *self.storage_items(offer.row, quote.lines[1:])),
             notes=(
                 msg(
                     "note.rented",
@@ -288,6 +294,7 @@ def renewal_risk(c: Candidate, profile: Profile) -> tuple[str, ...]:
 
 
 class RentedGpuInstances(OptionPlugin):
+    sdk = ">=4,<5"
     spec = OptionSpec(
         key=KEY,
         name="Rented GPU instances",
@@ -301,14 +308,7 @@ class RentedGpuInstances(OptionPlugin):
         bridges_lead_time=True,
     )
     kernel = RentedKernel
+    messages = OptionPlugin.catalogs("plugins", "locales/rented_gpu_instances.{lang}.toml")
 
 
 plugin = RentedGpuInstances()
-compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_compile = plugin.compute_advisor_compile
-
-
-@hookimpl
-def compute_advisor_messages() -> dict[str, dict[str, Any]]:
-    """This option's words in every language: ``plugins/locales/rented_gpu_instances.<lang>.toml``."""
-    return messages(KEY)

@@ -1,13 +1,13 @@
 """Own GPU cluster (自建GPU集群): buy servers, build or rent the machine room, run it yourself.
 
-Each server offer of the price books is a bill of materials (``app.sdk.bom``): for a named GPU the
+Each server offer of the price books is a bill of materials (``app.core.bom``): for a named GPU the
 servers, the network fabric, storage, installation, the machine room — colocation rent per kW in the
 tier of the IT load, or an own facility built per kW — power at the region's price × PUE, hardware
 support, software licences, and the ops teams at their loaded cost (one team runs up to
 ``nodes_per_ops_team`` servers); the source article's generic server comes with one lump for "machine
 room and network". A buyer's jurisdiction (``buyer_country``) decides which server offers, and so
 which wages, power and colocation, apply. Capital is bought at the start, replaced at the end of its useful life
-and sold at its residual value (``app.sdk.capital``); while the cluster is procured the team either
+and sold at its residual value (``app.core.capital``); while the cluster is procured the team either
 waits or bridges on the option that declares ``bridges_lead_time`` (rented instances on demand),
 whichever costs less per useful GPU-hour. ``annual`` stays the article's accounting view
 (straight-line over ``depreciation_years``). See docs/methodology.md, "Own cluster" and "Capital".
@@ -28,24 +28,26 @@ from app.sdk import (
     HOURS_PER_YEAR,
     ZERO,
     Assessment,
+    Bill,
+    Bridge,
+    Candidate,
+    Columns,
     LineItem,
     NoOffer,
+    OfferKernel,
     OptionPlugin,
     OptionSpec,
     Profile,
+    Quote,
     Range,
-    bom,
-    hookimpl,
-    offers,
+    Size,
+    money,
+    money_range,
+    msg,
+    num,
+    span,
+    where,
 )
-from app.sdk.capital import Bridge, where
-from app.sdk.capital import own as capital_own
-from app.sdk.cluster import Bill, Size
-from app.sdk.columns import ALL, Columns, holds
-from app.sdk.kernel import Candidate, Quote, candidate
-from app.sdk.offer_kernel import OfferKernel
-from app.sdk.text import money, money_range, msg, num, span
-from plugins import messages
 
 KEY = "self_built_cluster"
 VERSION = "3.0.0"
@@ -57,19 +59,38 @@ class OwnClusterKernel(OfferKernel):
     setup_steps = msg(
         "setup.self_built_cluster", "racking, network, drivers, scheduler and environments by your own ops team"
     )
+    #: besides these, each component's ``life_years_<component>``, ``residual_decline_<component>`` and
+    #: ``resale_share_<component>`` where the bill has the component (``bom.bill``)
+    requires = (
+        "discount_rate",
+        "depreciation_years",
+        "nodes_per_ops_team",
+        "ops_team_fte",
+        "detection_hours_basic_ops",
+        "detection_hours_professional_ops",
+        "restart_hours_basic_ops",
+        "restart_hours_professional_ops",
+        "licensed_gpu_share",
+        "life_extension_years",
+        "power_draw_share",
+        "pue",
+        "resale_days_to_sell",
+        "resale_haircut",
+        "support_increase_past_life",
+        "support_share_in_warranty",
+        "warranty_years_server_hardware",
+    )
 
     # ---- compile ------------------------------------------------------------------------------------
 
     def compile_group(self, gpu_model: str | None) -> list[Candidate]:
-        kb = self.knowledge
         found: list[Candidate] = []
-        for row in offers.group_rows(kb, self.as_of, option=KEY, item="server_hardware", gpu_model=gpu_model):
-            for variant in bom.facilities(kb, self.as_of, row, option=KEY):
-                offer = offers.price_row(kb, row, self.currency, self.as_of, variant=variant)
+        for row in self.price_rows("server_hardware", gpu_model):
+            for variant in self.facilities(row):  # one candidate per facility the servers can run in
+                offer = self.price(row, variant)
                 if offer is not None:
-                    bill = bom.bill(self, offer)
-                    per_machine = offers.per_machine(kb, offer.gpus_per_unit, gpu_model)
-                    found.append(candidate(offer, per_machine, bill, interconnect=bill.interconnect))
+                    bill = self.bill(offer)
+                    found.append(self.candidate(offer, data=bill, interconnect=bill.interconnect))
         return found
 
     def candidates(self, profile: Profile) -> list[Candidate]:
@@ -114,11 +135,11 @@ class OwnClusterKernel(OfferKernel):
             offer = c.offer
             servers = at.ceil(gpus / offer.gpus_per_unit)
             it_kw = servers * bill.power_kw if bill.power_kw is not None else None
-            teams = Range.elementwise(*(at.ceil(servers / nodes_per_team[2 - e]) for e in ALL))
+            teams = Range.elementwise(*(at.ceil(servers / nodes_per_team[2 - e]) for e in range(3)))
             size = Size(servers, gpus, it_kw, teams)
             capital, running = bill.lines(size, at)
             lead = self.lead(c)
-            owned = capital_own(
+            owned = self.own(
                 at,
                 lead_time_days=lead,
                 capital=capital,
@@ -131,11 +152,11 @@ class OwnClusterKernel(OfferKernel):
             bridged = owned.bridged
             waits = ~bridged if isinstance(bridged, np.ndarray) else not bridged
             late = at.where(waits, lead.expected / DAYS_PER_YEAR >= at.horizon, False)
-            if holds(late):
+            if at.holds(late):
                 violations.append(("horizon_before_install", late))
             if at.capex_budget is not None:
                 over = owned.upfront.expected > at.capex_budget
-                if holds(over):
+                if at.holds(over):
                     violations.append(("capex_budget", over))
             work = self.software_work(servers, 1.0, ends)
             found.append(
@@ -167,10 +188,9 @@ class OwnClusterKernel(OfferKernel):
     def bridge(self, at: Columns) -> Bridge | None:
         """Renting the cluster's GPUs until it is installed, on the option that bridges lead times."""
         bridging = self.roles("bridges_lead_time", self.knowledge, self.currency, self.as_of)
-        if bridging is None or not hasattr(bridging, "bridge"):
+        if not isinstance(bridging, OfferKernel):  # no option bridges (or one that prices no offers)
             return None
-        found: Bridge | None = bridging.bridge(at)
-        return found
+        return bridging.bridge(at)
 
     def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
         if code == "horizon_before_install":
@@ -197,9 +217,7 @@ class OwnClusterKernel(OfferKernel):
         bill: Bill = c.data
         size, bridged_each, bridge = quote.detail
         servers, teams = size.servers, size.teams
-        labels = bill.labels(
-            size, offers.subject_name(self.knowledge, c.offer.row.subject), bridge, hired=profile.ops_team == "none"
-        )
+        labels = bill.labels(size, self.subject_name(c.offer.row.subject), bridge, hired=profile.ops_team == "none")
         breakdown = [
             LineItem(
                 key=key,
@@ -255,6 +273,7 @@ def hired_level(ops_team: str) -> str:
 
 
 class SelfBuiltCluster(OptionPlugin):
+    sdk = ">=4,<5"
     spec = OptionSpec(
         key=KEY,
         name="Own GPU cluster",
@@ -266,14 +285,7 @@ class SelfBuiltCluster(OptionPlugin):
         owns_hardware=True,
     )
     kernel = OwnClusterKernel
+    messages = OptionPlugin.catalogs("plugins", "locales/self_built_cluster.{lang}.toml")
 
 
 plugin = SelfBuiltCluster()
-compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_compile = plugin.compute_advisor_compile
-
-
-@hookimpl
-def compute_advisor_messages() -> dict[str, dict[str, Any]]:
-    """This option's words in every language: ``plugins/locales/self_built_cluster.<lang>.toml``."""
-    return messages(KEY)

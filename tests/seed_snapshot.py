@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 from conftest import SEEDS, shipped_seeds
 
+from app.core.knowledge import Knowledge
 from app.kb.seeds import read_seeds
 from app.kb.snapshot import assemble
-from app.sdk.knowledge import Knowledge
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """The shape of the code: imports point inward, plugins use the SDK only, no file grows past 400 lines.
 
-Units are ``app``'s top-level packages and modules (``sdk``, ``engine``, ``host``, ``kb``, ``web``,
+Units are ``app``'s top-level packages and modules (``core``, ``sdk``, ``engine``, ``host``, ``kb``, ``web``,
 ``openapi``, ``i18n``, ``domain``, ``cli``, ``settings``…). Imports under ``if TYPE_CHECKING:`` are for
 annotations and do not count.
 """
@@ -13,27 +13,27 @@ from pathlib import Path
 
 import pytest
 
-from app.sdk import __all__ as SDK
-
 ROOT = Path(__file__).resolve().parent.parent
 #: what each unit may import of ``app`` (besides itself); ``settings`` is a leaf every outer unit may read
 ALLOWED: dict[str, set[str]] = {
-    "sdk": set(),
+    "core": set(),
+    "sdk": {"core", "kb"},  # the plugins' front door: names of the core; kb: app.sdk.testing reads seed files
     "settings": set(),
-    "host": {"sdk", "i18n"},  # i18n: the plugins' words join its catalogs
-    "engine": {"sdk"},
-    "i18n": {"sdk"},
-    "kb": {"sdk", "engine", "settings"},
-    "web": {"sdk", "i18n", "settings"},
-    "openapi": {"sdk", "web", "settings"},
-    "domain": {"sdk", "engine", "host", "i18n", "kb", "openapi", "web", "settings"},
-    "cli": {"sdk", "engine", "host", "i18n", "kb", "web", "settings"},
-    "asgi": {"sdk", "engine", "host", "i18n", "kb", "openapi", "web", "domain", "settings"},
+    "host": {"core", "sdk", "i18n"},  # i18n: the plugins' words join its catalogs; sdk: its version
+    "engine": {"core"},
+    "i18n": {"core"},
+    "kb": {"core", "engine", "settings"},
+    "web": {"core", "i18n", "settings"},
+    "openapi": {"core", "web", "settings"},
+    "domain": {"core", "engine", "host", "i18n", "kb", "openapi", "web", "settings"},
+    "cli": {"core", "engine", "host", "i18n", "kb", "web", "settings"},
+    "asgi": {"core", "engine", "host", "i18n", "kb", "openapi", "web", "domain", "settings"},
     "openapi_export": {"asgi", "settings"},
     "serve": {"web", "settings"},  # python -m app.serve: uvicorn on the factory string, not an import of asgi
     "openapi_examples": {"asgi", "cli", "kb", "openapi", "web", "settings"},
 }
-SDK_MODULES = {"app.sdk"} | {f"app.sdk.{name}" for name in SDK if name.islower()}
+#: what a plugin may import of ``app``: the front door alone
+SDK_MODULES = {"app.sdk"}
 MAX_LINES = 400
 
 
@@ -116,7 +116,7 @@ def _module_name(path: Path) -> str:
 def _module_level_imports(path: Path, modules: set[str]) -> set[str]:
     """The ``app`` modules ``path`` names at its top level (in ``if``/``try`` blocks too, and under
     ``if TYPE_CHECKING:``: a module named for annotations is a dependency of its reader as well); not
-    imports inside functions, which are deferred on purpose (``app.sdk.model``'s SDK v2 names)."""
+    imports inside functions, which are deferred on purpose (``app.core.model``'s SDK v2 names)."""
     found: set[str] = set()
 
     def visit(statements: list[ast.stmt]) -> None:

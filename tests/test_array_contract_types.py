@@ -32,9 +32,9 @@ def quote(at: Columns) -> float:
 
 KEEPS = """
 from app.sdk import Columns
-from app.sdk.columns import Num
-from app.sdk.pricing import held_at, whole_terms
-from app.sdk.ranges import Range
+from app.core.columns import Num
+from app.core.pricing import held_at, whole_terms
+from app.core.ranges import Range
 
 
 def quote(at: Columns, held_utilization: Range, term: float) -> Num:

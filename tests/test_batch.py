@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.types import Profile
 from app.domain.decisions import schemas as s
 from app.domain.decisions.service import _scored_results
 from app.domain.shared.schemas import DimensionScores
 from app.engine import batch, decision, scoring
 from app.host.manager import create_option_host
-from app.sdk.types import Profile
 
 AS_OF = dt.date(2026, 1, 1)
 profiles = st.builds(
@@ -261,7 +261,7 @@ def test_every_profile_field_is_grouped_or_an_array():
     the whole group (``buyer_country`` once did: a batch mixing buyers answered the first one's)."""
     import dataclasses
 
-    from app.sdk.types import PROFILE_NUMBERS
+    from app.core.types import PROFILE_NUMBERS
 
     fields = {f.name for f in dataclasses.fields(Profile)}
     assert set(batch.CATEGORICAL) | set(PROFILE_NUMBERS) == fields

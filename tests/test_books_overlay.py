@@ -14,12 +14,12 @@ from typing import Any
 import msgspec
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.knowledge import Price
 from app.domain.decisions.service import DecisionService
 from app.domain.shared.demand import ComparisonCreate
 from app.domain.shared.engine import Engine
 from app.host.manager import create_option_host
 from app.kb.books import Book, Books, book_of, identity, overlay, rows_at
-from app.sdk.knowledge import Price
 
 D = dt.date
 AS_OF = D(2026, 12, 1)

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.types import Profile
 from app.engine import capacity as cap
 from app.engine.insights.common import Variant
 from app.host.manager import create_option_host
-from app.sdk.types import Profile
 
 HOST = create_option_host()
 KB = knowledge_from_seeds()

@@ -89,9 +89,9 @@ def test_the_ramp_in_process_leaves_no_gap() -> None:
     (a wait for delivery at the first step, and every tranche's wait counted against the demand)."""
     import datetime as dt
 
+    from app.core.types import Profile
     from app.engine.insights.common import Variant
     from app.host.manager import create_option_host
-    from app.sdk.types import Profile
 
     host = create_option_host()
     kb = knowledge_from_seeds()
@@ -246,8 +246,8 @@ def test_an_unknown_owned_gpu_model_names_the_field_and_lists_the_models(client:
 
 
 def _priced(cost: float) -> Any:
+    from app.core.ranges import Range
     from app.engine.capacity.tables import Priced
-    from app.sdk.ranges import Range
 
     money = Range.point(cost)
     return Priced(money, money, Range.point(0), money, 0.0, 0.0, True, True, cost)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.sdk.capital import annuity, asset_flows, discount_factor, residual_curve
+from app.core.capital import annuity, asset_flows, discount_factor, residual_curve
 
 
 def test_annuity_and_discount_are_the_continuous_stream_and_the_end_value():

@@ -17,11 +17,11 @@ import pytest
 import yaml
 from seed_snapshot import SEEDS, knowledge_from_seeds
 
+from app.core.types import Assessment, Profile
 from app.host.manager import create_option_host
 from app.kb import seeds
 from app.kb.price_import import to_yaml
 from app.kb.seeds import PriceSeed
-from app.sdk.types import Assessment, Profile
 
 KB = knowledge_from_seeds()
 HOST = create_option_host()

@@ -2,10 +2,10 @@
 
 An entity lives in up to four shapes: the ORM model (``app/kb/models.py``, the declaration: the table),
 the seed record that validates it (``app/kb/seeds/records.py``), the snapshot object the core and
-the plugins compute from (``app/sdk/records.py``, built field by field by name in
+the plugins compute from (``app/core/records.py``, built field by field by name in
 ``app/kb/snapshot.py``) and the API struct that shows it (``app/domain/*/schemas.py``). Each shape
 has the table's columns, but for the differences listed here, each with its reason. Every closed
-vocabulary is a ``Literal`` of ``app/sdk/vocab.py``: each shape types an enumerated field with that
+vocabulary is a ``Literal`` of ``app/core/vocab.py``: each shape types an enumerated field with that
 same Literal, the database checks it with a CHECK constraint listing its values, and the OpenAPI
 document's enums are its values, in its order.
 """
@@ -29,6 +29,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped
 
+from app.core import knowledge as k
+from app.core import types, vocab
 from app.domain.audit import schemas as audit_api
 from app.domain.capacity import schemas as capacity_api
 from app.domain.catalog import schemas as api
@@ -45,8 +47,6 @@ from app.engine import rules, scoring
 from app.kb import models as m
 from app.kb import seeds
 from app.kb import service_records as sr
-from app.sdk import knowledge as k
-from app.sdk import types, vocab
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -603,7 +603,7 @@ def test_no_literal_outside_vocab_spells_a_vocabulary_value() -> None:
     values = {v: name for name, lit in VOCABULARIES.items() for v in get_args(lit)}
     found = []
     for path in _sources():
-        if path == ROOT / "app" / "sdk" / "vocab.py":
+        if path == ROOT / "app" / "core" / "vocab.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Subscript) and getattr(node.value, "id", getattr(node.value, "attr", "")) == (
@@ -614,7 +614,7 @@ def test_no_literal_outside_vocab_spells_a_vocabulary_value() -> None:
                         continue
                     if const.value in values:
                         found.append(f"{path.relative_to(ROOT)}:{node.lineno} {const.value!r} ({values[const.value]})")
-    assert not found, "use the vocabulary of app/sdk/vocab.py: " + "; ".join(found)
+    assert not found, "use the vocabulary of app/core/vocab.py: " + "; ".join(found)
 
 
 def test_no_sequence_outside_vocab_spells_a_whole_vocabulary() -> None:
@@ -622,7 +622,7 @@ def test_no_sequence_outside_vocab_spells_a_whole_vocabulary() -> None:
     vocabularies = {frozenset(get_args(lit)): name for name, lit in VOCABULARIES.items() if len(get_args(lit)) > 1}
     found = []
     for path in _sources():
-        if path == ROOT / "app" / "sdk" / "vocab.py":
+        if path == ROOT / "app" / "core" / "vocab.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
@@ -631,4 +631,4 @@ def test_no_sequence_outside_vocab_spells_a_whole_vocabulary() -> None:
                 spelled = frozenset(e.value for e in node.elts)  # type: ignore[attr-defined]
                 if spelled in vocabularies:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} ({vocabularies[spelled]})")
-    assert not found, "use the tuple of app/sdk/vocab.py: " + "; ".join(found)
+    assert not found, "use the tuple of app/core/vocab.py: " + "; ".join(found)

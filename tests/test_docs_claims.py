@@ -24,11 +24,11 @@ from litestar.testing import TestClient
 from packaging.requirements import Requirement
 
 from app.asgi import create_app
+from app.core.text import flat_messages
+from app.core.vocab import SCOPES
 from app.domain.decisions.schemas import MAX_BATCH_PROFILES, MAX_FULL_PROFILES
 from app.domain.insights.schemas import MAX_DRAWS
 from app.domain.shared.schemas import MAX_GPUS, MAX_HORIZON_YEARS, MAX_START_DAYS, MAX_TEAM_SIZE
-from app.sdk.text import flat_messages
-from app.sdk.vocab import SCOPES
 from app.settings import PROJECT_ROOT, Settings
 
 README = PROJECT_ROOT / "README.md"

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from seed_snapshot import SEEDS, knowledge_from_seeds
 
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, Profile
 from app.host.manager import create_option_host
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, Profile
 
 AS_OF = dt.date(2026, 12, 1)
 OWN, RENTED, PLATFORM = "self_built_cluster", "rented_gpu_instances", "ai_compute_platform"

@@ -1,4 +1,4 @@
-"""Kernels compute the ends of a range a caller asks for (``app.sdk.columns``): the expected figures
+"""Kernels compute the ends of a range a caller asks for (``app.core.columns``): the expected figures
 of a quote made for the expected end alone are those of a quote made for every end, bit for bit, and
 the ends not asked for are NaN — never a figure of the other ends — unless known whatever is asked
 (an option with no upfront cost has none at any end)."""
@@ -15,12 +15,12 @@ import pytest
 from seed_snapshot import knowledge_from_seeds
 from test_kernel_equivalence import profiles
 
+from app.core.columns import ALL, EXPECTED
+from app.core.errors import NoOffer
+from app.core.quotes import RANGED
+from app.core.types import Profile
 from app.engine.batch import vector_profile
 from app.host.manager import create_option_host
-from app.sdk.columns import ALL, EXPECTED
-from app.sdk.errors import NoOffer
-from app.sdk.quotes import RANGED
-from app.sdk.types import Profile
 
 HOST = create_option_host()
 KB = knowledge_from_seeds()

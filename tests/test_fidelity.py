@@ -15,12 +15,12 @@ from conftest import Databases, make_client
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.cluster import Size
+from app.core.ranges import Range
+from app.core.types import Assessment, Profile
+from app.core.vocab import DATA_SECURITY_LEVELS, OPS_TEAMS
 from app.engine import decision
 from app.host.manager import create_option_host
-from app.sdk.cluster import Size
-from app.sdk.ranges import Range
-from app.sdk.types import Assessment, Profile
-from app.sdk.vocab import DATA_SECURITY_LEVELS, OPS_TEAMS
 
 Client = TestClient  # type: ignore[type-arg]
 KB = knowledge_from_seeds()

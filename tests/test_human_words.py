@@ -33,11 +33,11 @@ from openpyxl import load_workbook
 from seed_snapshot import knowledge_from_seeds
 
 from app import i18n
+from app.core.vocab import DataSecurity, Residency
 from app.engine.capacity import reasons
 from app.engine.insights.sensitivity import PROFILE_SWEEPS
 from app.host.manager import create_option_host
 from app.i18n import Lang
-from app.sdk.vocab import DataSecurity, Residency
 
 JSON, CSV, SVG = "application/json", "text/csv", "image/svg+xml"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -357,7 +357,7 @@ def test_a_dearer_recommendation_says_why_it_wins(client: TestClient) -> None:  
 def test_sizing_reasons_say_what_can_happen() -> None:
     """A base whose next GPU pays only above 100 % utilization does not pay at any; a demand that never
     rises above the base is said so, not "would keep it at 0 %"."""
-    from app.sdk.text import option_ref
+    from app.core.text import option_ref
 
     burst = option_ref("rented_gpu_instances")
     never, always = i18n.render(reasons._pays(1.2, burst), "en"), i18n.render(reasons._pays(0.001, burst), "en")

@@ -135,7 +135,7 @@ def test_english_is_rendered_from_the_english_catalog_names_included() -> None:
     """The core writes a name by key ("rented_gpu_instances", "on_demand"); every language, English
     too, reads it by name from the catalogs. A rule keeps the knowledge base's English words, and a code
     no catalog has keeps its own text."""
-    from app.sdk.text import Msg, option_ref, plan_name
+    from app.core.text import Msg, option_ref, plan_name
 
     create_option_host()
     assert str(option_ref("rented_gpu_instances:on_demand")) == "rented_gpu_instances (on demand)"

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.types import Profile
 from app.engine import decision, insights
 from app.host.manager import create_option_host
-from app.sdk.types import Profile
 
 LARGE = {
     "gpus": 512,

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.types import Assessment, Profile
+from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
 from app.engine import decision
 from app.host.manager import create_option_host
-from app.sdk.types import Assessment, Profile
-from app.sdk.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
 
 FIXTURE = Path(__file__).parent / "data" / "kernel-equivalence.jsonl"
 CASES = 300

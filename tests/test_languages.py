@@ -16,10 +16,10 @@ from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
 from app import i18n
+from app.core.text import Msg
+from app.core.types import Profile
 from app.engine import decision
 from app.host.manager import create_option_host
-from app.sdk.text import Msg
-from app.sdk.types import Profile
 
 Client = TestClient  # type: ignore[type-arg]
 AS_OF = dt.date(2026, 12, 1)

@@ -16,13 +16,13 @@ from conftest import BACKENDS, Databases
 from seed_snapshot import knowledge_from_seeds
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.core.errors import NoOffer
+from app.core.text import num
+from app.core.types import Assessment, Profile
 from app.engine import decision
 from app.host.manager import create_option_host
 from app.kb import price_import as pi
 from app.kb.seeds import PriceSeed
-from app.sdk.errors import NoOffer
-from app.sdk.text import num
-from app.sdk.types import Assessment, Profile
 from app.settings import Settings
 
 KB = knowledge_from_seeds()

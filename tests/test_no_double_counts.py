@@ -17,8 +17,8 @@ from conftest import BACKENDS, Databases, make_client, require_backend
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.types import HOURS_PER_YEAR, Assessment, Profile
 from app.host.manager import create_option_host
-from app.sdk.types import HOURS_PER_YEAR, Assessment, Profile
 
 Client = TestClient  # type: ignore[type-arg]
 KB = knowledge_from_seeds()
@@ -145,8 +145,8 @@ def test_keeping_is_chosen_only_where_it_costs_less_than_replacing() -> None:
     0.2, horizon 6, no discounting: replacing costs 2 − r(5) − r(0.8) plus 2 post-warranty years of the
     first server; keeping costs 1 − r(5.8) plus the same 2 years and 0.8 years at 1.5 × the rate — kept
     here (1.268 against 1.458); with a much dearer post-warranty support, replaced."""
-    from app.sdk.ageing import Keeping, plan
-    from app.sdk.ranges import Range
+    from app.core.ageing import Keeping, plan
+    from app.core.ranges import Range
 
     def residual(age: Any) -> Any:
         return 0.6**age

@@ -22,7 +22,7 @@ import pytest
 from conftest import Databases, load_seeds, make_client, migrate
 from litestar.testing import TestClient
 
-from app.sdk.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
+from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
 from app.web.metrics import OPTION_FAILURES
 
 Client = TestClient  # type: ignore[type-arg]

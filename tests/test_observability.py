@@ -29,8 +29,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from seed_snapshot import knowledge_from_seeds
 
 from app.asgi import create_app
+from app.core.types import Profile
 from app.host.manager import create_option_host
-from app.sdk.types import Profile
 from app.settings import Settings, parse_bind, parse_rate_limit, parse_trace_exporters
 from app.web.logs import ConsoleFormatter, JsonFormatter, RequestContextFilter
 from app.web.request_id import CURRENT_REQUEST_ID

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.ranges import Range, triangular_mean, triangular_mode
+from app.core.types import Profile
 from app.engine import decision, insights
 from app.engine.insights.story import explained, sampling_error
 from app.engine.insights.uncertainty import OptionUncertainty, Uncertainty
 from app.host.manager import create_option_host
 from app.kb.snapshot import assemble
-from app.sdk.ranges import Range, triangular_mean, triangular_mode
-from app.sdk.types import Profile
 
 AS_OF = dt.date(2025, 6, 1)
 

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from conftest import make_client
 
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, OptionSpec, Profile
 from app.host.hookspecs import hookimpl
 from app.host.manager import create_option_host
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, OptionSpec, Profile
 from plugins import rented_gpu_instances
 
 URL = "/v1/training-plans"
@@ -193,6 +193,8 @@ def test_options_profile_settings_carry_over(client):
 
 
 class BrokenOption:
+    sdk = ">=4,<5"
+
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:
         return [OptionSpec("broken_option", "Broken", "Raises on every assessment.", "0.1")]
@@ -206,6 +208,8 @@ class BrokenOption:
 
 class ThirdPartyOption:
     """A third party's option: rented instances under another key."""
+
+    sdk = ">=4,<5"
 
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:

@@ -77,7 +77,7 @@ def example_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     dist = root / "hpc_allocation-0.1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: hpc-allocation\nVersion: 0.1.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{KEY} = hpc_allocation\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{KEY} = hpc_allocation:plugin\n", encoding="utf-8")
     (dist / "RECORD").write_text("", encoding="utf-8")
     monkeypatch.syspath_prepend(str(root))
     importlib.invalidate_caches()
@@ -103,7 +103,7 @@ def test_the_docs_show_the_tested_example() -> None:
     for catalog in CATALOGS.values():
         assert f"```toml\n{catalog.read_text(encoding='utf-8')}```" in docs
     assert f"```yaml\n{SEED_FILE.read_text(encoding='utf-8')}```" in docs
-    assert f'[project.entry-points."{ENTRY_POINT_GROUP}"]\n{KEY} = "hpc_allocation"' in docs
+    assert f'[project.entry-points."{ENTRY_POINT_GROUP}"]\n{KEY} = "hpc_allocation:plugin"' in docs
 
 
 def test_the_example_joins_the_api_through_its_entry_point(example_client: Client) -> None:
@@ -343,6 +343,8 @@ def test_hook_compute_advisor_compile(example_package: None, example_seeds: Path
 
 class _SdkV2Option:
     """An option written for SDK v2: ``compute_advisor_assess`` only, asked once per profile."""
+
+    sdk = ">=4,<5"
 
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:

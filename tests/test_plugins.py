@@ -21,10 +21,10 @@ import pytest
 from conftest import make_client
 from litestar.testing import TestClient
 
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, OptionSpec, Profile, ProfileField
 from app.host.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from app.host.manager import OptionHost, PluginError, create_option_host
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, OptionSpec, Profile, ProfileField
 
 BUILTINS = {"self_built_cluster", "rented_gpu_instances", "ai_compute_platform"}
 AS_OF = "2025-06-01"
@@ -51,7 +51,7 @@ def spec(key: str) -> OptionSpec:
 
 def test_the_builtins_are_declared_in_the_entry_point_group() -> None:
     eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    assert eps == {key: f"plugins.{key}" for key in BUILTINS}
+    assert eps == {key: f"plugins.{key}:plugin" for key in BUILTINS}
 
 
 def test_the_builtins_are_loaded_through_the_entry_point_group() -> None:
@@ -81,6 +81,8 @@ def test_options_endpoint_names_plugin_and_version(client: Client) -> None:
 
 
 class Misspelled:
+    sdk = ">=4,<5"
+
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:
         return [spec("misspelled_option")]
@@ -107,6 +109,8 @@ def test_a_hook_asking_for_arguments_the_spec_lacks_fails_at_start_up() -> None:
 
 
 class Claims:
+    sdk = ">=4,<5"
+
     def __init__(self, *keys: str) -> None:
         self.keys = keys
 
@@ -132,6 +136,8 @@ def test_a_plugin_claiming_a_key_twice_itself_fails_loudly() -> None:
 
 
 class Malformed:
+    sdk = ">=4,<5"
+
     @hookimpl
     def compute_advisor_options(self) -> Any:
         return {"key": "malformed"}
@@ -144,6 +150,8 @@ def test_a_malformed_options_answer_fails_at_start_up() -> None:
 
 class Declares:
     """An option declaring profile fields (``OptionSpec.profile_fields``)."""
+
+    sdk = ">=4,<5"
 
     def __init__(self, key: str, *fields: ProfileField) -> None:
         self.key, self.fields = key, fields
@@ -197,9 +205,9 @@ def test_a_batchs_profiles_are_each_made_as_one_alone() -> None:
     raised. ``True == 1`` in Python: a field declared an integer takes 1 and refuses true, whatever came first."""
     from seed_snapshot import knowledge_from_seeds
 
+    from app.core.errors import InconsistentProfile, UnknownReference
     from app.domain.shared.engine import Engine
     from app.domain.shared.schemas import ProfileFields
-    from app.sdk.errors import InconsistentProfile, UnknownReference
 
     fields = (_field(name="nodes", kind="integer", default=2), _field(name="urgent", kind="boolean", default=False))
     host = create_option_host(extra_plugins=[Declares("declaring", *fields)])
@@ -249,6 +257,8 @@ def test_distinct_extra_plugins_load_side_by_side() -> None:
 
 
 class Exploding:
+    sdk = ">=4,<5"
+
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:
         return [spec("exploding_option")]
@@ -261,6 +271,8 @@ class Exploding:
 
 
 class Lacking:
+    sdk = ">=4,<5"
+
     @hookimpl
     def compute_advisor_options(self) -> list[OptionSpec]:
         return [spec("lacking_option")]
@@ -379,12 +391,13 @@ SPOT_MODULE = '''
 """Spot GPU instances: the rented instance price at the yearly reservation's discount, paid like
 on-demand instances. A third-party option, built only on app.host.hookspecs and existing knowledge rows."""
 
-from app.sdk import model
-from app.sdk.ranges import Range
-from app.sdk.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
+from app.core import model
+from app.core.ranges import Range
+from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
 from app.host.hookspecs import hookimpl
 
 KEY = "spot_instances"
+sdk = ">=4,<5"  # the SDK versions this plugin is written for
 RENTED = "rented_gpu_instances"
 ZERO = Range.point(0)
 

@@ -11,7 +11,7 @@ import itertools
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
-from app.sdk.knowledge import Price
+from app.core.knowledge import Price
 
 PLATFORM, RENTED = "ai_compute_platform", "rented_gpu_instances"
 #: plans billed alike: a platform's pay-as-you-go is compared with the instance on demand

@@ -18,12 +18,12 @@ from conftest import SEEDS, shipped_seeds
 from seed_snapshot import knowledge_from_seeds
 
 from app.cli import main
+from app.core.types import Profile
 from app.engine import decision
 from app.host.manager import create_option_host
 from app.kb import price_import as pi
 from app.kb import price_refresh as pr
 from app.kb.seeds import PriceSeed
-from app.sdk.types import Profile
 
 SEED_SET = shipped_seeds()
 EXISTING = [p for p in SEED_SET.records["prices"] if isinstance(p, PriceSeed)]

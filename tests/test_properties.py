@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.knowledge import Knowledge, Price
+from app.core.ranges import Range
+from app.core.types import Assessment, Profile
+from app.core.vocab import DIMENSIONS
 from app.engine import decision
 from app.host.manager import OptionHost, create_option_host
-from app.sdk.knowledge import Knowledge, Price
-from app.sdk.ranges import Range
-from app.sdk.types import Assessment, Profile
-from app.sdk.vocab import DIMENSIONS
 from app.settings import PROJECT_ROOT
 
 SEEDS = PROJECT_ROOT / "seeds"

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from seed_snapshot import SEEDS, knowledge_from_seeds
 
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge, Region
 from app.kb import seeds
-from app.sdk.errors import MissingKnowledge
-from app.sdk.knowledge import Knowledge, Region
 
 REGIONS = "47-regions.yaml"
 OFFERS = "41-offers-hyperscalers.yaml"

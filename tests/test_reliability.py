@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from app.sdk import reliability as rel
+from app.core import reliability as rel
 
 
 def test_young_daly_by_hand():

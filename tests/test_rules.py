@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from app.core.knowledge import Condition, Rule
+from app.core.ranges import Range
+from app.core.types import Profile
 from app.engine import rules
 from app.kb.seeds import ConditionSeed, read_seeds
-from app.sdk.knowledge import Condition, Rule
-from app.sdk.ranges import Range
-from app.sdk.types import Profile
 from app.settings import PROJECT_ROOT
 
 AS_OF = dt.date(2025, 6, 1)
@@ -346,9 +346,9 @@ def test_render_of_seed_reasons_leaves_no_placeholder() -> None:
 def test_a_batch_reads_the_ends_its_rules_test():
     """A batch's kernels compute the expected end alone unless a scenario rule tests another end of an
     assessment's figure, as its field or as the value it compares with."""
+    from app.core.columns import ALL, EXPECTED
+    from app.core.knowledge import Condition, Rule
     from app.engine.rules import ends_read
-    from app.sdk.columns import ALL, EXPECTED
-    from app.sdk.knowledge import Condition, Rule
 
     def rule(field: str, value: object) -> Rule:
         return Rule("r", "*", "", "all", (Condition(field, "gt", value),), "bonus", 1.0, "", "", "", "assumption")

@@ -26,12 +26,12 @@ import yaml
 from litestar.testing import TestClient
 from seed_snapshot import SEEDS, knowledge_from_seeds
 
+from app.core.knowledge import Knowledge
+from app.core.text import Msg
+from app.core.types import Assessment, Profile
 from app.engine import decision
 from app.host.manager import create_option_host
 from app.kb import seeds
-from app.sdk.knowledge import Knowledge
-from app.sdk.text import Msg
-from app.sdk.types import Assessment, Profile
 
 Client = TestClient  # type: ignore[type-arg]
 KB = knowledge_from_seeds()

@@ -20,7 +20,7 @@ from conftest import Databases
 from seed_snapshot import SEEDS, knowledge_from_seeds
 from test_price_import import cli
 
-from app.sdk.vocab import PIVOT
+from app.core.vocab import PIVOT
 
 GPUS = 64
 AS_OF = "2026-12-05"

@@ -15,6 +15,8 @@ from __future__ import annotations
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.errors import MissingKnowledge
+from app.core.ranges import Range
 from app.engine import planner
 from app.engine.throughput import (
     PrecisionUnsupported,
@@ -25,8 +27,6 @@ from app.engine.throughput import (
     throughput,
     tokens_per_second,
 )
-from app.sdk.errors import MissingKnowledge
-from app.sdk.ranges import Range
 
 KB = knowledge_from_seeds()
 

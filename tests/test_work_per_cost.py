@@ -22,10 +22,10 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.errors import MissingKnowledge
+from app.core.ranges import Range
 from app.domain.shared.convert import pflop_hour_read
 from app.engine.throughput import Throughput, cost_per_pflop_hour
-from app.sdk.errors import MissingKnowledge
-from app.sdk.ranges import Range
 from app.settings import PROJECT_ROOT
 
 Client = TestClient[Litestar]

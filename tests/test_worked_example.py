@@ -10,9 +10,9 @@ import math
 import pytest
 from seed_snapshot import knowledge_from_seeds
 
+from app.core.knowledge import Price
+from app.core.types import Assessment, Profile
 from app.host.manager import create_option_host
-from app.sdk.knowledge import Price
-from app.sdk.types import Assessment, Profile
 
 KB = knowledge_from_seeds()
 HOST = create_option_host()

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
+from app.core.knowledge import ANY
 from app.kb import audit
-from app.kb.seeds import PriceSeed, SeedError, SeedProblem, SeedSet, natural_key
+from app.kb.seeds import AssumptionSeed, PriceSeed, SeedError, SeedProblem, SeedSet, natural_key
 from app.settings import Settings
 from app.web.logs import configure_logging
+
+if TYPE_CHECKING:
+    from app.host.options import LoadedOption
+
+    Options = Mapping[str, LoadedOption]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -81,16 +87,13 @@ def tally_of(counts: Mapping[str, Any]) -> str:
     return f"{counts.get('add', 0)} added, {counts.get('change', 0)} changed, {counts.get('retire', 0)} retired"
 
 
-def check_plans(prices: Iterable[tuple[Mapping[str, Any], PriceSeed]]) -> None:
+def check_plans(prices: Iterable[tuple[Mapping[str, Any], PriceSeed]], options: Options | None = None) -> None:
     """Refuse price rows whose option does not sell their plan (``OptionSpec.price_plans`` of the loaded
     plugins): a ``SeedError`` naming each row (``(where, row)`` pairs: where is the row's ``file`` and
     ``line``, as ``SeedSet.locate`` gives them, or empty) and the plans its option sells. A row of an
     option no plugin provides, or of a plugin that declares no plans, passes: ``seeds check`` is about
-    the files, and the service ignores such rows."""
-    # imported here: loading the plugins is the slow part, and only the commands that check need them
-    from app.host.manager import create_option_host
-
-    specs = {key: loaded.spec for key, loaded in create_option_host().options.items()}
+    the files, and the service ignores such rows. ``options``: the loaded options (default: loaded here)."""
+    specs = {key: loaded.spec for key, loaded in (options or loaded_options()).items()}
     problems = []
     for where, row in prices:
         spec = specs.get(row.option)
@@ -112,9 +115,44 @@ def check_plans(prices: Iterable[tuple[Mapping[str, Any], PriceSeed]]) -> None:
 
 
 def check_seed_plans(seed_set: SeedSet) -> None:
-    """``check_plans`` over a read seed set's price rows, each named by its file and line."""
+    """``check_plans`` over a read seed set's price rows, each named by its file and line; then
+    ``check_required_assumptions``."""
+    options = loaded_options()
     check_plans(
-        (seed_set.locate("prices", natural_key("prices", row.model_dump())), row)
-        for row in seed_set.records["prices"]
-        if isinstance(row, PriceSeed)
+        (
+            (seed_set.locate("prices", natural_key("prices", row.model_dump())), row)
+            for row in seed_set.records["prices"]
+            if isinstance(row, PriceSeed)
+        ),
+        options,
     )
+    check_required_assumptions(seed_set, options)
+
+
+def loaded_options() -> Options:
+    """The options of the installed plugins (loading them is the slow part: only the commands that check
+    against them do)."""
+    from app.host.manager import create_option_host
+
+    return create_option_host().options
+
+
+def check_required_assumptions(seed_set: SeedSet, options: Options) -> None:
+    """Refuse seeds that lack an assumption a loaded option's kernel requires (``Kernel.requires``):
+    neither the option's own row nor a general one (option ``*``). A ``SeedError`` names each option and
+    assumption; an option whose plugin declares no kernel class requires nothing here."""
+    have = {(a.option, a.key) for a in seed_set.records["assumptions"] if isinstance(a, AssumptionSeed)}
+    problems = [
+        SeedProblem(
+            f"the plugin of option {option} requires the assumption {key}: the seed files have neither "
+            f"{option}'s own nor a general one (option {ANY})",
+            section="assumptions",
+            record=f"{option}/{key}",
+            field=("key",),
+        )
+        for option, loaded in options.items()
+        for key in loaded.requires
+        if (option, key) not in have and (ANY, key) not in have
+    ]
+    if problems:
+        raise SeedError(*problems)

@@ -3,7 +3,7 @@
 ``import`` turns a SkyPilot catalog or a hand-kept CSV price sheet into a seed file to review and
 commit (``app.kb.price_import`` does the conversion); it never touches the database — ``seeds load``
 does, once the file is in the seed directory. ``stale`` lists the offers whose newest row is older
-than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.sdk.offers.stale``), and the
+than N days, by the rule ``GET /v1/offers?stale_days=`` uses (``app.core.offers.stale``), and the
 currencies whose newest exchange rate is older than 90 days, and fails (exit status 1) when any is.
 docs/price-books.md describes both.
 """
@@ -22,10 +22,10 @@ import click
 from app.cli.common import Group, check_plans, pass_settings
 from app.cli.stale import stale_command
 from app.cli.stale import today as _today
+from app.core.vocab import INTERCONNECTS, RESIDENCIES, SOURCE_QUALITIES
 from app.kb import price_import, price_refresh
 from app.kb.price_import import PriceImportError
 from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
-from app.sdk.vocab import INTERCONNECTS, RESIDENCIES, SOURCE_QUALITIES
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])

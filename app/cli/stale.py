@@ -1,5 +1,5 @@
 """``prices stale``: what to refresh in the price books — the offers whose newest row is older than N
-days (the rule of ``GET /v1/offers?stale_days=``, ``app.sdk.offers.stale``) and the currencies whose
+days (the rule of ``GET /v1/offers?stale_days=``, ``app.core.offers.stale``) and the currencies whose
 newest exchange rate is older than 90 days (three months). It fails (exit status 1) when any is, so
 a scheduled run or a CI job fails loudly; docs/price-books.md, "Stale offers and exchange rates".
 """
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 import click
 
 from app.cli.common import pass_settings
+from app.core.knowledge import Knowledge
+from app.core.offers import last_read, offer_identity, stale
+from app.core.records import Price
+from app.core.vocab import OFFER_ITEMS, PIVOT
 from app.kb import snapshot
 from app.kb.db import transaction
-from app.sdk.knowledge import Knowledge
-from app.sdk.offers import last_read, offer_identity, stale
-from app.sdk.records import Price
-from app.sdk.vocab import OFFER_ITEMS, PIVOT
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])

@@ -3,7 +3,7 @@
 Profiles that share their categorical fields (ops team, data security, rental plan, currency,
 GPU model, date, weights) form a group; within a group every numeric field becomes a NumPy array
 and each option's kernel runs once for the whole group — its arithmetic is element-wise
-(``app.sdk.columns``). A plugin that cannot take arrays is called once per profile
+(``app.core.columns``). A plugin that cannot take arrays is called once per profile
 instead, so a third-party option still works, only slower. Scores, fit points, feasibility and
 ranking come from ``app.engine.scoring``, as for one profile; the sentences (reasons) are left out.
 
@@ -24,13 +24,13 @@ from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 
+from app.core.errors import ISOLATED, MissingKnowledge, failure
+from app.core.kernel import Quote
+from app.core.knowledge import Knowledge
+from app.core.types import PROFILE_NUMBERS, Profile
+from app.core.vocab import DIMENSIONS
 from app.engine import rules as rule_engine
 from app.engine import scoring
-from app.sdk.errors import ISOLATED, MissingKnowledge, failure
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import PROFILE_NUMBERS, Profile
-from app.sdk.vocab import DIMENSIONS
 
 #: the profile's fields a group shares (every other field is one of ``PROFILE_NUMBERS``, an array over the group)
 CATEGORICAL = (

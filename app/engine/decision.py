@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from app.core.errors import ISOLATED, OPTION_FAILED, failure, said
+from app.core.knowledge import Knowledge
+from app.core.ranges import holds_anywhere
+from app.core.text import Msg, joined, msg, num, option_ref, pct, span
+from app.core.types import Assessment, Profile
+from app.core.vocab import DIMENSIONS
 from app.engine import rules as rule_engine
 from app.engine import scoring
-from app.sdk.errors import ISOLATED, OPTION_FAILED, failure, said
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import holds_anywhere
-from app.sdk.text import Msg, joined, msg, num, option_ref, pct, span
-from app.sdk.types import Assessment, Profile
-from app.sdk.vocab import DIMENSIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +29,14 @@ class AppliedRule:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One option's assessment, or why it could not be made: ``error_code`` (``app.sdk.errors``:
+    """One option's assessment, or why it could not be made: ``error_code`` (``app.core.errors``:
     ``no-offer``, ``missing-knowledge``, ``option-failed``) and a sentence safe to show."""
 
     option: str
     assessment: Assessment | None
     error: str | None = None
     error_code: str | None = None
-    #: ``error`` as a sentence to render in the request's language (``app.sdk.errors.said``)
+    #: ``error`` as a sentence to render in the request's language (``app.core.errors.said``)
     said: str | None = None
 
 
@@ -63,7 +63,7 @@ class Decision:
 
 def assess_all(options: Iterable[str], assess: Callable[[str], Assessment]) -> list[Outcome]:
     """Assess every option, isolating failures: a gap in the knowledge base or a failed plugin
-    (``app.sdk.errors.ISOLATED``) marks only its own option; anything else is a defect of the core
+    (``app.core.errors.ISOLATED``) marks only its own option; anything else is a defect of the core
     and propagates."""
     outcomes = []
     for option in options:

@@ -27,14 +27,14 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from app.sdk.errors import ISOLATED, MissingKnowledge, failure
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import Knowledge, Server
-from app.sdk.offers import gpu_name, subject_name
-from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.text import msg
-from app.sdk.types import HOURS_PER_YEAR, Assessment, Profile
-from app.sdk.vocab import OpsTeam
+from app.core.errors import ISOLATED, MissingKnowledge, failure
+from app.core.kernel import Quote
+from app.core.knowledge import Knowledge, Server
+from app.core.offers import gpu_name, subject_name
+from app.core.ranges import Range, holds_anywhere
+from app.core.text import msg
+from app.core.types import HOURS_PER_YEAR, Assessment, Profile
+from app.core.vocab import OpsTeam
 
 FLOPS_PER_PARAMETER_TOKEN = 6  # forward (2) + backward (4) FLOPs per parameter and token
 TERA = 1e12

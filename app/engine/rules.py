@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.columns import ALL, EXPECTED
-from app.sdk.knowledge import Rule
-from app.sdk.ranges import Range
-from app.sdk.text import Msg
-from app.sdk.types import METRICS, Assessment, Profile
-from app.sdk.vocab import RuleOperator
+from app.core.columns import ALL, EXPECTED
+from app.core.knowledge import Rule
+from app.core.ranges import Range
+from app.core.text import Msg
+from app.core.types import METRICS, Assessment, Profile
+from app.core.vocab import RuleOperator
 
 #: every operator of the vocabulary (``RuleOperator``), and what it does
 OPERATORS: Mapping[RuleOperator, Callable[[Any, Any], bool]] = {
@@ -77,7 +77,7 @@ class Context:
 
 
 def ends_read(rules: Sequence[Rule]) -> tuple[int, ...]:
-    """Which ends of an assessment's ranges ``rules`` read (``app.sdk.columns``): every end where a
+    """Which ends of an assessment's ranges ``rules`` read (``app.core.columns``): every end where a
     condition names ``assessment.<figure>.low`` or ``.high`` (its field, or its value's ``ref``), else
     the expected end alone — so a batch's kernels compute no end a rule will not test."""
     for rule in rules:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.vocab import DIMENSIONS
+from app.core.vocab import DIMENSIONS
 
 #: subtracted from an infeasible option's total so that every feasible option ranks above it
 #: (totals are weighted 0–100 scores plus fit points: far below this)

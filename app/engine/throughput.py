@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import get_args
 
-from app.sdk.errors import MissingKnowledge
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.records import SourceRef
-from app.sdk.vocab import Precision
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.records import SourceRef
+from app.core.vocab import Precision
 
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 #: the assumption row of a GPU model's sustained share of its dense peak at a precision: ``mfu_<precision>_<gpu>``

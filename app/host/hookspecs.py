@@ -13,17 +13,17 @@ numbers usually are:
 
 - batch evaluations (``app.engine.batch``): the profile's numeric fields — ``gpus``, ``utilization``,
   ``horizon_years``, ``team_size``, ``start_within_days``, ``capex_budget``, ``delay_cost_per_day``
-  (``app.sdk.types.PROFILE_NUMBERS``) — are NumPy float arrays, one element per profile (an absent
+  (``app.core.types.PROFILE_NUMBERS``) — are NumPy float arrays, one element per profile (an absent
   ``capex_budget`` or ``delay_cost_per_day`` is NaN); the other fields are the same for the whole
   group, and the knowledge is the plain snapshot;
 - Monte Carlo runs (``app.engine.insights.uncertainty``): the profile is plain; the ``value`` of every
   price and assumption row whose low is below its high is a ``Range`` whose three ends are one NumPy
   array of draws. Nothing else of the snapshot is sampled.
 
-A plugin that computes with ``Range`` arithmetic, ``+ - * /`` and the helpers of ``app.sdk``
+A plugin that computes with ``Range`` arithmetic, ``+ - * /`` and the helpers of ``app.core``
 (``ceil_number``, ``Range.cap``/``floor_at``/``ceil``, ``capital.where``…) works unchanged: everything
 is element-wise. It must not branch on such a value (``if profile.gpus > 64``), convert it
-(``int(...)``, ``round``) or format it outside ``app.sdk.text``. A plugin that cannot take arrays
+(``int(...)``, ``round``) or format it outside ``app.core.text``. A plugin that cannot take arrays
 may raise: a batch then calls it once per profile, only slower (a ``MissingKnowledge`` is not
 retried); a Monte Carlo run reports the option's error.
 """
@@ -34,10 +34,10 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from app.sdk.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
-from app.sdk.kernel import Kernel, Roles
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, OptionSpec, Profile
+from app.core.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
+from app.core.kernel import Kernel, Roles
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, OptionSpec, Profile
 
 __all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 
@@ -51,7 +51,7 @@ def compute_advisor_options() -> list[OptionSpec]:  # type: ignore[empty-body]
 @hookspec
 def compute_advisor_messages() -> Mapping[str, Mapping[str, Any]]:  # type: ignore[empty-body]
     """The words this plugin's sentences use, by language: ``{"en": catalog, "zh": catalog}``, each
-    catalog mapping the message codes the plugin passes to ``app.sdk.text.msg`` to ``str.format``
+    catalog mapping the message codes the plugin passes to ``app.core.text.msg`` to ``str.format``
     templates (nested tables flatten to dotted codes, as a TOML file's do). Called once, when the
     plugins load; every plugin's answer is kept apart and merged into the service's catalogs.
 
@@ -67,7 +67,7 @@ def compute_advisor_assess(option: str, profile: Profile, knowledge: Knowledge) 
     """Assess ``option`` for ``profile`` from the read-only ``knowledge`` snapshot.
 
     Called only on the plugin that declared ``option``. Return ``None`` for an option you do not
-    provide. Raise :class:`app.sdk.MissingKnowledge` when the knowledge base lacks a row you
+    provide. Raise :class:`app.core.MissingKnowledge` when the knowledge base lacks a row you
     need; any exception marks this option as failed and leaves the others untouched. Must be
     pure: no I/O, no clock, no globals. ``profile`` and ``knowledge`` may carry arrays (see the
     array contract above).
@@ -80,12 +80,12 @@ def compute_advisor_compile(
 ) -> Kernel | None:
     """Compile ``option`` for the read-only ``knowledge`` snapshot, answers in ``currency`` and the
     ``as_of`` validity period that contains ``as_of`` (docs/plugins.md "Kernels"): a
-    :class:`app.sdk.kernel.Kernel` that quotes profiles by arithmetic alone.
+    :class:`app.core.kernel.Kernel` that quotes profiles by arithmetic alone.
 
     Called only on the plugin that declared ``option``, at most once per snapshot, currency and
     period (the service caches the kernel); return ``None`` for an option you do not provide.
     ``roles(role, knowledge, currency, as_of)`` gives the kernel of the option that declares a role
-    (``"bridges_lead_time"``), or None. Raise :class:`app.sdk.MissingKnowledge` when the knowledge
+    (``"bridges_lead_time"``), or None. Raise :class:`app.core.MissingKnowledge` when the knowledge
     base lacks a row you need. Must be pure: no I/O, no clock, no globals.
 
     A plugin that implements only ``compute_advisor_assess`` (SDK v2) keeps working: the service

@@ -9,6 +9,7 @@ import pluggy
 
 from app import i18n
 from app.host import hookspecs
+from app.host.compatibility import check_sdk_ranges
 from app.host.options import LoadedOption, OptionHost, PluginError
 
 __all__ = ["LoadedOption", "OptionHost", "PluginError", "create_option_host"]
@@ -17,7 +18,8 @@ __all__ = ["LoadedOption", "OptionHost", "PluginError", "create_option_host"]
 def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bool = True) -> OptionHost:
     """Load the plugins of the entry-point group (built-ins included) and validate their hooks.
 
-    ``check_pending`` makes a misspelled hook name fail here, at start-up; so does a plugin's message
+    ``check_pending`` makes a misspelled hook name fail here, at start-up; so do a plugin's SDK range
+    that excludes this SDK (``check_sdk_ranges``) and a plugin's message
     that clashes with the service's or another plugin's. The plugins' catalogs join the service's for
     the whole process (``i18n.add_plugin_messages``): whatever renders an answer finds their words.
     """
@@ -28,6 +30,7 @@ def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bo
     for plugin in extra_plugins:
         pm.register(plugin)
     pm.check_pending()
+    check_sdk_ranges(pm)
     host = OptionHost(pm)
     i18n.add_plugin_messages(host.messages)
     return host

@@ -13,14 +13,14 @@ from typing import Any
 
 import pluggy
 
-from app.sdk.columns import ALL
-from app.sdk.errors import PluginError
-from app.sdk.kernel import Kernel, Quote
-from app.sdk.knowledge import Knowledge
-from app.sdk.model import with_effective_cost
-from app.sdk.text import flat_messages, placeholders
-from app.sdk.types import Assessment, OptionSpec, Profile, ProfileField
-from app.sdk.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
+from app.core.columns import ALL
+from app.core.errors import PluginError
+from app.core.kernel import Kernel, Quote
+from app.core.knowledge import Knowledge
+from app.core.model import with_effective_cost
+from app.core.text import flat_messages, placeholders
+from app.core.types import Assessment, OptionSpec, Profile, ProfileField
+from app.core.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
 
 #: the roles an option may declare in its spec, at most one option each
 ROLES = ("owns_hardware", "bridges_lead_time")
@@ -33,6 +33,9 @@ class LoadedOption:
     plugin_version: str
     caller: Any  # pluggy's subset hook caller of compute_advisor_assess for this plugin alone
     compiler: Any = None  # … of compute_advisor_compile
+    #: the assumptions the option's kernel requires (``Kernel.required_assumptions``; none where its
+    #: plugin declares no kernel class)
+    requires: tuple[str, ...] = ()
 
 
 class OptionHost:
@@ -56,7 +59,11 @@ class OptionHost:
                         f"and {impl.plugin_name}"
                     )
                 version = dist_versions.get(impl.plugin_name, spec.version)
-                options[spec.key] = LoadedOption(spec, impl.plugin_name, version, caller, compiler)
+                kernel = getattr(impl.plugin, "kernel", None)
+                requires = (
+                    kernel.required_assumptions() if isinstance(kernel, type) and issubclass(kernel, Kernel) else ()
+                )
+                options[spec.key] = LoadedOption(spec, impl.plugin_name, version, caller, compiler, requires)
         self.options: dict[str, LoadedOption] = dict(sorted(options.items()))
         self.roles: dict[str, str] = {}
         for role in ROLES:

@@ -18,10 +18,10 @@ from typing import Any, get_args
 
 from litestar.types import Scope
 
-from app.sdk.errors import PluginError
-from app.sdk.text import Msg, flat_messages
-from app.sdk.text import placeholders as placeholders  # re-exported: the catalogs' checks use it
-from app.sdk.vocab import Language
+from app.core.errors import PluginError
+from app.core.text import Msg, flat_messages
+from app.core.text import placeholders as placeholders  # re-exported: the catalogs' checks use it
+from app.core.vocab import Language
 
 Lang = Language
 #: the languages answers come in, the default first
@@ -132,7 +132,7 @@ OWN_ENGLISH = ("rule.",)
 
 
 def render(text: str, lang: Lang) -> str:
-    """``text`` in ``lang``: a :class:`~app.sdk.text.Msg` from its catalog template, English included
+    """``text`` in ``lang``: a :class:`~app.core.text.Msg` from its catalog template, English included
     (nested messages rendered too: an option's, offer's, provider's or plan's name is the catalog's in
     every language); its own text where the catalog lacks its code (a rule an admin added, a
     third-party plugin's sentence) and, in English, for a rule (the knowledge base's words); a plain

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.vocab import AUDIT_ACTIONS, AuditAction
 from app.kb import models as m
 from app.kb import service_records as sr
-from app.sdk.vocab import AUDIT_ACTIONS, AuditAction
 
 ACTIONS = AUDIT_ACTIONS
 

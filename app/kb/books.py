@@ -28,9 +28,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.knowledge import Knowledge, Price
 from app.kb import service_records as sr
 from app.kb.snapshot import prices_of
-from app.sdk.knowledge import Knowledge, Price
 
 __all__ = ["Book", "Books", "identity", "load", "overlay", "rows_at"]
 

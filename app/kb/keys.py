@@ -22,9 +22,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 from app.kb import audit
 from app.kb import service_records as sr
-from app.sdk.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES, AuditAction, Scope
 
 KEY_PREFIX = "ca_"
 __all__ = [

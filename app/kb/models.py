@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from app.sdk.vocab import (
+from app.core.vocab import (
     ASSUMPTION_UNITS,
     AVAILABILITY_EFFECTS,
     AVAILABILITY_KINDS,
@@ -279,7 +279,7 @@ class Region(Base):
 
 class AvailabilityRule(Base):
     """An export or import rule on a GPU model in a jurisdiction over a period, binding the buyer or the
-    hardware's place (``app.sdk.vocab``). Dated like prices: a new row changes it, the old one closed."""
+    hardware's place (``app.core.vocab``). Dated like prices: a new row changes it, the old one closed."""
 
     __tablename__ = "availability_rules"
     __table_args__ = (

@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.vocab import AuditAction
 from app.kb import audit
 from app.kb import service_records as sr
 from app.kb.keys import KeyProblem
-from app.sdk.vocab import AuditAction
 
 __all__ = ["SLUG", "active", "create", "delete", "list_all"]
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.constraints import MIN_NODE_GPUS
 from app.kb.seeds import PriceSeed
-from app.sdk.constraints import MIN_NODE_GPUS
 
 #: what an offer is over time: the natural key of a price row but for its date
 PERIOD_KEY = ("option", "provider", "item", "subject", "gpu_model", "plan", "region", "currency")

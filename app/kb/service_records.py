@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, CheckConstraint, Date, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.core.vocab import DELIVERY_STATUSES, AuditAction, DeliveryStatus, Scope
 from app.kb.models import Base, PriceColumns, price_checks
-from app.sdk.vocab import DELIVERY_STATUSES, AuditAction, DeliveryStatus, Scope
 
 
 class Recommendation(Base):

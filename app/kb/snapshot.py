@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.kb import models as m
-from app.sdk.knowledge import (
+from app.core.knowledge import (
     Assumption,
     AvailabilityRule,
     Condition,
@@ -31,8 +30,9 @@ from app.sdk.knowledge import (
     Rule,
     Server,
 )
-from app.sdk.ranges import Range
-from app.sdk.vocab import PriceBook
+from app.core.ranges import Range
+from app.core.vocab import PriceBook
+from app.kb import models as m
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

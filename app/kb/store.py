@@ -24,9 +24,9 @@ from collections.abc import Callable
 from opentelemetry.trace import NoOpTracer, Tracer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.knowledge import Knowledge
 from app.kb import snapshot
 from app.kb.notify import VersionListener, stop_task
-from app.sdk.knowledge import Knowledge
 
 log = logging.getLogger(__name__)
 

@@ -248,8 +248,8 @@ def _share_headers(openapi: OpenAPI) -> None:
 
 
 def _enum_names() -> dict[frozenset[str], str]:
-    """The vocabulary's enumerations (``app.sdk.vocab``'s Literal aliases, the answers' languages) by value."""
-    from app.sdk import vocab
+    """The vocabulary's enumerations (``app.core.vocab``'s Literal aliases, the answers' languages) by value."""
+    from app.core import vocab
 
     names: dict[frozenset[str], str] = {}
     for name, value in sorted(vars(vocab).items()):

@@ -1,40 +1,41 @@
-"""The plugin SDK: everything an option plugin may use is exported here (docs/plugins.md). It is pure:
-no I/O, no clock, no globals, nothing of the rest of ``app``; the engine (``app.engine``) and the
-plugin host (``app.host``) are built on it.
+"""compute-advisor's plugin SDK, version 4: everything an option plugin imports, and all it imports.
+
+A plugin declares the versions it is written for (``OptionPlugin.sdk = ">=4,<5"``); the service
+refuses to start with one whose range excludes ``__version__``. The names below are the whole
+surface; what they are built on (``app.core``) may change in any release and is not for plugins.
+docs/plugins.md is the guide; its reference section is generated from these names.
+
+- declaring an option: ``OptionPlugin``, ``OptionSpec``, ``ProfileField``, ``hookimpl``
+- pricing it: ``OfferKernel`` (an option that buys offers; ``Kernel`` for another), ``Candidate``,
+  ``Quote``, ``Columns``, ``Offer``, ``Price``, ``Knowledge``, ``Range``, ``Bridge``, ``Bill``,
+  ``Size`` and the formulas ``annuity``, ``held_at``, ``billed_at``, ``where``
+- answering: ``Profile``, ``Assessment``, ``LineItem``, ``SourceRef``, ``Efficiency``, ``Stability``,
+  ``Usability``, and the words: ``msg``, ``num``, ``pct``, ``money``, ``money_range``, ``span``,
+  ``plan_name``
+- failing: ``MissingKnowledge``, ``NoOffer``
+- constants: ``ZERO``, ``HOURS_PER_YEAR``, ``DAYS_PER_YEAR``
+
+``app.sdk.testing`` builds a knowledge snapshot from a seed directory for a plugin's own tests.
 """
 
-from app.sdk import (
-    bom,
-    capital,
-    cluster,
-    columns,
-    constraints,
-    inputs,
-    kernel,
-    model,
-    offer_kernel,
-    offers,
-    pricing,
-    text,
-    vocab,
-)
-from app.sdk.columns import ALL, EXPECTED, Columns
-from app.sdk.errors import MissingKnowledge, NoOffer
-from app.sdk.hooks import hookimpl
-from app.sdk.inputs import Inputs
-from app.sdk.kernel import Candidate, Kernel, Quote, Roles
-from app.sdk.knowledge import ANY, Assumption, GpuSpec, Knowledge, Price, Server, SourceRef
-from app.sdk.model import ZERO
-from app.sdk.offer_kernel import OfferKernel
-from app.sdk.offers import Offer
-from app.sdk.option import OptionPlugin
-from app.sdk.pricing import held_hours, whole_terms
-from app.sdk.ranges import Range, ceil_number
-from app.sdk.types import (
+from app.core.capital import Bridge, where
+from app.core.cluster import Bill, Size
+from app.core.columns import Columns
+from app.core.errors import MissingKnowledge, NoOffer
+from app.core.hooks import hookimpl
+from app.core.kernel import Kernel
+from app.core.knowledge import Knowledge, Price, SourceRef
+from app.core.model import DAYS_PER_YEAR, ZERO
+from app.core.offer_kernel import OfferKernel
+from app.core.offers import Offer
+from app.core.option import OptionPlugin
+from app.core.pricing import annuity, billed_at, held_at
+from app.core.quotes import Candidate, Quote
+from app.core.ranges import Range
+from app.core.text import money, money_range, msg, num, pct, plan_name, span
+from app.core.types import (
     HOURS_PER_YEAR,
-    PROFILE_NUMBERS,
     Assessment,
-    Cost,
     Efficiency,
     LineItem,
     OptionSpec,
@@ -42,24 +43,21 @@ from app.sdk.types import (
     ProfileField,
     Stability,
     Usability,
-    Violation,
 )
 
+#: the SDK's version (semantic versioning): a plugin's ``OptionPlugin.sdk`` range must contain it
+__version__ = "4.0.0"
+
 __all__ = [
-    "ALL",
-    "ANY",
-    "EXPECTED",
+    "DAYS_PER_YEAR",
     "HOURS_PER_YEAR",
-    "PROFILE_NUMBERS",
     "ZERO",
     "Assessment",
-    "Assumption",
+    "Bill",
+    "Bridge",
     "Candidate",
     "Columns",
-    "Cost",
     "Efficiency",
-    "GpuSpec",
-    "Inputs",
     "Kernel",
     "Knowledge",
     "LineItem",
@@ -74,27 +72,21 @@ __all__ = [
     "ProfileField",
     "Quote",
     "Range",
-    "Roles",
-    "Server",
+    "Size",
     "SourceRef",
     "Stability",
     "Usability",
-    "Violation",
-    "bom",
-    "capital",
-    "ceil_number",
-    "cluster",
-    "columns",
-    "constraints",
-    "held_hours",
+    "__version__",
+    "annuity",
+    "billed_at",
+    "held_at",
     "hookimpl",
-    "inputs",
-    "kernel",
-    "model",
-    "offer_kernel",
-    "offers",
-    "pricing",
-    "text",
-    "vocab",
-    "whole_terms",
+    "money",
+    "money_range",
+    "msg",
+    "num",
+    "pct",
+    "plan_name",
+    "span",
+    "where",
 ]

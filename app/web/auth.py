@@ -51,8 +51,8 @@ from litestar.openapi.spec import (
 from litestar.routes import HTTPRoute
 from litestar.types import ASGIApp
 
-from app.sdk.text import msg
-from app.sdk.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
+from app.core.text import msg
+from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
 from app.web.known_keys import KnownKeys
 from app.web.problems import PROBLEM_JSON, ProblemException
 from app.web.rate_limits import Standing, key_digest, presented_key

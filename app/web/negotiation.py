@@ -10,8 +10,8 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException
 
+from app.core.text import msg
 from app.i18n import QVALUE
-from app.sdk.text import msg
 from app.web.bodies import body_media, quoted
 from app.web.spreadsheets import csv_bytes
 

@@ -11,8 +11,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from app.i18n import Lang, language, name_of, render
-from app.sdk.errors import (
+from app.core.errors import (
     DomainError,
     InconsistentProfile,
     KnowledgeUnavailable,
@@ -20,7 +19,8 @@ from app.sdk.errors import (
     TooMuchWork,
     UnknownReference,
 )
-from app.sdk.text import msg
+from app.core.text import msg
+from app.i18n import Lang, language, name_of, render
 from app.web.rate_limits import retry_after
 from app.web.request_id import request_id
 

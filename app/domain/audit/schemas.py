@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from app.sdk.vocab import AuditAction
+from app.core.vocab import AuditAction
 
 
 class AuditEventRead(msgspec.Struct):

@@ -10,6 +10,12 @@ from dataclasses import dataclass
 
 import msgspec
 
+from app.core.errors import InconsistentProfile, NothingAssessable, UnknownReference
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.offers import gpu_name, per_machine
+from app.core.text import Msg, money, msg, option_ref, pct
+from app.core.types import Profile
 from app.domain.capacity import schemas as s
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared import demand
@@ -18,12 +24,6 @@ from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import RangeRead
 from app.engine import capacity as cap
 from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
-from app.sdk.errors import InconsistentProfile, NothingAssessable, UnknownReference
-from app.sdk.knowledge import Knowledge
-from app.sdk.model import METHODOLOGY_VERSION
-from app.sdk.offers import gpu_name, per_machine
-from app.sdk.text import Msg, money, msg, option_ref, pct
-from app.sdk.types import Profile
 
 DAYS_PER_YEAR = 365.25
 

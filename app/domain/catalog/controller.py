@@ -11,11 +11,11 @@ from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import Example
 from litestar.params import Parameter, QueryParameter
 
+from app.core.vocab import AvailabilityKind, AvailabilityScope
 from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
 from app.i18n import language
 from app.kb.repositories import KnowledgeVersionRepository
-from app.sdk.vocab import AvailabilityKind, AvailabilityScope
 from app.web.caching import conditional_get_middleware
 from app.web.negotiation import CSV, JSON, negotiate, rows_csv
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window

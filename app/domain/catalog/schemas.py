@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from app.sdk.vocab import (
+from app.core.vocab import (
     AssumptionUnit,
     AvailabilityEffect,
     AvailabilityKind,

@@ -3,7 +3,7 @@
 Rows are converted by name from the snapshot's objects (``msgspec.convert(..., from_attributes=True)``,
 nested rows too); code spells out only what the snapshot holds differently (a range as its ends).
 One declaration per entity: the table (``app.kb.models``); the seed records, the snapshot objects and
-these rows carry its columns by name, their enumerated fields typed with the vocabularies of ``app.sdk.vocab``, and
+these rows carry its columns by name, their enumerated fields typed with the vocabularies of ``app.core.vocab``, and
 ``tests/test_declarations.py`` fails when a shape drifts (its exceptions listed there, with reasons)."""
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from typing import Any, TypeVar
 import msgspec
 from advanced_alchemy.filters import LimitOffset
 
+from app.core.errors import KnowledgeUnavailable
+from app.core.knowledge import Knowledge, Price
+from app.core.offers import stale
+from app.core.vocab import GLOBAL, OFFER_ITEMS
 from app.domain.catalog import schemas as s
 from app.domain.shared.engine import Engine
 from app.i18n import DEFAULT_LANG, Lang, name_of
 from app.kb.repositories import KnowledgeVersionRepository
-from app.sdk.errors import KnowledgeUnavailable
-from app.sdk.knowledge import Knowledge, Price
-from app.sdk.offers import stale
-from app.sdk.vocab import GLOBAL, OFFER_ITEMS
 from app.web.pagination import page
 
 R = TypeVar("R", bound=msgspec.Struct)

@@ -11,6 +11,7 @@ from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.text import msg
 from app.domain.decisions import schemas as s
 from app.domain.decisions import storing
 from app.domain.decisions.csv import comparison_csv, comparison_workbook, evaluations_workbook
@@ -23,7 +24,6 @@ from app.i18n import Lang, language, pin_language
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
-from app.sdk.text import msg
 from app.web.auth import principal_of
 from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.caching import answer_etag, caching_headers, not_modified

@@ -9,6 +9,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from pydantic import Field
 
+from app.core.vocab import Language
 from app.domain.shared.demand import PhaseRead, SegmentRead
 from app.domain.shared.schemas import (
     ConfidenceRead,
@@ -19,7 +20,6 @@ from app.domain.shared.schemas import (
     ProfileCreate,
     RangeRead,
 )
-from app.sdk.vocab import Language
 from app.web.schemas import RequestModel
 
 MAX_BATCH_PROFILES = 10_000

@@ -18,6 +18,11 @@ from typing import Any
 from cachetools import LRUCache
 from msgspec import UNSET
 
+from app.core.errors import TooMuchWork
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.types import Alternative, Profile
+from app.core.vocab import DIMENSIONS
 from app.domain.decisions import schemas as s
 from app.domain.shared import demand
 from app.domain.shared.convert import (
@@ -38,11 +43,6 @@ from app.domain.shared.statements import break_even_sentence
 from app.engine import batch, decision
 from app.engine import insights as ins
 from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
-from app.sdk.errors import TooMuchWork
-from app.sdk.knowledge import Knowledge
-from app.sdk.model import METHODOLOGY_VERSION
-from app.sdk.types import Alternative, Profile
-from app.sdk.vocab import DIMENSIONS
 from app.web import metrics
 
 MEMO_SIZE = 256

@@ -25,14 +25,7 @@ from litestar.router import Router
 from litestar.static_files import create_static_files_router
 from pydantic import BaseModel
 
-from app.domain.capacity.schemas import OwnedCreate
-from app.domain.catalog.service import CatalogService
-from app.domain.planning.schemas import TrainingPlanCreate
-from app.domain.shared.demand import GrowthCreate, PhaseCreate
-from app.domain.shared.schemas import ProfileCreate, Weights
-from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
-from app.kb.seeds.records import PriceSeed
-from app.sdk.vocab import (
+from app.core.vocab import (
     BILLINGS,
     INTERCONNECTS,
     RESIDENCIES,
@@ -43,6 +36,13 @@ from app.sdk.vocab import (
     Precision,
     PriceUnit,
 )
+from app.domain.capacity.schemas import OwnedCreate
+from app.domain.catalog.service import CatalogService
+from app.domain.planning.schemas import TrainingPlanCreate
+from app.domain.shared.demand import GrowthCreate, PhaseCreate
+from app.domain.shared.schemas import ProfileCreate, Weights
+from app.i18n import DEFAULT_LANG, LANGUAGES, catalog
+from app.kb.seeds.records import PriceSeed
 
 STATIC = Path(__file__).parent / "static"
 ASSETS_PATH = "/explorer/assets"

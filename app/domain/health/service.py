@@ -7,10 +7,10 @@ import asyncio
 import os
 from typing import Any
 
+from app.core.knowledge import Knowledge
 from app.kb.repositories import KnowledgeVersionRepository, migration_revision
 from app.kb.storage_state import StorageState
 from app.kb.store import KnowledgeStore
-from app.sdk.knowledge import Knowledge
 from app.web.dependencies import Dependencies
 
 #: a database slower than this is not ready

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import charts
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
@@ -12,7 +13,6 @@ from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileCreate
 from app.engine import insights as ins
 from app.i18n import DEFAULT_LANG, Lang, name_of, render
-from app.sdk.model import METHODOLOGY_VERSION
 
 
 def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:

@@ -9,6 +9,13 @@ from dataclasses import dataclass
 
 import msgspec
 
+from app.core.errors import NothingAssessable, UnknownReference
+from app.core.knowledge import ANY, Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.offers import gpu_name
+from app.core.ranges import Range
+from app.core.text import Msg, money_range, msg, num, option_ref
+from app.core.types import OfferInfo
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.planning import run
 from app.domain.planning.schemas import (
@@ -22,13 +29,6 @@ from app.domain.shared.convert import offer_read, range_read
 from app.domain.shared.engine import Engine
 from app.engine import planner, throughput
 from app.i18n import Lang, code_of, render
-from app.sdk.errors import NothingAssessable, UnknownReference
-from app.sdk.knowledge import ANY, Knowledge
-from app.sdk.model import METHODOLOGY_VERSION
-from app.sdk.offers import gpu_name
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, money_range, msg, num, option_ref
-from app.sdk.types import OfferInfo
 
 #: the assumption of the bytes of model state per parameter a run keeps on its GPUs
 STATE_BYTES_KEY = "training_state_bytes_per_parameter"

@@ -10,6 +10,7 @@ from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
 from litestar.params import Body
 
+from app.core.offers import gpu_name
 from app.domain.planning import charts, sheets
 from app.domain.planning.schemas import TrainingCandidatesRead, TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
@@ -17,7 +18,6 @@ from app.domain.shared import costs
 from app.domain.shared.engine import Engine
 from app.engine.planner import FLOPS_PER_PARAMETER_TOKEN
 from app.i18n import Lang, language
-from app.sdk.offers import gpu_name
 from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool

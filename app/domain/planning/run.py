@@ -7,6 +7,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from app.core.errors import MissingKnowledge, UnknownReference
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.text import Msg, msg, pct
+from app.core.types import Assessment, Profile
 from app.domain.planning.schemas import (
     PROFILE_FIELDS,
     TrainingPlanCreate,
@@ -15,11 +20,6 @@ from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileFields
 from app.engine import decision, planner, throughput
 from app.i18n import Lang, name_of
-from app.sdk.errors import MissingKnowledge, UnknownReference
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, msg, pct
-from app.sdk.types import Assessment, Profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ import msgspec
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
+from app.core.vocab import PLAN_NAME_PATTERN, DataSecurity, OpsTeam
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.schemas import (
     MAX_GPUS,
@@ -22,7 +23,6 @@ from app.domain.shared.schemas import (
     Region,
 )
 from app.engine.throughput import Precision
-from app.sdk.vocab import PLAN_NAME_PATTERN, DataSecurity, OpsTeam
 from app.web.schemas import AsOf, RequestModel
 
 #: physical bounds: below them a plan is not a training run (a model of 5e-324 parameters answered

@@ -6,6 +6,12 @@ throughput and cost per token")."""
 
 from __future__ import annotations
 
+from app.core.errors import NothingAssessable
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.ranges import Range
+from app.core.text import Msg, money_range, msg, num, option_ref
+from app.core.types import Profile
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.planning import run
 from app.domain.planning.candidates import candidates
@@ -19,12 +25,6 @@ from app.domain.shared.convert import range_read
 from app.domain.shared.engine import Engine
 from app.engine import planner
 from app.i18n import DEFAULT_LANG, Lang, code_of, render
-from app.sdk.errors import NothingAssessable
-from app.sdk.knowledge import Knowledge
-from app.sdk.model import METHODOLOGY_VERSION
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, money_range, msg, num, option_ref
-from app.sdk.types import Profile
 
 
 def _gpu_hours(r: Range) -> Msg:

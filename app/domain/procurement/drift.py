@@ -36,13 +36,13 @@ from typing import Any, Protocol
 import msgspec
 from pydantic import ValidationError
 
+from app.core.errors import DomainError, KnowledgeUnavailable, NothingAssessable
+from app.core.text import Msg, msg
 from app.domain.decisions.service import DecisionService
 from app.domain.procurement import drift_schemas as s
 from app.domain.shared.demand import RecommendationCreate
 from app.domain.shared.schemas import RangeRead
 from app.i18n import LANGUAGES, Lang
-from app.sdk.errors import DomainError, KnowledgeUnavailable, NothingAssessable
-from app.sdk.text import Msg, msg
 
 __all__ = ["CHANGE_TOLERANCE", "NotRepriceable", "Stored", "drift", "event_worthy"]
 

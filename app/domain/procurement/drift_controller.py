@@ -9,6 +9,7 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 
+from app.core.text import msg
 from app.domain.decisions.service import DecisionService
 from app.domain.decisions.storing import readable
 from app.domain.procurement import drift_schemas as s
@@ -18,7 +19,6 @@ from app.domain.shared.engine import Engine
 from app.i18n import language, name_of
 from app.kb.books import Books
 from app.kb.repositories import RecommendationRepository
-from app.sdk.text import msg
 from app.web.auth import principal_of
 from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool

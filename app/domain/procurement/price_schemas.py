@@ -10,8 +10,8 @@ from typing import Any
 import msgspec
 from pydantic import Field
 
+from app.core.vocab import Billing, Currency, Interconnect, PriceUnit, Residency, SourceQuality
 from app.kb.price_yaml import FIELD_ORDER
-from app.sdk.vocab import Billing, Currency, Interconnect, PriceUnit, Residency, SourceQuality
 from app.web.schemas import RequestModel
 
 #: the most rows one upload may hold

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.text import msg
 from app.domain.procurement.price_schemas import MAX_ROWS, STORED_COLUMNS, UPLOAD_COLUMNS, PriceRowsCreate
 from app.kb.seeds import PriceSeed, validation_problems
-from app.sdk.text import msg
 from app.web.spreadsheets import FORMULA_STARTS
 
 #: the columns an upload must have: the fields every price row has

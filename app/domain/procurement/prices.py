@@ -31,6 +31,8 @@ from pydantic import ValidationError
 from sqlalchemy import Integer, Numeric, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.knowledge import ANY, Knowledge
+from app.core.text import msg
 from app.domain.procurement.price_schemas import UPLOAD_COLUMNS, PrivatePriceList, PrivatePriceRead
 from app.domain.procurement.price_sheets import Refused, RowProblem, Sent
 from app.host.options import LoadedOption
@@ -38,8 +40,6 @@ from app.kb import audit
 from app.kb import service_records as sr
 from app.kb.books import identity, rows_at
 from app.kb.seeds import PriceSeed, SeedProblem, validation_problems
-from app.sdk.knowledge import ANY, Knowledge
-from app.sdk.text import msg
 from app.web.problems import ProblemException
 
 #: the seed files' price: two rows of one overlap in time nowhere (``seeds check``)

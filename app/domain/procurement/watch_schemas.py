@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from pydantic import Field
 
-from app.sdk.vocab import DeliveryStatus
+from app.core.vocab import DeliveryStatus
 from app.web.schemas import RequestModel
 
 #: the shortest and longest secret accepted (characters)

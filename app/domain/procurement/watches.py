@@ -25,13 +25,13 @@ from litestar.exceptions import NotFoundException
 from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import DomainError
+from app.core.text import msg
 from app.domain.decisions.storing import readable, readable_where
 from app.domain.procurement import watch_schemas as s
 from app.domain.procurement.watch_hosts import AllowList, Refused
 from app.kb import audit
 from app.kb import service_records as sr
-from app.sdk.errors import DomainError
-from app.sdk.text import msg
 from app.web.auth import Principal
 
 

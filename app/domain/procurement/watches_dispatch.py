@@ -40,6 +40,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import KnowledgeUnavailable
+from app.core.knowledge import Knowledge
 from app.domain.decisions.service import DecisionService
 from app.domain.procurement.drift import NotRepriceable, Stored, drift, event_worthy
 from app.domain.procurement.drift_schemas import DriftRead
@@ -51,8 +53,6 @@ from app.i18n import LANGUAGES
 from app.kb import service_records as sr
 from app.kb.books import Book, Books
 from app.kb.notify import stop_task
-from app.sdk.errors import KnowledgeUnavailable
-from app.sdk.knowledge import Knowledge
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

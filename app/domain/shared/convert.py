@@ -5,6 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import Knowledge
+from app.core.model import METHODOLOGY_VERSION
+from app.core.ranges import Range
+from app.core.types import Assessment, Cost, LineItem, OfferInfo, Profile
 from app.domain.shared.schemas import (
     ConfidenceRead,
     CostRead,
@@ -18,11 +23,6 @@ from app.domain.shared.schemas import (
 from app.engine import throughput
 from app.engine.insights import Uncertainty
 from app.i18n import DEFAULT_LANG, Lang, render
-from app.sdk.errors import MissingKnowledge
-from app.sdk.knowledge import Knowledge
-from app.sdk.model import METHODOLOGY_VERSION
-from app.sdk.ranges import Range
-from app.sdk.types import Assessment, Cost, LineItem, OfferInfo, Profile
 
 DISTRIBUTION = "triangular(low, mode, high) per knowledge-base range, mean = expected, independent draws"
 

@@ -18,16 +18,16 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandle
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from pydantic_core.core_schema import ErrorType
 
+from app.core.errors import DomainError, NothingAssessable
+from app.core.knowledge import Knowledge
+from app.core.offers import per_machine
+from app.core.types import Profile
 from app.domain.shared.convert import offer_read, range_read
 from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
 from app.engine import capacity as cap
 from app.engine import decision
 from app.i18n import DEFAULT_LANG, Lang
-from app.sdk.errors import DomainError, NothingAssessable
-from app.sdk.knowledge import Knowledge
-from app.sdk.offers import per_machine
-from app.sdk.types import Profile
 from app.web.schemas import RequestModel
 
 MAX_GROWTH_PER_YEAR = 10.0

@@ -15,13 +15,8 @@ from typing import Any
 import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
-from app.domain.shared.schemas import ProfileCreate, ProfileFields
-from app.engine import decision, throughput
-from app.engine.insights import Crossing, Variant, crossing
-from app.host.options import LoadedOption, OptionHost
-from app.kb.books import Book, Books
-from app.sdk.columns import ALL
-from app.sdk.errors import (
+from app.core.columns import ALL
+from app.core.errors import (
     ISOLATED,
     InconsistentProfile,
     KnowledgeUnavailable,
@@ -29,17 +24,22 @@ from app.sdk.errors import (
     OptionFailed,
     UnknownReference,
 )
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import ANY, Knowledge
-from app.sdk.text import msg
-from app.sdk.types import Assessment, Profile
+from app.core.kernel import Quote
+from app.core.knowledge import ANY, Knowledge
+from app.core.text import msg
+from app.core.types import Assessment, Profile
+from app.domain.shared.schemas import ProfileCreate, ProfileFields
+from app.engine import decision, throughput
+from app.engine.insights import Crossing, Variant, crossing
+from app.host.options import LoadedOption, OptionHost
+from app.kb.books import Book, Books
 from app.web import metrics
 
 log = logging.getLogger(__name__)
 #: the private price book of the request's organisation: set once per request after authentication
 #: (``app.asgi``), read by ``Engine.loaded``; the worker pool's threads run in a copy of the context
 BOOK: ContextVar[Book | None] = ContextVar("price_book", default=None)
-#: the core profile's fields (``app.sdk.types.Profile``), each a request field of the same name
+#: the core profile's fields (``app.core.types.Profile``), each a request field of the same name
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
 #: those the engine derives from the request rather than copies (a default date, sorted sets, the options'
 #: fields with their defaults)

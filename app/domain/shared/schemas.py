@@ -10,7 +10,15 @@ from typing import Annotated
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
 
-from app.sdk.vocab import DIMENSIONS, FIELD_NAME_PATTERN, PLAN_NAME_PATTERN, DataSecurity, OpsTeam, Precision, PriceBook
+from app.core.vocab import (
+    DIMENSIONS,
+    FIELD_NAME_PATTERN,
+    PLAN_NAME_PATTERN,
+    DataSecurity,
+    OpsTeam,
+    Precision,
+    PriceBook,
+)
 from app.web.schemas import AsOf, RequestModel
 
 MAX_GPUS = 1_000_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.core.text import Msg, msg, option_ref
 from app.engine.insights import Crossing, Payback
-from app.sdk.text import Msg, msg, option_ref
 
 
 def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:
@@ -28,7 +28,7 @@ def break_even_sentence(c: Crossing, gpus: int) -> Msg | None:
 
 def _ref(option: str) -> Msg:
     """How a sentence names an option, or an option on a plan (``rented_gpu_instances:on_demand``): by
-    its name in the request's language (``app.sdk.text.option_ref``)."""
+    its name in the request's language (``app.core.text.option_ref``)."""
     return option_ref(option)
 
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.sdk.types import HOURS_PER_YEAR
+from app.core.types import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
 #: at most this many phases (ten years of months)

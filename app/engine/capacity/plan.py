@@ -13,6 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from app.core.errors import ISOLATED, failure
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.types import Profile
 from app.engine.capacity import reasons as why
 from app.engine.capacity import served
 from app.engine.capacity import sizes as sz
@@ -38,10 +42,6 @@ from app.engine.capacity.tables import (
     use_request,
 )
 from app.engine.insights.common import Model, Variant
-from app.sdk.errors import ISOLATED, failure
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.types import Profile
 
 #: each single option's plan is solved within this share of the mix's time limit
 SINGLE_SHARE = 0.5

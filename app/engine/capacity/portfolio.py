@@ -8,6 +8,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from app.core.ranges import Range, holds_anywhere
+from app.core.text import Msg
+from app.core.types import Assessment, Cost, Violation
 from app.engine.capacity import served as why
 from app.engine.capacity.demand import Phase, useful_gpu_hours
 from app.engine.capacity.solver import Solution
@@ -28,9 +31,6 @@ from app.engine.capacity.tables import (
     use_request,
 )
 from app.engine.insights.common import Variant
-from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.text import Msg
-from app.sdk.types import Assessment, Cost, Violation
 
 SINGLE, HYBRID = "single", "hybrid"
 

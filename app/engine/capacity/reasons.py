@@ -7,13 +7,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from app.core.errors import ISOLATED
+from app.core.knowledge import Knowledge
+from app.core.text import Msg, msg, num, option_ref, pct
+from app.core.types import Profile
 from app.engine.capacity.demand import Phase
 from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE, Item, Pricer
 from app.engine.insights.common import Model, Variant
-from app.sdk.errors import ISOLATED
-from app.sdk.knowledge import Knowledge
-from app.sdk.text import Msg, msg, num, option_ref, pct
-from app.sdk.types import Profile
 
 if TYPE_CHECKING:
     from app.engine.capacity.portfolio import Portfolio

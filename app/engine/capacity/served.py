@@ -4,7 +4,7 @@ bridge its first cluster's delivery, an option that serves only after waiting.""
 
 from __future__ import annotations
 
-from app.sdk.text import Msg, msg, num, pct
+from app.core.text import Msg, msg, num, pct
 
 
 def unserved(share: float) -> Msg:

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from app.core.capital import discount_factor
+from app.core.errors import OptionFailed
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.types import HOURS_PER_YEAR, OfferInfo, Profile
 from app.engine.capacity.demand import Owned, Phase
 from app.engine.insights.common import Model, Variant
-from app.sdk.capital import discount_factor
-from app.sdk.errors import OptionFailed
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.types import HOURS_PER_YEAR, OfferInfo, Profile
 
 BUY, COMMIT, USE, OWNED, BRIDGE = "buy", "commit", "use", "owned", "bridge"
 #: a quote serves its demand when it leaves at most this share of its useful GPU-hours unserved

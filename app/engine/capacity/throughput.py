@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from app.core.knowledge import Knowledge
 from app.engine.capacity.demand import Phase
 from app.engine.throughput import Throughput, throughput
-from app.sdk.knowledge import Knowledge
 
 #: a product of GPUs and a factor this close above a whole number is that number (float noise)
 WHOLE = 1e-9

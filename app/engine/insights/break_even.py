@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from app.core.errors import ISOLATED, failure
+from app.core.kernel import Quote
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.types import Profile
 from app.engine import decision
 from app.engine.insights.common import ENDS, Costs, Model, Variant
-from app.sdk.errors import ISOLATED, failure
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.types import Profile
 
 UTILIZATION_GRID = tuple(i / 50 for i in range(1, 51))  # 0.02 … 1.00
 BISECTION_STEPS = 20
@@ -61,7 +61,7 @@ class BreakEven:
     error_codes: Mapping[str, str] = field(default_factory=dict)
 
 
-#: the hard constraints about whether an offer can run the job at all (``app.sdk.constraints``; the
+#: the hard constraints about whether an offer can run the job at all (``app.core.constraints``; the
 #: rented option's ``spot_capacity``): the job's shape and size against the offer's nodes and capacity
 JOB_CONSTRAINTS = frozenset({"multi_node", "capacity", "min_gpus", "preemptible", "spot_capacity"})
 

@@ -9,11 +9,11 @@ from typing import Protocol
 
 import numpy as np
 
+from app.core.columns import ALL, EXPECTED
+from app.core.kernel import Quote
+from app.core.knowledge import Knowledge
+from app.core.types import Assessment, Profile
 from app.engine import decision
-from app.sdk.columns import ALL, EXPECTED
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import Knowledge
-from app.sdk.types import Assessment, Profile
 
 #: assess(option, profile, knowledge) -> Assessment (raises when the option cannot be assessed)
 Assess = Callable[[str, Profile, Knowledge], Assessment]

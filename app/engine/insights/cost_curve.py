@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.core.errors import ISOLATED, failure
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range
+from app.core.types import Profile
 from app.engine.insights.break_even import Crossing, crossings
 from app.engine.insights.common import Costs, Model, Variant
-from app.sdk.errors import ISOLATED, failure
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range
-from app.sdk.types import Profile
 
 #: the curves start at 10 % utilization (or the profile's, when lower) and take this many equal steps to 100 %
 CURVE_START = 0.1

@@ -9,12 +9,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.core.knowledge import Assumption, Knowledge, Price, SourceRef
+from app.core.ranges import Range
+from app.core.types import Profile
+from app.core.vocab import DIMENSIONS
 from app.engine import decision, scoring
 from app.engine.insights.common import Decider, Model
-from app.sdk.knowledge import Assumption, Knowledge, Price, SourceRef
-from app.sdk.ranges import Range
-from app.sdk.types import Profile
-from app.sdk.vocab import DIMENSIONS
 
 
 @dataclass(frozen=True, slots=True)

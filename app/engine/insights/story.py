@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from app.core.text import msg, num, option_ref, pct
 from app.engine.decision import Decision
 from app.engine.insights.uncertainty import Uncertainty
-from app.sdk.text import msg, num, option_ref, pct
 
 #: how many standard errors apart two P(first) estimates must be before they differ (about 95 %)
 SAMPLING_ERRORS = 2.0

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.core.columns import EXPECTED
+from app.core.errors import ISOLATED, failure
+from app.core.kernel import Quote
+from app.core.knowledge import Knowledge
+from app.core.ranges import Range, triangular_mode
+from app.core.types import Profile
 from app.engine import decision, scoring
 from app.engine.insights.common import Model
-from app.sdk.columns import EXPECTED
-from app.sdk.errors import ISOLATED, failure
-from app.sdk.kernel import Quote
-from app.sdk.knowledge import Knowledge
-from app.sdk.ranges import Range, triangular_mode
-from app.sdk.types import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class Uncertainty:
     seed: int
     options: Mapping[str, OptionUncertainty]
     errors: Mapping[str, str]
-    #: per option that could not be assessed: ``app.sdk.errors`` code (``no-offer``, ``option-failed`` …)
+    #: per option that could not be assessed: ``app.core.errors`` code (``no-offer``, ``option-failed`` …)
     error_codes: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 

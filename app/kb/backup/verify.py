@@ -24,9 +24,9 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from app.core.vocab import AUDIT_ACTIONS, SCOPES
 from app.kb.backup.common import BackupError
 from app.kb.keys import KEY_PREFIX
-from app.sdk.vocab import AUDIT_ACTIONS, SCOPES
 
 #: one object of a schema, as a refusal names it ("table api_keys", "trigger plant on recommendations"),
 #: and what must be equal about it

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from app.core.vocab import GLOBAL
 from app.kb.seeds.problems import SeedError, SeedProblem, validation_problems
 from app.kb.seeds.records import (
     NATURAL_KEYS,
@@ -25,7 +26,6 @@ from app.kb.seeds.records import (
     natural_key,
 )
 from app.kb.seeds.region_records import RegionSeed
-from app.sdk.vocab import GLOBAL
 
 #: a price row tied to no region
 ANY_REGION = "*"

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.sdk.vocab import PLAN_PATTERN
+from app.core.vocab import PLAN_PATTERN
 
 #: a key of the seeds (GPU models, servers, options, items, rules, providers)
 KEY_40 = r"^[a-z0-9_]{1,40}$"

@@ -12,11 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from app.engine import rules as rule_engine
-from app.kb.seeds.base import SeedRecord
-from app.kb.seeds.problems import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY, FieldProblem
-from app.kb.seeds.region_records import RegionSeed
-from app.sdk.vocab import (
+from app.core.vocab import (
     GLOBAL,
     PIVOT,
     PLAN_PATTERN,
@@ -38,6 +34,10 @@ from app.sdk.vocab import (
     RuleOperator,
     SourceQuality,
 )
+from app.engine import rules as rule_engine
+from app.kb.seeds.base import SeedRecord
+from app.kb.seeds.problems import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY, FieldProblem
+from app.kb.seeds.region_records import RegionSeed
 
 SECTIONS = (
     "providers",

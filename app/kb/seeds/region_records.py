@@ -7,9 +7,9 @@ import re
 
 from pydantic import Field, model_validator
 
+from app.core.vocab import GLOBAL, RegionKind
 from app.kb.seeds.base import SeedRecord
 from app.kb.seeds.problems import KEY_60, FieldProblem
-from app.sdk.vocab import GLOBAL, RegionKind
 
 #: the key a region of each kind has: ISO 3166-1 alpha-2 countries, ISO 3166-2 subdivisions, lower-case
 #: provider regions and continents (``us-east-1``, ``eastus``, ``north_america``)

@@ -5,16 +5,13 @@ has only so many GPUs. Everything comes from the knowledge base: the price row a
 of option ``hpc_allocation`` (loaded with the seeds), and general assumptions such as
 ``gpu_failure_rate_per_gpu_year``. The SDK's ``OfferKernel`` does the rest as it does for the
 built-in options: the offer's hard constraints, efficiency, stability, usability, the work left to
-the team and the one money scale. Its sentences are messages (``text.msg``) whose words, in English
+the team and the one money scale. Its sentences are messages (``msg``) whose words, in English
 and Chinese, the package ships in ``locales/<lang>.toml``.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
-from importlib.resources import files
-from typing import Any
 
 from app.sdk import (
     ZERO,
@@ -29,11 +26,8 @@ from app.sdk import (
     ProfileField,
     Quote,
     Range,
-    hookimpl,
-    kernel,
-    offers,
-    text,
-    vocab,
+    money_range,
+    msg,
 )
 
 KEY = "hpc_allocation"
@@ -44,7 +38,9 @@ QUEUE = "hpc_queue"
 
 
 class HpcKernel(OfferKernel):
-    setup_steps = text.msg("hpc_allocation.setup", "the centre's batch scheduler and software modules")
+    setup_steps = msg("hpc_allocation.setup", "the centre's batch scheduler and software modules")
+    # the assumptions it reads beyond the shared methodology's: `seeds check` refuses seeds that lack one
+    requires = ("priority_price_factor", "detection_hours", "restart_hours")
 
     def compile_group(self, gpu_model: str | None) -> list[Candidate]:
         """The centre sells its allocation whatever GPU model a team names: its price row in the region."""
@@ -53,8 +49,8 @@ class HpcKernel(OfferKernel):
             for r in self.knowledge.component(KEY, "gpu_hour", as_of=self.as_of, region=REGION)
             if r.unit == "per_gpu_hour"
         ]
-        priced = [o for r in rows[:1] if (o := offers.price_row(self.knowledge, r, self.currency, self.as_of))]
-        return [kernel.candidate(o, per_machine=GPUS_PER_NODE) for o in priced]
+        priced = [o for r in rows[:1] if (o := self.price(r)) is not None]  # None: no rate converts it
+        return [self.candidate(o, per_machine=GPUS_PER_NODE) for o in priced]
 
     def quotes(self, at: Columns, candidates: Sequence[Candidate]) -> list[Quote]:
         # the profile field this option declares (``OptionSpec.profile_fields``): one value for a whole
@@ -96,16 +92,16 @@ class HpcKernel(OfferKernel):
         priority = profile.option(QUEUE) == "priority"
         line = LineItem(
             key=key,
-            label=text.msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
+            label=msg("hpc_allocation.line.gpu_hours", "Allocated GPU-hours"),
             annual=annual,
             upfront=upfront,
             basis="useful GPU-hours × price per GPU-hour" + (" × the priority price factor" if priority else ""),
             sources=(*c.offer.refs, self.ref("priority_price_factor")) if priority else c.offer.refs,
             total=total,
         )
-        shown = text.money_range(annual, profile.currency)
-        provider = offers.provider_name(self.knowledge, c.offer.row.provider)  # by name, in the answer's language
-        note = text.msg(
+        shown = money_range(annual, profile.currency)
+        provider = self.provider_name(c.offer.row.provider)  # by name, in the answer's language
+        note = msg(
             "hpc_allocation.note", f"HPC allocation: {shown} a year at {provider}.", annual=shown, provider=provider
         )
         return self.assessment_of(
@@ -120,6 +116,7 @@ class HpcKernel(OfferKernel):
 
 
 class HpcAllocation(OptionPlugin):
+    sdk = ">=4,<5"  # the SDK versions this plugin is written for: the service refuses others at start
     spec = OptionSpec(
         key=KEY,
         name="HPC centre allocation",
@@ -136,15 +133,8 @@ class HpcAllocation(OptionPlugin):
         ),
     )
     kernel = HpcKernel
+    # the words of the sentences above, by language: the package's locales/<lang>.toml
+    messages = OptionPlugin.catalogs(__name__, "locales/{lang}.toml")
 
 
 plugin = HpcAllocation()
-compute_advisor_options = plugin.compute_advisor_options
-compute_advisor_compile = plugin.compute_advisor_compile
-
-
-@hookimpl
-def compute_advisor_messages() -> dict[str, dict[str, Any]]:
-    """The words of the sentences above, by language: the package's ``locales/<lang>.toml``."""
-    folder = files(__name__) / "locales"
-    return {lang: tomllib.loads((folder / f"{lang}.toml").read_text("utf-8")) for lang in vocab.LANGUAGES}

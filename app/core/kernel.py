@@ -9,7 +9,7 @@ cached on the snapshot (``Knowledge.derived``), so a new request body never comp
 regions and plans are masks over the compiled candidates.
 
 Per profile, the kernel **quotes** candidates: plain arithmetic from the profile's columns
-(``app.sdk.columns.Columns``: floats for one profile, NumPy arrays for a batch, a sweep or a kernel
+(``app.core.columns.Columns``: floats for one profile, NumPy arrays for a batch, a sweep or a kernel
 compiled over Monte Carlo draws), one end of every range at a time and only the ends the caller
 reads. A quote holds numbers and the constraints an offer breaks, no words. ``choose`` keeps the
 cheapest feasible quote per effective GPU-hour (per element over arrays), ``assess`` chooses at the
@@ -22,17 +22,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from app.sdk.columns import ALL, EXPECTED, Columns
-from app.sdk.errors import NoOffer
-from app.sdk.knowledge import ANY, Knowledge, SourceRef
-from app.sdk.offers import PER_UNIT, Offer, gpu_name, provider_name
-from app.sdk.quotes import Candidate, Quote, select_each
-from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.residency import one_region_each
-from app.sdk.text import Msg, joined, msg, option_ref
-from app.sdk.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
+from app.core.columns import ALL, EXPECTED, Columns
+from app.core.errors import NoOffer
+from app.core.knowledge import ANY, Knowledge, SourceRef
+from app.core.offers import PER_UNIT, Offer, gpu_name, provider_name
+from app.core.quotes import Candidate, Quote, select_each
+from app.core.ranges import Range, holds_anywhere
+from app.core.residency import one_region_each
+from app.core.text import Msg, joined, msg, option_ref
+from app.core.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
 
 #: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
 FEASIBLE_ALTERNATIVES, INFEASIBLE_ALTERNATIVES = 6, 3
@@ -68,7 +68,24 @@ class Kernel:
 
     #: whether an answer's alternatives are the best offer of each other provider (a market of providers),
     #: not the next cheapest offers whoever sells them (``alternatives``)
-    one_per_provider: bool = False
+    one_per_provider: ClassVar[bool] = False
+    #: the assumptions the kernel reads (``value``, ``ref``) beyond those its base classes require: the
+    #: option's own or general ones; ``seeds check`` refuses a knowledge base that lacks one for a loaded
+    #: option, and ``required_assumptions`` is the union over the class and its bases
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def required_assumptions(cls) -> tuple[str, ...]:
+        """Every assumption the kernel requires: its ``requires`` and its bases', each once, bases first."""
+        found: dict[str, None] = {}
+        for klass in reversed(cls.__mro__):
+            found.update(dict.fromkeys(vars(klass).get("requires", ())))
+        return tuple(found)
+
+    @staticmethod
+    def refs(*groups: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
+        """The sources of several reads, in order, each once."""
+        return refs(*groups)
 
     # ---- compiled knowledge -------------------------------------------------------------------
 
@@ -77,6 +94,7 @@ class Kernel:
         return self._assumption(key)[0]
 
     def ref(self, key: str) -> SourceRef:
+        """The source of the assumption ``key`` the kernel reads (``value``), to cite beside its figure."""
         return self._assumption(key)[1]
 
     def _assumption(self, key: str) -> tuple[Range, SourceRef]:
@@ -113,7 +131,7 @@ class Kernel:
     def candidates(self, profile: Profile) -> list[Candidate]:
         """The compiled candidates the profile allows: its GPU model, providers, regions and plan; of a
         price that holds in several regions, the one region the profile is offered
-        (``app.sdk.residency.one_region_each``)."""
+        (``app.core.residency.one_region_each``)."""
         found = self.group(profile.gpu_model)
         providers, regions, plan = profile.providers, profile.regions, profile.rental_plan
         if not (providers or regions or (plan is not None and self.rental_plans)):

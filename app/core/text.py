@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.ranges import Range
+from app.core.ranges import Range
 
 
 def _scalar(value: Any) -> float:

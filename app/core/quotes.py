@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.offers import Offer, level
-from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.types import Cost, OfferInfo, metrics_of
+from app.core.offers import Offer, level
+from app.core.ranges import Range, holds_anywhere
+from app.core.types import Cost, OfferInfo, metrics_of
 
 #: a line of a quote: (key, annual, upfront, total)
 Line = tuple[str, Range, Range, Range]
@@ -42,7 +42,7 @@ class Candidate:
     data: Any = None
     #: the offer's lead time in days (its own, else the option's ``lead_time_days``), set when compiled
     lead: Range | None = None
-    #: what its hard constraints test (``app.sdk.constraints.Checks``), set when compiled
+    #: what its hard constraints test (``app.core.constraints.Checks``), set when compiled
     checks: Any = None
 
     @property
@@ -52,6 +52,14 @@ class Candidate:
     @property
     def sort_key(self) -> tuple[float, str]:
         return (level(self.per_gpu.expected), self.offer.ident)
+
+    @property
+    def multi_node(self) -> bool:
+        """Whether a job may span several of the offer's nodes: nodes of eight GPUs or more joined by a
+        training fabric (``app.core.constraints.multi_node``)."""
+        from app.core.constraints import multi_node  # constraints reads candidates
+
+        return multi_node(self)
 
 
 class Quote:

@@ -1,6 +1,6 @@
 """The methodology's formulas the options share (docs/methodology.md explains each): cost per useful
 GPU-hour, the productive share of the horizon, failures at scale, the team's focus, and the one money
-scale. Kernels (``app.sdk.pricing``) and SDK v2 helpers (``app.sdk.inputs``) feed them alike.
+scale. Kernels (``app.core.pricing``) and SDK v2 helpers (``app.core.inputs``) feed them alike.
 
 Every input comes from the knowledge snapshot; the only constants are the units of time (8,760
 hours in the article's "24小时不间断运行" year, 365 days).
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk import reliability
-from app.sdk.columns import ALL, NAN, Num, delay_per_day, maximum, minimum, where
-from app.sdk.knowledge import ANY
-from app.sdk.ranges import Range
-from app.sdk.text import msg
-from app.sdk.types import (
+from app.core import reliability
+from app.core.columns import ALL, NAN, Num, delay_per_day, maximum, minimum, where
+from app.core.knowledge import ANY
+from app.core.ranges import Range
+from app.core.text import msg
+from app.core.types import (
     HOURS_PER_YEAR,
     Assessment,
     Cost,
@@ -37,7 +37,7 @@ ZERO = Range.point(0)
 GENERAL = ANY
 #: below this goodput a job makes no real progress: the effective cost's denominator stops here
 MIN_GOODPUT = 1e-3
-#: which ends of a range a formula computes (``app.sdk.columns``)
+#: which ends of a range a formula computes (``app.core.columns``)
 Ends = tuple[int, ...]
 
 
@@ -86,7 +86,7 @@ def setup_share(setup_minutes: Range, run_hours: Range) -> Range:
     )
 
 
-# ---- each formula at one end of its ranges (``app.sdk.columns``: e = 0 low, 1 expected, 2 high; an input
+# ---- each formula at one end of its ranges (``app.core.columns``: e = 0 low, 1 expected, 2 high; an input
 # that lowers the figure is read at 2 − e). Kernels call these; the Range forms below are built on them.
 
 
@@ -100,7 +100,7 @@ def productive_at(e: int, lead: Range, execution: Range, setup: Range, horizon_d
 def job_at(gpus: Num, rate: Num, detection: Num, restart: Num, write: Num) -> tuple[Num, Num, Num]:
     """(checkpoint interval, MTBF, goodput) of a job on ``gpus`` GPUs at one end of every input."""
     if type(rate) is type(write) is type(detection) is type(restart) is float and not isinstance(gpus, np.ndarray):
-        # ``app.sdk.reliability``'s formulas on plain numbers, in the same order, without its dispatch
+        # ``app.core.reliability``'s formulas on plain numbers, in the same order, without its dispatch
         mtbf = reliability.HOURS_PER_YEAR / (rate * gpus)
         interval = (2.0 * mtbf * write) ** 0.5
         wasted = write / interval + (detection + restart + interval / 2.0) / mtbf
@@ -150,7 +150,7 @@ def productive_share(
 def stability_of(
     gpus: Any, useful: Any, rate: Range, detection: Range, restart: Range, write: Range, ends: Ends = ALL
 ) -> Stability:
-    """What failures cost a job on ``gpus`` GPUs (``app.sdk.reliability``), ``useful`` GPU-hours a year.
+    """What failures cost a job on ``gpus`` GPUs (``app.core.reliability``), ``useful`` GPU-hours a year.
 
     Interruptions grow with the GPUs (``rate`` per GPU-year); each costs detection + restart + half the
     Young–Daly checkpoint interval, which follows from the job's MTBF and the checkpoint ``write``
@@ -251,14 +251,14 @@ def with_effective_cost(a: Assessment) -> Assessment:
     )
 
 
-#: SDK v2 helpers, which live in ``app.sdk.inputs``: a v2 plugin that reaches them through ``model``
+#: SDK v2 helpers, which live in ``app.core.inputs``: a v2 plugin that reaches them through ``model``
 #: (``model.Inputs``, ``model.efficiency``…) keeps working
 _V2_HELPERS = frozenset({"Inputs", "efficiency", "stability", "usability", "software_work", "assessment", "stalls"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _V2_HELPERS:
-        from app.sdk import inputs
+        from app.core import inputs
 
         return getattr(inputs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

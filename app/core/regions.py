@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.sdk.errors import MissingKnowledge
-from app.sdk.records import ANY, Region
-from app.sdk.vocab import GLOBAL
+from app.core.errors import MissingKnowledge
+from app.core.records import ANY, Region
+from app.core.vocab import GLOBAL
 
 
 class RegionHierarchy:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Protocol
 
-from app.sdk.kernel import Candidate
-from app.sdk.knowledge import ANY, AvailabilityRule, Knowledge
-from app.sdk.offers import gpu_name
-from app.sdk.text import Msg, joined, msg
-from app.sdk.types import Profile
+from app.core.kernel import Candidate
+from app.core.knowledge import ANY, AvailabilityRule, Knowledge
+from app.core.offers import gpu_name
+from app.core.text import Msg, joined, msg
+from app.core.types import Profile
 
 #: reason codes of the availability rules, as answers carry them (``violation.<code>``)
 EXPORT_CONTROLLED = "export-controlled"
@@ -35,7 +35,7 @@ BOUGHT = "server_hardware"
 
 
 class Binding(Protocol):
-    """What the rules read of an offer kernel (``app.sdk.offer_kernel.OfferKernel``)."""
+    """What the rules read of an offer kernel (``app.core.offer_kernel.OfferKernel``)."""
 
     knowledge: Knowledge
     as_of: dt.date

@@ -3,7 +3,7 @@
 A bill is compiled once per offer (``Bill``): each component's price rows in the kernel's currency —
 every volume tier — and the sources each line will cite, in the order the methodology reads the
 knowledge base (``Reads``). Priced for one profile (``Bill.lines``), it gives the capital and running
-lines that ``app.sdk.capital.own`` turns into cash, present value and the accounting view; answered
+lines that ``app.core.capital.own`` turns into cash, present value and the accounting view; answered
 (``Bill.labels``), the words and sources of each line. An option that owns hardware (the built-in own
 cluster, a hybrid's owned base, a third party's colocation offer) composes its bill from these.
 """
@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.ageing import Keeping, on_market
-from app.sdk.capital import Bridge, CapitalLine, RunningLine, residual_curves
-from app.sdk.columns import Columns
-from app.sdk.kernel import Kernel
-from app.sdk.knowledge import Price, SourceRef
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, msg
-from app.sdk.types import HOURS_PER_YEAR
+from app.core.ageing import Keeping, on_market
+from app.core.capital import Bridge, CapitalLine, RunningLine, residual_curves
+from app.core.columns import Columns
+from app.core.kernel import Kernel
+from app.core.knowledge import Price, SourceRef
+from app.core.ranges import Range
+from app.core.text import Msg, msg
+from app.core.types import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
 DAYS_PER_YEAR = 365
@@ -215,7 +215,7 @@ class CapitalItem:
     #: its residual curves per end (``capital.residual_curves``), made once (shared by the items of a
     #: kernel with the same decline and resale points: ``curves_of``)
     curves: Any = None
-    #: support by warranty and keeping past its life (``app.sdk.ageing``); None: replaced at its life
+    #: support by warranty and keeping past its life (``app.core.ageing``); None: replaced at its life
     keeping: Keeping | None = None
     #: the sources of its support line (where ``keeping`` prices support)
     support_refs: tuple[SourceRef, ...] = ()
@@ -251,7 +251,7 @@ class Bill:
     interconnect: str | None = None
 
     def lines(self, size: Size, at: Columns) -> tuple[list[CapitalLine], list[RunningLine]]:
-        """The bill priced for one profile at the ends ``at.ends``: ``app.sdk.capital.own``'s capital and
+        """The bill priced for one profile at the ends ``at.ends``: ``app.core.capital.own``'s capital and
         running lines, each ``price × quantity`` (their words are written when answered)."""
         ends = at.ends
         capital = []
@@ -270,7 +270,7 @@ class Bill:
     def labels(
         self, size: Size, server_name: str, bridge: Bridge | None, *, hired: bool = False
     ) -> dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]]:
-        """Each line's label, basis and sources as ``app.sdk.capital.own`` writes its lines; ``hired``:
+        """Each line's label, basis and sources as ``app.core.capital.own`` writes its lines; ``hired``:
         the ops teams are hired for the cluster (the team has none), and their line says so."""
         found: dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]] = {}
         for item in self.capital:

@@ -10,7 +10,7 @@ Per job, with ``rate`` job-interrupting failures per GPU-year and ``gpus`` GPUs:
     goodput               max(0, 1 − f)
 
 First-order (Daly's refinement matters only when failures come faster than checkpoints), plain
-numbers or NumPy arrays alike. ``app.sdk.model.stability`` applies it to an option's inputs.
+numbers or NumPy arrays alike. ``app.core.model.stability`` applies it to an option's inputs.
 """
 
 from __future__ import annotations

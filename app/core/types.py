@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.knowledge import SourceRef
-from app.sdk.ranges import Range
-from app.sdk.vocab import DataSecurity, FieldKind, OpsTeam, Precision
+from app.core.knowledge import SourceRef
+from app.core.ranges import Range
+from app.core.vocab import DataSecurity, FieldKind, OpsTeam, Precision
 
 HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
 
@@ -139,7 +139,7 @@ class Cost:
     #: useful GPU-hours over the whole horizon (fewer than a year's × horizon while waiting for compute)
     useful_gpu_hours_total: Any = None
     #: (total + priced infrastructure work + priced waiting) ÷ (useful GPU-hours × execution efficiency ×
-    #: goodput): the one money scale the cost score compares; set by ``app.sdk.model.assessment``
+    #: goodput): the one money scale the cost score compares; set by ``app.core.model.assessment``
     per_effective_gpu_hour: Range | None = None
     #: the money the effective cost adds to ``total``: unmet infrastructure work and waiting, priced
     extras: tuple[LineItem, ...] = ()
@@ -208,7 +208,7 @@ class Violation:
 
 @dataclass(frozen=True, slots=True)
 class OfferInfo:
-    """The offer an assessment priced: what procurement compares (``app.sdk.offers.Offer.info``)."""
+    """The offer an assessment priced: what procurement compares (``app.core.offers.Offer.info``)."""
 
     provider: str
     region: str

@@ -10,13 +10,13 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Protocol
 
-from app.sdk import availability as rules
-from app.sdk import residency as data_residency
-from app.sdk.kernel import Candidate, Quote, refs
-from app.sdk.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
-from app.sdk.ranges import Range
-from app.sdk.text import msg
-from app.sdk.types import Assessment, Cost, LineItem, Profile, Violation
+from app.core import availability as rules
+from app.core import residency as data_residency
+from app.core.kernel import Candidate, Quote, refs
+from app.core.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
+from app.core.ranges import Range
+from app.core.text import msg
+from app.core.types import Assessment, Cost, LineItem, Profile, Violation
 
 
 def work_line(annual: Range, upfront: Range, total: Range, sources: tuple[SourceRef, ...]) -> LineItem:
@@ -49,7 +49,7 @@ def waiting_line(annual: Range, upfront: Range, total: Range) -> LineItem:
 
 
 class Answering(Protocol):
-    """What the words read of an offer kernel (``app.sdk.offer_kernel.OfferKernel``)."""
+    """What the words read of an offer kernel (``app.core.offer_kernel.OfferKernel``)."""
 
     option: str
     as_of: dt.date

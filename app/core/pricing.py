@@ -9,8 +9,8 @@ blocks"; docs/methodology.md names each).
 - ``quote_cost``: a quote's ``Cost`` (cost per useful GPU-hour over the hours the compute is used);
 - ``discounted``: offers priced as a discount off a pay-as-used offer (reservations, savings plans,
   committed use, a queued start);
-- ``own`` (``app.sdk.capital``): capital flows of owning — bought, replaced, resold;
-- ``app.sdk.cluster``: an owned cluster's bill of materials.
+- ``own`` (``app.core.capital``): capital flows of owning — bought, replaced, resold;
+- ``app.core.cluster``: an owned cluster's bill of materials.
 
 ``gt`` and ``holds`` state a hard constraint per profile (a bool, or an array over a batch).
 """
@@ -23,16 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk import model
-from app.sdk.capital import annuity, own
-from app.sdk.columns import ALL, Num, gt, holds, minimum
-from app.sdk.knowledge import ANY, Knowledge
-from app.sdk.model import ZERO
-from app.sdk.offers import Offer, price_row
-from app.sdk.quotes import Line
-from app.sdk.ranges import Range, ceil_number
-from app.sdk.types import Cost, Profile
-from app.sdk.vocab import BILLINGS
+from app.core import model
+from app.core.capital import annuity, own
+from app.core.columns import ALL, Num, gt, holds, minimum
+from app.core.knowledge import ANY, Knowledge
+from app.core.model import ZERO
+from app.core.offers import Offer, price_row
+from app.core.quotes import Line
+from app.core.ranges import Range, ceil_number
+from app.core.types import Cost, Profile
+from app.core.vocab import BILLINGS
 
 JOB_SECONDS, HELD_CLUSTER, POOLED = BILLINGS
 
@@ -99,7 +99,7 @@ def quote_cost(
     equivalent_annual: Range | None = None,
     operating_years: Any = None,
 ) -> Cost:
-    """``app.sdk.model.cost`` without a breakdown (a quote's lines are numbers; labels come later)."""
+    """``app.core.model.cost`` without a breakdown (a quote's lines are numbers; labels come later)."""
     return model.cost(
         profile,
         annual=annual,

@@ -1,5 +1,5 @@
 """The rows of a knowledge snapshot: hardware, prices, rates, assumptions, rules, regions and availability
-rules, as plain frozen values (``app.sdk.knowledge`` assembles them into a ``Knowledge`` snapshot and
+rules, as plain frozen values (``app.core.knowledge`` assembles them into a ``Knowledge`` snapshot and
 re-exports them)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.sdk import vocab
-from app.sdk.ranges import Range
+from app.core import vocab
+from app.core.ranges import Range
 
 ANY = "*"
 
@@ -110,7 +110,7 @@ class Price:
     #: a short reservation's longest term in days (Capacity Blocks); a longer horizon is renewals
     max_term_days: int | None = None
     #: every region one price holds in, where its row lists several (this row is the one of ``region``);
-    #: None for a row of one region (``app.sdk.regions.RegionHierarchy.nearest`` picks among them)
+    #: None for a row of one region (``app.core.regions.RegionHierarchy.nearest`` picks among them)
     regions: tuple[str, ...] | None = None
     #: ``list`` (``price_items``), or ``org``: a row of the request's organisation's private book (``org_prices``),
     #: whose ``id`` in a snapshot is the row's id negated (so it never meets a list row's)

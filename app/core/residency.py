@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.sdk.knowledge import Knowledge, Price
-from app.sdk.quotes import Candidate
-from app.sdk.text import joined, msg
-from app.sdk.types import Profile
+from app.core.knowledge import Knowledge, Price
+from app.core.quotes import Candidate
+from app.core.text import joined, msg
+from app.core.types import Profile
 
 #: the residencies that stand on the buyer's premises: its own hardware, a platform deployed there
 PREMISES = frozenset({"on_premises", "private_deployment"})

@@ -2,10 +2,10 @@
 holds for a profile (a bool, or an array over a batch) and, for what is answered, its sentence.
 
 Capacity, a volume tier's smallest order, the expected lead time against ``start_within_days``, data
-residency against ``data_security`` (who shares the hardware, and where it is: ``app.sdk.residency``),
+residency against ``data_security`` (who shares the hardware, and where it is: ``app.core.residency``),
 the largest job against the offer's nodes and interconnect,
 preemptible capacity against ``preemptible_share``, and the availability rules that bind the buyer or
-the place the hardware is in (``app.sdk.availability``); a job whose failures outrun its recovery stalls.
+the place the hardware is in (``app.core.availability``); a job whose failures outrun its recovery stalls.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.sdk import availability as rules
-from app.sdk import model
-from app.sdk import residency as data_residency
-from app.sdk.columns import Columns, holds
-from app.sdk.kernel import Candidate, Quote
-from app.sdk.knowledge import AvailabilityRule, Knowledge
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, joined, msg, num, pct, span
-from app.sdk.types import Profile
+from app.core import availability as rules
+from app.core import model
+from app.core import residency as data_residency
+from app.core.columns import Columns, holds
+from app.core.kernel import Candidate, Quote
+from app.core.knowledge import AvailabilityRule, Knowledge
+from app.core.ranges import Range
+from app.core.text import Msg, joined, msg, num, pct, span
+from app.core.types import Profile
 
 
 class Offering(Protocol):
-    """What the constraints read of an offer kernel (``app.sdk.offer_kernel.OfferKernel``)."""
+    """What the constraints read of an offer kernel (``app.core.offer_kernel.OfferKernel``)."""
 
     knowledge: Knowledge
     as_of: dt.date
@@ -69,7 +69,7 @@ def scaling_key(c: Candidate) -> str | None:
 
 def availability(kernel: Offering, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
     """The availability rules that bind the offer for the profile on the period's day: rules for buyers
-    where ``buyer_country`` is, rules of a location where its hardware is (``app.sdk.availability``)."""
+    where ``buyer_country`` is, rules of a location where its hardware is (``app.core.availability``)."""
     return rules.bound(kernel, c, profile)
 
 

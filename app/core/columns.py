@@ -25,8 +25,8 @@ from typing import Any, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from app.sdk.ranges import Range
-from app.sdk.types import HOURS_PER_YEAR, PROFILE_NUMBERS, Profile
+from app.core.ranges import Range
+from app.core.types import HOURS_PER_YEAR, PROFILE_NUMBERS, Profile
 
 #: every end of a range: low, expected, high
 ALL: tuple[int, ...] = (0, 1, 2)
@@ -109,6 +109,9 @@ class Columns:
     ``memo`` holds what the candidates of the call share (an efficiency per lead time, the work of a
     machine size…); it lives as long as the call. ``arrays`` is whether any number is an array.
     """
+
+    #: whether a condition (a bool, or an array over a batch) holds for any profile
+    holds = staticmethod(holds)
 
     __slots__ = (
         "arrays",

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.errors import MissingKnowledge
-from app.sdk.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, joined, msg, plan_name
-from app.sdk.types import OfferInfo
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import ANY, Conversion, Knowledge, Price, SourceRef
+from app.core.ranges import Range
+from app.core.text import Msg, joined, msg, plan_name
+from app.core.types import OfferInfo
 
 #: units priced for a whole instance or server: divided by its GPUs for a per-GPU figure
 PER_UNIT = ("per_server_hour", "per_server")

@@ -2,7 +2,7 @@
 
 ``OfferKernel`` is a ``Kernel`` for an option that buys offers (instance-hours, platform GPU-hours,
 servers): the offer's hard constraints, efficiency, stability, usability, the priced extras and the
-one money scale (``app.sdk.model``), each computed once per profile where candidates share it, and
+one money scale (``app.core.model``), each computed once per profile where candidates share it, and
 the sentences of the common parts when a quote is materialised. A subclass writes how its
 candidates are compiled, how each is priced, and how its own lines and notes read.
 """
@@ -15,19 +15,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from app.sdk import answers, constraints, model
-from app.sdk.columns import ALL, NAN, Columns, holds, where
-from app.sdk.errors import MissingKnowledge
-from app.sdk.kernel import Candidate, Kernel, Quote, refs
-from app.sdk.knowledge import AvailabilityRule, Price, SourceRef
-from app.sdk.model import GENERAL, ZERO
-from app.sdk.pricing import annuity, whole_terms
-from app.sdk.quotes import Line
-from app.sdk.ranges import Range
-from app.sdk.types import Efficiency, Profile, Stability, Usability
+from app.core import answers, constraints, model
+from app.core.capital import Bridge
+from app.core.columns import ALL, NAN, Columns, holds, where
+from app.core.errors import MissingKnowledge
+from app.core.kernel import Candidate, Kernel, Quote, refs
+from app.core.knowledge import AvailabilityRule, Price, SourceRef
+from app.core.model import GENERAL, ZERO
+from app.core.offer_reads import OfferReads
+from app.core.pricing import annuity, whole_terms
+from app.core.quotes import Line
+from app.core.ranges import Range
+from app.core.types import Efficiency, Profile, Stability, Usability
 
 
-class OfferKernel(Kernel):
+class OfferKernel(OfferReads, Kernel):
     """The kernel of an option that buys offers, scored on the shared methodology."""
 
     #: what the team does before each run on this option (``Usability.setup_steps``: a message, or plain text)
@@ -35,6 +37,21 @@ class OfferKernel(Kernel):
     #: the plans whose capacity the provider may take back at any time (spot): they serve only a profile
     #: whose every job tolerates preemption (``preemptible_share`` 1)
     preemptible_plans: ClassVar[frozenset[str]] = frozenset()
+    #: what the shared methodology reads: efficiency, failures, the team's work and an offer's lead time
+    #: where its row gives none (a subclass adds its own; ``stability``'s detection and restart keys too)
+    requires: ClassVar[tuple[str, ...]] = (
+        "execution_efficiency",
+        "setup_minutes_per_run",
+        "training_run_hours",
+        "gpu_failure_rate_per_gpu_year",
+        "checkpoint_write_minutes",
+        "infra_fte_base",
+        "infra_fte_per_server",
+        "ops_coverage_none",
+        "ops_coverage_basic",
+        "ops_coverage_professional",
+        "lead_time_days",
+    )
 
     # ---- constants the option's candidates share (compiled once per kernel) --------------------
 
@@ -57,11 +74,11 @@ class OfferKernel(Kernel):
     def jurisdiction(self, c: Candidate, profile: Profile) -> str:
         """Where the offer's hardware is: its region (an option that buys hardware for the buyer says
         the buyer's country). Rules of a ``location`` bind there (its country: none for ``global``); rules
-        for buyers bind by ``buyer_country`` whatever this says (``app.sdk.availability``)."""
+        for buyers bind by ``buyer_country`` whatever this says (``app.core.availability``)."""
         return c.offer.row.region
 
     def availability(self, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
-        """The availability rules that bind the offer for the profile (``app.sdk.availability``)."""
+        """The availability rules that bind the offer for the profile (``app.core.availability``)."""
         return constraints.availability(self, c, profile)
 
     def setup_share(self) -> Range:
@@ -80,10 +97,14 @@ class OfferKernel(Kernel):
         return self.refs_of(("efficiency_refs", pending), pending, keys)
 
     def stability_refs(self, detection_key: str, restart_key: str) -> tuple[SourceRef, ...]:
+        """The sources of ``Stability``: the failure rate, the detection and restart times the option
+        reads (``detection_key``, ``restart_key``) and the checkpoint write time."""
         keys = ("gpu_failure_rate_per_gpu_year", detection_key, restart_key, "checkpoint_write_minutes")
         return self.refs_of(("stability_refs", keys), (), keys)
 
     def usability_refs(self, profile: Profile, *pending: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
+        """The sources of ``Usability``: what the option read before it (``pending``), the work per
+        machine and the coverage of the profile's ops team."""
         keys = ("infra_fte_base", "infra_fte_per_server", f"ops_coverage_{profile.ops_team}")
         return self.refs_of(("usability_refs", keys, pending), pending, keys)
 
@@ -118,6 +139,11 @@ class OfferKernel(Kernel):
         cache[key] = found
         return found
 
+    def bridge(self, at: Columns) -> Bridge | None:
+        """What the option offers while another option's capacity is procured, for the option that declares
+        ``bridges_lead_time`` (its yearly cost and sources at ``at``'s ends), or None: it offers none."""
+        return None
+
     def machines(self, c: Candidate, at: Columns) -> Any:
         """The machines a team looks after for the offer: its instances or servers, or for an offer
         billed per GPU as many as the GPU's servers hold (``Candidate.per_machine``)."""
@@ -132,7 +158,7 @@ class OfferKernel(Kernel):
         return any(where is True or bool(np.all(where)) for _, where in self.constraints(c, at))
 
     def constraints(self, c: Candidate, at: Columns) -> list[tuple[str, Any]]:
-        """The hard constraints the offer breaks (``app.sdk.constraints``): codes and where they hold
+        """The hard constraints the offer breaks (``app.core.constraints``): codes and where they hold
         (computed once per candidate and call)."""
         memo = at.constraints
         found: list[tuple[str, Any]] | None = memo.get(id(c))
@@ -149,7 +175,7 @@ class OfferKernel(Kernel):
     def scaling(self, c: Candidate, at: Columns) -> tuple[str, Any] | None:
         """Where the largest job spans several of the offer's nodes: the assumption that scales it (its
         fabric's ``multi_node_scaling_<fabric>``) and where it spans them (a bool, or an array over a batch);
-        None where it fits one node (``app.sdk.constraints.scaling_key``)."""
+        None where it fits one node (``app.core.constraints.scaling_key``)."""
         key = constraints.scaling_key(c)
         if key is None:
             return None
@@ -159,7 +185,7 @@ class OfferKernel(Kernel):
     def efficiency(
         self, at: Columns, lead: Range, waits: Any = True, scaling: tuple[str, Any] | None = None
     ) -> Efficiency:
-        """The offer's efficiency (``app.sdk.model.productive_share``) for its lead time; ``waits``: whether
+        """The offer's efficiency (``app.core.model.productive_share``) for its lead time; ``waits``: whether
         the team waits for the compute (per profile over a batch), not bridging it on other compute;
         ``scaling`` (``OfferKernel.scaling``): a job across nodes runs at ``execution_efficiency ×
         multi_node_scaling_<fabric>`` — applied here once, so productive share and effective hours read it."""
@@ -196,7 +222,7 @@ class OfferKernel(Kernel):
         restart_key: str = "restart_hours",
         extra_rate: str | None = None,
     ) -> Stability:
-        """``app.sdk.model.stability_of`` from the option's assumptions; ``extra_rate`` names an
+        """``app.core.model.stability_of`` from the option's assumptions; ``extra_rate`` names an
         assumption added to the failure rate (spot preemptions)."""
         key = ("stability", detection_key, restart_key, extra_rate)
         found: Stability | None = at.memo.get(key)
@@ -220,6 +246,8 @@ class OfferKernel(Kernel):
         return found
 
     def software_work(self, machines: Any, share: Any = 1.0, ends: tuple[int, ...] = ALL) -> Range:
+        """The team's infrastructure work in FTE for ``machines`` (``infra_fte_base`` + ``infra_fte_per_server``
+        per machine), times ``share`` (the share of the year the machines are held)."""
         return model.software_work_of(
             self.value("infra_fte_base"), self.value("infra_fte_per_server"), machines, share, ends
         )
@@ -280,7 +308,7 @@ class OfferKernel(Kernel):
     def effective_hours(
         self, at: Columns, efficiency: Efficiency, stability: Stability, useful_total: Any
     ) -> tuple[list[Any], Any]:
-        """Per end, the effective GPU-hours the money buys (``app.sdk.model.effective_work``), and where
+        """Per end, the effective GPU-hours the money buys (``app.core.model.effective_work``), and where
         the job stalls: the same for candidates that share efficiency, stability and useful hours."""
         memo = at.memo.get("effective")
         if memo is None:
@@ -382,7 +410,7 @@ class OfferKernel(Kernel):
     # ---- words, for what is answered ----------------------------------------------------------------
 
     #: the materialised assessment of a quote: the option's own breakdown lines and notes, and the shared
-    #: parts' sources, extras lines and violation sentences (``app.sdk.answers.assessment``, this kernel
+    #: parts' sources, extras lines and violation sentences (``app.core.answers.assessment``, this kernel
     #: its first argument): ``self.assessment_of(profile, quote, breakdown=…, notes=…, efficiency_refs=…,
     #: stability_refs=…, usability_refs=…)``
     assessment_of = answers.assessment

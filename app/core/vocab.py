@@ -2,7 +2,7 @@
 
 Everything else derives from these: the tuples below (``typing.get_args``), the database's CHECK
 constraints (``app.kb.models``), the field types of the seed records (``app.kb.seeds``), of the
-snapshot (``app.sdk.knowledge``) and of the API's requests and answers, and so the OpenAPI
+snapshot (``app.core.knowledge``) and of the API's requests and answers, and so the OpenAPI
 document's enums. Adding a value here is the one edit that makes it valid everywhere (with a
 migration for the CHECK constraint); ``tests/test_declarations.py`` fails where a shape spells a
 vocabulary another way.
@@ -44,7 +44,7 @@ Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "o
 Currency = Literal["CNY", "USD", "EUR"]
 #: the languages answers come in (``Accept-Language``; ``app.i18n``), English first
 Language = Literal["en", "zh"]
-#: what a profile field an option declares holds (``app.sdk.types.ProfileField``)
+#: what a profile field an option declares holds (``app.core.types.ProfileField``)
 FieldKind = Literal["number", "integer", "string", "boolean"]
 #: the currency every exchange rate is quoted in, and every conversion goes through
 Pivot = Literal["CNY"]

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.sdk.errors import MissingKnowledge
-from app.sdk.ranges import Range
-from app.sdk.records import (
+from app.core.errors import MissingKnowledge
+from app.core.ranges import Range
+from app.core.records import (
     ANY,
     SAME,
     Assumption,
@@ -31,10 +31,10 @@ from app.sdk.records import (
     Server,
     SourceRef,
 )
-from app.sdk.regions import RegionHierarchy, chains
-from app.sdk.vocab import PIVOT
+from app.core.regions import RegionHierarchy, chains
+from app.core.vocab import PIVOT
 
-#: the snapshot, and the rows it is made of (defined in ``app.sdk.records``)
+#: the snapshot, and the rows it is made of (defined in ``app.core.records``)
 __all__ = [
     "ANY",
     "MEMO_LIMIT",

@@ -71,7 +71,7 @@ def failure(exc: BaseException) -> tuple[str, str]:
 
 def said(exc: BaseException) -> str:
     """What :func:`failure` says of ``exc`` as a sentence to render: the message it was raised with
-    where that is a message code (``app.sdk.text.Msg``: a ``NoOffer`` names the option, hardware and
+    where that is a message code (``app.core.text.Msg``: a ``NoOffer`` names the option, hardware and
     filters in the request's language), else the same text as ``failure``'s."""
     code, error = failure(exc)
     raised = exc.args[0] if code != OPTION_FAILED and len(exc.args) == 1 else None

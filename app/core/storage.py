@@ -1,7 +1,7 @@
 """Storage and egress of a rented or platform offer (a pricing block of the SDK, docs/methodology.md
 "Storage and egress on every side").
 
-An own cluster buys its shared storage (``app.sdk.bom``: GPUs × ``storage_tb_per_gpu`` × price per
+An own cluster buys its shared storage (``app.core.bom``: GPUs × ``storage_tb_per_gpu`` × price per
 TB); a rented or platform offer rents the same data volume from its provider, every month of the
 horizon: ``GPUs × storage_tb_per_gpu × price per TB-month × 12`` a year. Where the provider bills
 egress, the share of the data moved out once at the end of the horizon (``egress_share``) is paid at
@@ -17,16 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.sdk.columns import Columns
-from app.sdk.kernel import Kernel
-from app.sdk.knowledge import ANY
-from app.sdk.model import ZERO
-from app.sdk.offers import level
-from app.sdk.pricing import Line, annuity
-from app.sdk.ranges import Range
-from app.sdk.records import Price, SourceRef
-from app.sdk.text import msg
-from app.sdk.types import LineItem
+from app.core.columns import Columns
+from app.core.kernel import Kernel
+from app.core.knowledge import ANY
+from app.core.model import ZERO
+from app.core.offers import level
+from app.core.pricing import Line, annuity
+from app.core.ranges import Range
+from app.core.records import Price, SourceRef
+from app.core.text import msg
+from app.core.types import LineItem
 
 #: months a year, for prices per TB-month
 MONTHS_PER_YEAR = 12

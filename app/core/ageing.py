@@ -4,7 +4,7 @@ longer and replacing it.
 
 ``plan`` prices one asset of price 1 kept in service from its delivery ``start`` to the ``horizon``
 (years from the decision), at one end of its ranges: the purchases, replacements and resale of
-``app.sdk.capital.flow_factors``, plus its support contract — a small share of the price a year while
+``app.core.capital.flow_factors``, plus its support contract — a small share of the price a year while
 the OEM warranty runs, the post-warranty share after it — and, where the horizon ends less than
 ``extension`` years after a replacement would fall due, the plan that keeps the old asset instead
 (its support raised by ``increase``, as repairs rise with the failure rate of an ageing server) when
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.ranges import Range
+from app.core.ranges import Range
 
 #: the smallest cost of capital the closed forms are computed at (they divide by ln(1 + rate))
 MIN_RATE = 1e-9
@@ -122,7 +122,7 @@ def plan(e: int, *, life: Any, residual: Any, start: Any, horizon: Any, rate: An
 
 def priced(memo: dict[Any, Any], line: Any, e: int, start: Any, horizon: Any, rate: Any) -> tuple[Any, ...]:
     """Capital cash and present value, and support cash and present value, of the capital ``line``
-    (``app.sdk.capital.CapitalLine`` with ``keeping``) at end ``e``: ``plan`` × its price, the plan kept
+    (``app.core.capital.CapitalLine`` with ``keeping``) at end ``e``: ``plan`` × its price, the plan kept
     in ``memo`` for lines of the same life, curves and keeping."""
     key = ("keeping", id(line.curves), id(line.life), id(line.keeping), e, _key(start), _key(horizon), _key(rate))
     kept = memo.get(key)

@@ -2,7 +2,7 @@
 
 A plugin that implements only ``compute_advisor_assess`` builds its ``Assessment`` with these
 helpers: ``Inputs`` reads the option's assumptions and prices and remembers the rows it used, and
-each helper feeds the methodology's formulas (``app.sdk.model``) — the same formulas the kernels
+each helper feeds the methodology's formulas (``app.core.model``) — the same formulas the kernels
 compute with, so both kinds of plugin are scored alike.
 """
 
@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from app.sdk.answers import waiting_line, work_line
-from app.sdk.errors import MissingKnowledge
-from app.sdk.knowledge import ANY, Knowledge, Price, SourceRef
-from app.sdk.model import (
+from app.core.answers import waiting_line, work_line
+from app.core.errors import MissingKnowledge
+from app.core.knowledge import ANY, Knowledge, Price, SourceRef
+from app.core.model import (
     GENERAL,
     MINUTES_PER_HOUR,
     STALLED,
@@ -30,8 +30,8 @@ from app.sdk.model import (
     usability_of,
     waiting_cost,
 )
-from app.sdk.ranges import Range, holds_anywhere
-from app.sdk.types import (
+from app.core.ranges import Range, holds_anywhere
+from app.core.types import (
     Assessment,
     Cost,
     Efficiency,

@@ -6,7 +6,7 @@ server gets the complete bill: the network fabric and storage per GPU, installat
 optics, cabling) as a share of the hardware, the machine room — colocation rent per kW in the tier of
 the cluster's IT load, or an own facility built per kW — power at the region's price × PUE, a
 hardware support contract as a share of the hardware a year, software licences, and the ops teams at
-their loaded cost. Every line is compiled once per offer (``app.sdk.cluster``) with the sources it
+their loaded cost. Every line is compiled once per offer (``app.core.cluster``) with the sources it
 cites, in the order the methodology reads them.
 """
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from app.sdk import cluster
-from app.sdk.ageing import Keeping, sunk
-from app.sdk.cluster import Bill, CapitalItem, Component, Quantity, Reads, RunningItem
-from app.sdk.kernel import Kernel
-from app.sdk.knowledge import Knowledge, SourceRef
-from app.sdk.offers import Offer, level
-from app.sdk.ranges import Range
-from app.sdk.text import Msg, msg
+from app.core import cluster
+from app.core.ageing import Keeping, sunk
+from app.core.cluster import Bill, CapitalItem, Component, Quantity, Reads, RunningItem
+from app.core.kernel import Kernel
+from app.core.knowledge import Knowledge, SourceRef
+from app.core.offers import Offer, level
+from app.core.ranges import Range
+from app.core.text import Msg, msg
 
 #: the facility of an offer: the source article's lump, colocation rent, or an own machine room
 QUOTED, COLOCATION, OWN_FACILITY = "quoted facility", "colocation", "own facility"

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from app.sdk.ageing import Keeping, priced
-from app.sdk.columns import ALL, Columns, holds
-from app.sdk.ranges import Range
+from app.core.ageing import Keeping, priced
+from app.core.columns import ALL, Columns, holds
+from app.core.ranges import Range
 
 ZERO = Range.point(0)
 #: the smallest cost of capital arrays of draws are computed at (the closed forms divide by ln(1 + rate))
@@ -204,7 +204,7 @@ def _as_range(value: Any) -> Range:
 class CapitalLine(NamedTuple):
     """An asset class bought at the start: its price, useful life and residual curves (per end of the
     cost, ``residual_curves``); ``keeping``: its support by warranty and whether it may be kept past its
-    life (``app.sdk.ageing``; None: replaced at the end of its life, no support)."""
+    life (``app.core.ageing``; None: replaced at the end of its life, no support)."""
 
     key: str
     upfront: Range
@@ -250,7 +250,7 @@ class Ownership:
     an end not computed)."""
 
     #: per capital and running line, and the bridge: ``(key, annual, upfront, total)`` (the words of each
-    #: line are its caller's: ``app.sdk.cluster.Bill.labels``)
+    #: line are its caller's: ``app.core.cluster.Bill.labels``)
     lines: tuple[tuple[str, Range, Range, Range], ...]
     annual: Range
     upfront: Range
