@@ -391,7 +391,7 @@ SPOT_MODULE = '''
 """Spot GPU instances: the rented instance price at the yearly reservation's discount, paid like
 on-demand instances. A third-party option, built only on app.host.hookspecs and existing knowledge rows."""
 
-from app.core import model
+from app.core import inputs as model  # SDK v2's helpers (deprecated with the assess hook)
 from app.core.ranges import Range
 from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
 from app.host.hookspecs import hookimpl

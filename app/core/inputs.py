@@ -249,17 +249,3 @@ def _priced_extras(
     if waiting is not None:
         lines.append(waiting_line(ZERO, ZERO, waiting))
     return lines
-
-
-def held_share(assumed: Range, given: Any) -> Range:
-    """The share of held hours a team turns into useful work: the profile's ``held_share`` where it
-    gives one (per profile over a batch, where an absent value is NaN), else ``assumed`` (the knowledge
-    base's ``held_utilization``: the article's 50 %, "如果利用率只有50%，有效算力成本翻倍")."""
-    if given is None:
-        return assumed
-    if isinstance(given, np.ndarray):
-        absent = np.isnan(given)
-        if bool(np.all(absent)):
-            return assumed
-        return Range.elementwise(*(np.where(absent, assumed[e], given) for e in range(3)))
-    return Range.point(float(given))

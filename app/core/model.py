@@ -1,6 +1,6 @@
 """The methodology's formulas the options share (docs/methodology.md explains each): cost per useful
 GPU-hour, the productive share of the horizon, failures at scale, the team's focus, and the one money
-scale. Kernels (``app.core.pricing``) and SDK v2 helpers (``app.core.inputs``) feed them alike.
+scale. Kernels (``app.core.pricing``) and the deprecated SDK v2 helpers (``app.core.inputs``) feed them alike.
 
 Every input comes from the knowledge snapshot; the only constants are the units of time (8,760
 hours in the article's "24小时不间断运行" year, 365 days).
@@ -249,16 +249,3 @@ def with_effective_cost(a: Assessment) -> Assessment:
     return dataclasses.replace(
         a, cost=dataclasses.replace(a.cost, per_effective_gpu_hour=a.cost.per_useful_gpu_hour / work)
     )
-
-
-#: SDK v2 helpers, which live in ``app.core.inputs``: a v2 plugin that reaches them through ``model``
-#: (``model.Inputs``, ``model.efficiency``…) keeps working
-_V2_HELPERS = frozenset({"Inputs", "efficiency", "stability", "usability", "software_work", "assessment", "stalls"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _V2_HELPERS:
-        from app.core import inputs
-
-        return getattr(inputs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,6 @@ from app.core import bom, offers, pricing, storage
 from app.core.capital import Bridge, Ownership, own
 from app.core.cluster import Bill
 from app.core.columns import Columns
-from app.core.inputs import held_share
 from app.core.kernel import candidate
 from app.core.knowledge import Price
 from app.core.offers import Offer
@@ -137,7 +136,7 @@ class OfferReads:
     def held_share(self, given: Any, assumption: str = "held_utilization") -> Range:
         """The utilization a team achieves on held capacity: ``given`` (the profile's ``held_share``)
         where it is one, else the option's ``assumption``."""
-        return held_share(self.value(assumption), given)
+        return pricing.held_share(self.value(assumption), given)
 
     # ---- data storage and egress -----------------------------------------------------------------
 
