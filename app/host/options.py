@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pluggy
 
 from app.core.columns import ALL
-from app.core.errors import PluginError
+from app.core.errors import ISOLATED, OptionFailed, PluginError
 from app.core.kernel import Kernel, Quote
 from app.core.knowledge import Knowledge
 from app.core.model import with_effective_cost
@@ -24,6 +24,12 @@ from app.core.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
 
 #: the roles an option may declare in its spec, at most one option each
 ROLES = ("owns_hardware", "bridges_lead_time")
+#: what is told of a plugin's defect: the option, the profile, the knowledge and the exception
+FailureReport = Callable[[str, Profile, Knowledge, Exception], None]
+
+
+def _ignore(option: str, profile: Profile, knowledge: Knowledge, exc: Exception) -> None:
+    """No one listens: a host built outside the service (tests, tools) raises ``OptionFailed`` alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,9 @@ class OptionHost:
         self.messages: dict[str, dict[Language, dict[str, str]]] = plugin_messages(pm)
         #: the profile fields the options declare, by name (``OptionSpec.profile_fields``)
         self.profile_fields: dict[str, ProfileField] = profile_fields(self.options)
+        #: told of each plugin defect, ``(option, profile, knowledge, exception)``, before ``OptionFailed``
+        #: is raised: the composition root wires the log and the failure counter here
+        self.on_failure: FailureReport = _ignore
 
     # ---- kernels ------------------------------------------------------------------------------------
 
@@ -110,17 +119,33 @@ class OptionHost:
 
     # ---- the calls ----------------------------------------------------------------------------------
 
+    # failures are isolated here, for every caller: a gap in the knowledge base (``MissingKnowledge``,
+    # ``NoOffer``) propagates as it is; anything else a plugin raises is a defect, told to ``on_failure``
+    # and raised as ``OptionFailed``, which answers say only as ``option-failed``
+
     def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
-        """The option's assessment of ``profile``. Exceptions propagate: the caller isolates them per option."""
-        kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
-        return with_effective_cost(kernel.assess(profile))
+        """The option's assessment of ``profile``, materialised (what an answer shows)."""
+        try:
+            kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
+            return with_effective_cost(kernel.assess(profile))
+        except ISOLATED:
+            raise
+        except Exception as exc:
+            self.on_failure(option, profile, knowledge, exc)
+            raise OptionFailed(option) from exc
 
     def choose(
         self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
     ) -> tuple[Quote, int]:
         """The option's cheapest feasible quote for ``profile`` (numbers only, at ``ends``) and the
         offers quoted."""
-        return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile, ends)
+        try:
+            return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile, ends)
+        except ISOLATED:
+            raise
+        except Exception as exc:
+            self.on_failure(option, profile, knowledge, exc)
+            raise OptionFailed(option) from exc
 
 
 class AssessKernel(Kernel):

@@ -15,19 +15,15 @@ from typing import Any
 import numpy as np
 from opentelemetry.trace import NoOpTracer, Tracer
 
-from app.core.columns import ALL
 from app.core.errors import (
-    ISOLATED,
     InconsistentProfile,
     KnowledgeUnavailable,
     NothingAssessable,
-    OptionFailed,
     UnknownReference,
 )
-from app.core.kernel import Quote
 from app.core.knowledge import ANY, Knowledge
 from app.core.text import msg
-from app.core.types import Assessment, Profile
+from app.core.types import Profile
 from app.domain.shared.schemas import ProfileCreate, ProfileFields
 from app.engine import decision, throughput
 from app.engine.insights import Crossing, Variant, crossing
@@ -47,6 +43,22 @@ DERIVED = frozenset({"as_of", "providers", "regions", "option_fields"})
 #: the profile's fields copied from the request as they are, and their getter
 COPIED = tuple(f for f in PROFILE_FIELDS if f not in DERIVED)
 copied = attrgetter(*COPIED)
+
+
+def report_failure(option: str, profile: Profile, knowledge: Knowledge, exc: Exception) -> None:
+    """A plugin's defect, logged with its traceback (and the request id) and counted in
+    ``compute_advisor_option_failures_total`` (``OptionHost.on_failure``). A batch's array attempt is not:
+    the array contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
+    if isinstance(profile.gpus, np.ndarray):
+        return
+    log.error(
+        "option %s failed: %s",
+        option,
+        type(exc).__name__,
+        exc_info=exc,
+        extra={"fields": {"option": option, "knowledge_version": knowledge.version}},
+    )
+    metrics.option_failed(option)
 
 
 def utc_today() -> dt.date:
@@ -71,6 +83,10 @@ class Engine:
         self.books = books
         self._today = today
         self.tracer = tracer or NoOpTracer()
+        #: the options' calls, failures isolated by the host (``OptionHost.assess``, ``OptionHost.choose``)
+        self.assess = host.assess
+        self.choose = host.choose
+        host.on_failure = report_failure
 
     @property
     def options(self) -> Mapping[str, LoadedOption]:
@@ -111,44 +127,6 @@ class Engine:
         if kb is None:
             raise KnowledgeUnavailable("no knowledge version is loaded yet: run `compute-advisor seeds load`")
         return kb
-
-    def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
-        """The option's assessment, materialised (what an answer shows). Failures as ``choose``'s."""
-        try:
-            return self.host.assess(option, profile, knowledge)
-        except ISOLATED:
-            raise
-        except Exception as exc:
-            raise self._failed(option, profile, knowledge, exc) from exc
-
-    def choose(
-        self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
-    ) -> tuple[Quote, int]:
-        """The option's cheapest feasible quote and how many offers were quoted: numbers only (at the
-        range ends ``ends``), for batches, draws and insights. A gap in the knowledge base propagates as it is; any
-        other exception of the plugin is a defect: logged with its traceback (and the request id),
-        counted in ``compute_advisor_option_failures_total``, and raised as ``OptionFailed``, which
-        answers say only as ``option-failed``. A batch's array attempt is not logged: the array
-        contract lets a plugin refuse arrays, and the batch then asks it once per profile."""
-        try:
-            return self.host.choose(option, profile, knowledge, ends)
-        except ISOLATED:
-            raise
-        except Exception as exc:
-            raise self._failed(option, profile, knowledge, exc) from exc
-
-    @staticmethod
-    def _failed(option: str, profile: Profile, knowledge: Knowledge, exc: Exception) -> OptionFailed:
-        if not isinstance(profile.gpus, np.ndarray):
-            log.error(
-                "option %s failed: %s",
-                option,
-                type(exc).__name__,
-                exc_info=exc,
-                extra={"fields": {"option": option, "knowledge_version": knowledge.version}},
-            )
-            metrics.option_failed(option)
-        return OptionFailed(option)
 
     def check_references(
         self,
