@@ -165,8 +165,14 @@ def test_plugins_lists_the_three_built_in_options(capsys) -> None:
     code, out, _ = cli(capsys, "plugins")
 
     assert code == 0
-    keys = [line.split()[0] for line in out.strip().splitlines()]
-    assert sorted(keys) == ["ai_compute_platform", "rented_gpu_instances", "self_built_cluster"]
+    *options, version = out.strip().splitlines()
+    assert sorted(line.split()[0] for line in options) == [
+        "ai_compute_platform",
+        "rented_gpu_instances",
+        "self_built_cluster",
+    ]
+    assert all("SDK >=4,<5" in line for line in options)
+    assert version == "SDK 4.0.0"
 
 
 @pytest.mark.slow

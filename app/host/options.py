@@ -42,6 +42,8 @@ class LoadedOption:
     #: the assumptions the option's kernel requires (``Kernel.required_assumptions``; none where its
     #: plugin declares no kernel class)
     requires: tuple[str, ...] = ()
+    #: the SDK versions the plugin is written for (``OptionPlugin.sdk``), as it declares them
+    sdk: str | None = None
 
 
 class OptionHost:
@@ -69,7 +71,8 @@ class OptionHost:
                 requires = (
                     kernel.required_assumptions() if isinstance(kernel, type) and issubclass(kernel, Kernel) else ()
                 )
-                options[spec.key] = LoadedOption(spec, impl.plugin_name, version, caller, compiler, requires)
+                sdk = getattr(impl.plugin, "sdk", None)
+                options[spec.key] = LoadedOption(spec, impl.plugin_name, version, caller, compiler, requires, sdk)
         self.options: dict[str, LoadedOption] = dict(sorted(options.items()))
         self.roles: dict[str, str] = {}
         for role in ROLES:
