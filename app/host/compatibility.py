@@ -11,7 +11,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from app.core.errors import PluginError
-from app.sdk import __version__ as SDK_VERSION
+from app.sdk import __version__
+
+#: the version of the plugin SDK this service offers (``app.sdk.__version__``)
+SDK_VERSION = __version__
 
 log = logging.getLogger("compute_advisor.plugins")
 
