@@ -3,6 +3,7 @@ a stacked capacity-over-time chart (``Accept: image/svg+xml``), CSV or XLSX per 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, post
@@ -13,12 +14,12 @@ from app.domain.capacity import charts, sheets
 from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
 from app.domain.capacity.service import CapacityService
 from app.domain.shared import costs
-from app.i18n import Lang, language
+from app.domain.shared.represent import CSV, Formats, Representation
+from app.i18n import Lang
 from app.web.bodies import CAPACITY_BODY_BYTES
-from app.web.negotiation import CSV, JSON, negotiate
-from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
-from app.web.spreadsheets import XLSX, attachment
+
+PLAN = Formats(file="capacity-plan", vary=True)
 
 
 class CapacityController(Controller):
@@ -42,25 +43,12 @@ class CapacityController(Controller):
         capacity: NamedDependency[CapacityService],
         data: Annotated[CapacityPlanCreate, Body()],
     ) -> Response[CapacityPlanRead]:
-        media = negotiate(request, [JSON, charts.SVG, CSV, XLSX])
-        lang = language(request.scope)
-        headers = {"Vary": "Accept, Accept-Language"}
-        if media == JSON:
-            answer = await worker_pool(request).answer(capacity.plan, data, lang)
-            answer.headers.update(headers)
-            return answer  # type: ignore[return-value]
-        # the plan and its chart or spreadsheet in one computation, off the loop: what it answers is final
-        doc, content = await worker_pool(request).run(_rendered, capacity, data, lang, media)
-        if media != charts.SVG:
-            headers |= attachment("capacity-plan", doc.knowledge_version, doc.as_of, "csv" if media == CSV else "xlsx")
-        return Response(content, media_type=media, headers=headers)  # type: ignore[arg-type]
+        shown = Representation(request, PLAN)
+        return await shown.computed(partial(capacity.plan, data, shown.lang), partial(_drawn, data), heavy=True)
 
 
-def _rendered(
-    capacity: CapacityService, data: CapacityPlanCreate, lang: Lang, media: str
-) -> tuple[CapacityPlanRead, str | bytes]:
-    """The plan and its SVG chart, CSV or XLSX workbook (``media``)."""
-    doc = capacity.plan(data, lang)
+def _drawn(data: CapacityPlanCreate, doc: CapacityPlanRead, media: str, lang: Lang) -> str | bytes:
+    """The plan as an SVG chart, a CSV or an XLSX workbook (``media``)."""
     if media == charts.SVG:
-        return doc, charts.capacity_svg(doc, lang)
-    return doc, sheets.plan_csv(doc, data) if media == CSV else sheets.plan_workbook(doc, lang, data)
+        return charts.capacity_svg(doc, lang)
+    return sheets.plan_csv(doc, data) if media == CSV else sheets.plan_workbook(doc, lang, data)

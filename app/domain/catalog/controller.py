@@ -14,15 +14,17 @@ from litestar.params import Parameter, QueryParameter
 from app.core.vocab import AvailabilityKind, AvailabilityScope
 from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
-from app.i18n import language
+from app.domain.shared.represent import CSV, Formats, Representation
+from app.i18n import Lang, language
 from app.kb.repositories import KnowledgeVersionRepository
 from app.web.caching import conditional_get_middleware
-from app.web.negotiation import CSV, JSON, negotiate, rows_csv
+from app.web.negotiation import rows_csv
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.web.problems import COMMON_PROBLEMS
-from app.web.spreadsheets import XLSX, attachment, offers_workbook
+from app.web.spreadsheets import offers_workbook
 
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
+OFFERS = Formats(file="offers")
 
 
 class CatalogController(Controller):
@@ -133,18 +135,10 @@ class CatalogController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Response[s.OfferList]:
-        media = negotiate(request, [JSON, CSV, XLSX])
+        shown = Representation(request, OFFERS)
         today = catalog.engine.today()
         query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, today)
-        doc = catalog.offers(window(limit, offset), query)
-        if media == JSON:
-            return Response(doc)
-        version = catalog.engine.list_knowledge().version
-        if media == CSV:
-            headers = attachment("offers", version, as_of or today, "csv")
-            return Response(rows_csv(doc.items), media_type=CSV, headers=headers)  # type: ignore[arg-type]
-        headers = attachment("offers", version, as_of or today, "xlsx")
-        return Response(offers_workbook(doc.items, language(request.scope)), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
+        return shown.answer(catalog.offers(window(limit, offset), query), _offers, day=as_of or today)
 
     @get(
         "/providers",
@@ -290,3 +284,8 @@ class CatalogController(Controller):
         knowledge_versions: NamedDependency[KnowledgeVersionRepository],
     ) -> s.KnowledgeVersionRead:
         return await catalog.knowledge_version(knowledge_versions)
+
+
+def _offers(doc: s.OfferList, media: str, lang: Lang) -> bytes:
+    """The offer rows as a CSV or an XLSX workbook (``media``)."""
+    return rows_csv(doc.items) if media == CSV else offers_workbook(doc.items, lang)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, cast
 
 from litestar import Controller, Request, Response, get, post
@@ -20,22 +21,22 @@ from app.domain.decisions.storing import check_idempotency_key
 from app.domain.procurement.drift_schemas import RecommendationList
 from app.domain.shared import costs
 from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
+from app.domain.shared.represent import CSV, XLSX, Formats, Representation
 from app.i18n import Lang, language, pin_language
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
 from app.kb.writer import RecommendationWriter
 from app.web.auth import principal_of
 from app.web.bodies import SINGLE_BODY_BYTES
-from app.web.caching import answer_etag, caching_headers, not_modified
-from app.web.negotiation import CSV, JSON, negotiate
 from app.web.offload import worker_pool
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset
 from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
-from app.web.spreadsheets import XLSX, attachment
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 #: ``?store=false`` is deprecated since 2026-12-03 (RFC 9745's ``@`` date); its successor is POST /v1/evaluations
 STORE_FALSE_DEPRECATION = {"Deprecation": "@1796256000", "Link": '</v1/evaluations>; rel="successor-version"'}
+COMPARISON = Formats(file="price-comparison")
+EVALUATIONS = Formats(file="evaluations")
 
 
 class DecisionController(Controller):
@@ -57,25 +58,12 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
-        media = negotiate(request, [JSON, CSV, XLSX])
-        lang = language(request.scope)
-        if data.demand is not None:  # priced as capacity plans are, by a solver: off the loop, its answer final
-            doc = await worker_pool(request).run(decisions.compare, data, lang)
-        else:  # first: a 304 only where the answer would be a 200 (memoised)
-            doc = decisions.compare(data, lang)
-        etag = answer_etag(request.scope, "comparison", decisions.comparison_identity(data), media)
-        if etag is not None and doc.knowledge_version != decisions.engine.knowledge().version:
-            etag = None  # computed on the version before a swap: no validator of the new one
-        headers = caching_headers(etag) if etag else {}
-        if not_modified(request.scope, etag):
-            return Response(None, status_code=304, headers=headers)  # type: ignore[arg-type]
-        if media == CSV:
-            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "csv")
-            return Response(comparison_csv(doc, data), media_type=CSV, headers=headers)  # type: ignore[arg-type]
-        if media == XLSX:
-            headers |= attachment("price-comparison", doc.knowledge_version, doc.as_of, "xlsx")
-            return Response(comparison_workbook(doc, lang, data), media_type=XLSX, headers=headers)  # type: ignore[arg-type]
-        return Response(doc, headers=headers)
+        shown = Representation(request, COMPARISON)
+        compute = partial(decisions.compare, data, shown.lang)
+        # a demand is priced as capacity plans are, by a solver: off the loop; else on it, memoised (computed
+        # before a 304 is answered: only where the answer would be a 200)
+        heavy, etag = data.demand is not None, ("comparison", decisions.comparison_identity(data))
+        return await shown.computed(compute, partial(_comparison, data), heavy=heavy, etag=etag)
 
     @post(
         "/recommendations",
@@ -211,19 +199,16 @@ class DecisionController(Controller):
         decisions: NamedDependency[DecisionService],
         data: Annotated[s.EvaluationCreate, Body()],
     ) -> Response[s.EvaluationsRead]:
-        media = negotiate(request, [JSON, XLSX])
-        lang = language(request.scope)
-        if media == XLSX:  # a workbook is written off the loop whatever the batch's size
-            doc, book = await worker_pool(request).run(_evaluations_workbook, decisions, data, lang)
-            headers = attachment("evaluations", doc.knowledge_version, decisions.engine.today(), "xlsx")
-            return Response(book, media_type=XLSX, headers=headers)  # type: ignore[arg-type]
-        if decisions.is_heavy(data):
-            return await worker_pool(request).answer(decisions.evaluate_many, data, lang)  # type: ignore[return-value]
-        return Response(decisions.evaluate_many(data, lang))
+        shown = Representation(request, EVALUATIONS)
+        heavy = shown.media == XLSX or decisions.is_heavy(data)  # a workbook is written off the loop, any size
+        compute = partial(decisions.evaluate_many, data, shown.lang)
+        return await shown.computed(compute, partial(_evaluations, data), heavy=heavy, day=decisions.engine.today())
 
 
-def _evaluations_workbook(
-    decisions: DecisionService, data: s.EvaluationCreate, lang: Lang
-) -> tuple[s.EvaluationsRead, bytes]:
-    doc = decisions.evaluate_many(data, lang)
-    return doc, evaluations_workbook(doc, lang, data.profiles)
+def _comparison(data: ComparisonCreate, doc: s.ComparisonRead, media: str, lang: Lang) -> str | bytes:
+    """The comparison as a CSV or an XLSX workbook (``media``)."""
+    return comparison_csv(doc, data) if media == CSV else comparison_workbook(doc, lang, data)
+
+
+def _evaluations(data: s.EvaluationCreate, doc: s.EvaluationsRead, _media: str, lang: Lang) -> bytes:
+    return evaluations_workbook(doc, lang, data.profiles)

@@ -3,6 +3,7 @@ handlers); cost curves and sensitivity also as SVG charts (``Accept: image/svg+x
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, post
@@ -19,19 +20,14 @@ from app.domain.insights.schemas import (
 )
 from app.domain.insights.service import InsightService
 from app.domain.shared import costs
+from app.domain.shared.represent import Formats, Representation
 from app.domain.shared.schemas import ProfileCreate
-from app.i18n import Lang, language
+from app.i18n import Lang
 from app.web.bodies import SINGLE_BODY_BYTES
-from app.web.negotiation import JSON, negotiate
-from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
 
-
-def _chart_headers(request: Request[Any, Any, Any]) -> tuple[str, charts.Lang, dict[str, str]]:
-    """The media type (JSON or SVG, else 406) and language of a chartable answer, and its headers."""
-    media = negotiate(request, [JSON, charts.SVG])
-    # Content-Language is sent with every answer (app.i18n.send_content_language)
-    return media, language(request.scope), {"Vary": "Accept, Accept-Language"}
+#: an insight a chart may answer in place of its JSON
+CHART = Formats(vary=True)
 
 
 class InsightsController(Controller):
@@ -53,7 +49,8 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[BreakEvenRead]:
-        return await worker_pool(request).answer(insights.break_even, data, language(request.scope))  # type: ignore[return-value]
+        shown = Representation(request)
+        return await shown.computed(partial(insights.break_even, data, shown.lang), heavy=True)
 
     @post(
         "/sensitivity",
@@ -71,14 +68,10 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[SensitivityRead]:
-        media, lang, headers = _chart_headers(request)
-        if media == charts.SVG:
-            svg = await worker_pool(request).run(_tornado, insights, data, lang)
-            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        answer = await worker_pool(request).answer(insights.sensitivity, data, lang)
-        for name, value in headers.items():
-            answer.headers[name] = value
-        return answer  # type: ignore[return-value]
+        shown = Representation(request, CHART)
+        return await shown.computed(
+            partial(insights.sensitivity, data, shown.lang), partial(_tornado, insights, data), heavy=True
+        )
 
     @post(
         "/cost-curves",
@@ -96,14 +89,8 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         data: Annotated[ProfileCreate, Body()],
     ) -> Response[CostCurvesRead]:
-        media, lang, headers = _chart_headers(request)
-        if media == charts.SVG:
-            svg = await worker_pool(request).run(_cost_curve, insights, data, lang)
-            return Response(svg, media_type=charts.SVG, headers=headers)  # type: ignore[arg-type]
-        answer = await worker_pool(request).answer(insights.cost_curves, data, lang)
-        for name, value in headers.items():
-            answer.headers[name] = value
-        return answer  # type: ignore[return-value]
+        shown = Representation(request, CHART)
+        return await shown.computed(partial(insights.cost_curves, data, shown.lang), _cost_curve, heavy=True)
 
     @post(
         "/uncertainty",
@@ -120,13 +107,12 @@ class InsightsController(Controller):
         insights: NamedDependency[InsightService],
         data: Annotated[UncertaintyCreate, Body()],
     ) -> Response[UncertaintyRead]:
-        return await worker_pool(request).answer(insights.uncertainty, data)  # type: ignore[return-value]
+        return await Representation(request).computed(partial(insights.uncertainty, data), heavy=True)
 
 
-def _tornado(insights: InsightService, data: ProfileCreate, lang: Lang) -> str:
-    doc = insights.sensitivity(data, lang)
+def _tornado(insights: InsightService, data: ProfileCreate, doc: SensitivityRead, _media: str, lang: Lang) -> str:
     return charts.tornado_svg(doc, lang, currency=data.currency, names=insights.option_names())
 
 
-def _cost_curve(insights: InsightService, data: ProfileCreate, lang: Lang) -> str:
-    return charts.cost_curve_svg(insights.cost_curves(data, lang), lang)
+def _cost_curve(doc: CostCurvesRead, _media: str, lang: Lang) -> str:
+    return charts.cost_curve_svg(doc, lang)

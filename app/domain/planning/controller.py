@@ -4,6 +4,7 @@ candidates (or, on one GPU model, of the options)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, post
@@ -16,13 +17,13 @@ from app.domain.planning.schemas import TrainingCandidatesRead, TrainingPlanCrea
 from app.domain.planning.service import plan
 from app.domain.shared import costs
 from app.domain.shared.engine import Engine
+from app.domain.shared.represent import CSV, XLSX, Formats, Representation
 from app.engine.planner import FLOPS_PER_PARAMETER_TOKEN
-from app.i18n import Lang, language
+from app.i18n import Lang
 from app.web.bodies import SINGLE_BODY_BYTES
-from app.web.negotiation import CSV, JSON, negotiate
-from app.web.offload import worker_pool
 from app.web.problems import BODY_PROBLEMS
-from app.web.spreadsheets import XLSX, attachment
+
+PLAN = Formats(file="training-plan", vary=True)
 
 
 class PlanningController(Controller):
@@ -45,33 +46,21 @@ class PlanningController(Controller):
         engine: NamedDependency[Engine],
         data: Annotated[TrainingPlanCreate, Body()],
     ) -> Response[TrainingPlanRead | TrainingCandidatesRead]:
-        media = negotiate(request, [JSON, charts.SVG, CSV, XLSX])
-        lang = language(request.scope)
-        headers = {"Vary": "Accept, Accept-Language"}
-        if media == JSON:
-            answer = await worker_pool(request).answer(plan, engine, data, lang)
-            answer.headers.update(headers)
-            return answer  # type: ignore[return-value]
-        # the plan and its chart or spreadsheet in one computation, off the loop: what it answers is final
-        doc, content = await worker_pool(request).run(_rendered, engine, data, lang, media)
-        if media != charts.SVG:
-            headers |= attachment("training-plan", doc.knowledge_version, doc.as_of, "csv" if media == CSV else "xlsx")
-        return Response(content, media_type=media, headers=headers)  # type: ignore[arg-type]
+        shown = Representation(request, PLAN)
+        return await shown.computed(partial(plan, engine, data, shown.lang), partial(_drawn, engine, data), heavy=True)
 
 
-def _rendered(
-    engine: Engine, data: TrainingPlanCreate, lang: Lang, media: str
-) -> tuple[TrainingPlanRead | TrainingCandidatesRead, str | bytes]:
-    """The plan and its SVG chart, CSV or XLSX workbook (``media``)."""
-    doc = plan(engine, data, lang)
+def _drawn(
+    engine: Engine, data: TrainingPlanCreate, doc: TrainingPlanRead | TrainingCandidatesRead, media: str, lang: Lang
+) -> str | bytes:
+    """The plan as a CSV, an XLSX workbook or an SVG chart (``media``)."""
     if media == CSV:
-        return doc, sheets.plan_csv(doc, data)
+        return sheets.plan_csv(doc, data)
     if media == XLSX:
-        return doc, sheets.plan_workbook(doc, lang, data)
+        return sheets.plan_workbook(doc, lang, data)
     if isinstance(doc, TrainingCandidatesRead):
-        return doc, charts.candidates_svg(doc, lang)
+        return charts.candidates_svg(doc, lang)
     # one GPU model: the run's tokens as the service counts them (6 FLOPs a parameter and token)
     tokens = data.tokens if data.tokens is not None else doc.flops / (FLOPS_PER_PARAMETER_TOKEN * data.parameters)
     gpu = gpu_name(engine.knowledge(), doc.gpu_model)
-    svg = charts.plan_svg(doc, lang, parameters=data.parameters, tokens=tokens, gpu=gpu, precision=data.precision)
-    return doc, svg
+    return charts.plan_svg(doc, lang, parameters=data.parameters, tokens=tokens, gpu=gpu, precision=data.precision)

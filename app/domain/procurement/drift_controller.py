@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get
@@ -16,14 +19,14 @@ from app.domain.procurement import drift_schemas as s
 from app.domain.procurement.drift import NotRepriceable, Stored, drift
 from app.domain.procurement.drift_csv import drift_csv
 from app.domain.shared.engine import Engine
-from app.i18n import language, name_of
-from app.kb.books import Books
+from app.domain.shared.represent import Formats, Representation
+from app.i18n import Lang, name_of
+from app.kb.books import Book, Books
 from app.kb.repositories import RecommendationRepository
 from app.web.auth import principal_of
-from app.web.negotiation import CSV, JSON, negotiate
-from app.web.offload import worker_pool
 from app.web.problems import COMMON_PROBLEMS, ProblemException, problem
-from app.web.spreadsheets import attachment
+
+DRIFT = Formats(file="recommendation-drift", version=lambda doc: doc.now.knowledge_version)
 
 
 class DriftController(Controller):
@@ -55,35 +58,42 @@ class DriftController(Controller):
         recommendations: NamedDependency[RecommendationRepository],
         rec_id: Annotated[str, Parameter(max_length=36)],
     ) -> Response[s.DriftRead]:
-        media = negotiate(request, [JSON, CSV])
-        principal = principal_of(request)
-        row = await recommendations.get_one_or_none(id=rec_id)
-        if row is None or not readable(row, api_key_id=principal.id, admin=principal.is_admin, org=principal.org):
-            raise NotFoundException(
-                detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)
-            )
-        stored = Stored(row.id, row.knowledge_version, row.request, row.response)
-        org = row.org
-        # read: the connection goes back before the evaluation (a rollback expires the row, hence the copy)
-        await recommendations.session.rollback()
-        # priced on the recommendation's organisation's book (an admin key reading another's too)
-        books: Books = request.app.state.books
-        book = None if org is None else await books.current(org)
-        try:
-            with Engine.priced_with(book):  # a full evaluation, off the loop: the pool runs it in this context
-                doc = await worker_pool(request).run(drift, decisions, stored)
-        except NotRepriceable as exc:
-            lang = language(request.scope)
-            raise ProblemException(
-                409,
-                "conflict",
-                name_of(
-                    "problem.title.drift.not_repriceable", lang, "The stored recommendation cannot be priced again"
-                ),
-                exc.detail,
-                field=exc.field,
-            ) from exc
-        if media == CSV:
-            headers = attachment("recommendation-drift", doc.now.knowledge_version, decisions.engine.today(), "csv")
-            return Response(drift_csv(doc), media_type=CSV, headers=headers)  # type: ignore[arg-type]
-        return Response(doc)
+        shown = Representation(request, DRIFT)  # a 406 before a 404
+        stored, book = await _stored(request, recommendations, rec_id)
+        # priced on the recommendation's organisation's book (an admin key reading another's too), off the loop:
+        # the pool runs it in this context
+        with Engine.priced_with(book), _repriceable(shown.lang):
+            compute = partial(drift, decisions, stored)
+            return await shown.computed(compute, _csv, heavy=True, day=decisions.engine.today())
+
+
+async def _stored(
+    request: Request[Any, Any, Any], recommendations: RecommendationRepository, rec_id: str
+) -> tuple[Stored, Book | None]:
+    """The stored recommendation the request's key may read (404 otherwise), and the book it is priced on now."""
+    principal = principal_of(request)
+    row = await recommendations.get_one_or_none(id=rec_id)
+    if row is None or not readable(row, api_key_id=principal.id, admin=principal.is_admin, org=principal.org):
+        raise NotFoundException(
+            detail=msg("problem.detail.no_recommendation", f"no recommendation '{rec_id}'", id=rec_id)
+        )
+    stored = Stored(row.id, row.knowledge_version, row.request, row.response)
+    org = row.org
+    # read: the connection goes back before the evaluation (a rollback expires the row, hence the copy)
+    await recommendations.session.rollback()
+    books: Books = request.app.state.books
+    return stored, None if org is None else await books.current(org)
+
+
+@contextmanager
+def _repriceable(lang: Lang) -> Iterator[None]:
+    """A stored request that can no longer be priced as a 409 problem saying why."""
+    try:
+        yield
+    except NotRepriceable as exc:
+        title = name_of("problem.title.drift.not_repriceable", lang, "The stored recommendation cannot be priced again")
+        raise ProblemException(409, "conflict", title, exc.detail, field=exc.field) from exc
+
+
+def _csv(doc: s.DriftRead, _media: str, _lang: Lang) -> bytes:
+    return drift_csv(doc)

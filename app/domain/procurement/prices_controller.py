@@ -19,14 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.procurement import price_schemas as s
 from app.domain.procurement import price_sheets, prices
 from app.domain.shared.engine import Engine
+from app.domain.shared.represent import Formats, Representation
 from app.i18n import Lang, language, render
 from app.kb.books import Books
 from app.web.auth import principal_of
 from app.web.bodies import BODY_MEDIA_OPT, OFF_LOOP_BYTES, PRICE_BOOK_BODY_BYTES, StrictJsonRequest
-from app.web.negotiation import CSV, JSON, negotiate
+from app.web.negotiation import CSV, JSON
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.web.problems import COMMON_PROBLEMS, problem
-from app.web.spreadsheets import XLSX, attachment, csv_bytes
+from app.web.spreadsheets import XLSX, csv_bytes
 
 #: an upload's cost in rate-limit units: a unit per this many rows, and one (checking 500 rows: 15 ms, writing
 #: them: most of the 200 ms the request takes on SQLite; a comparison, one unit: about 1 ms)
@@ -39,6 +40,8 @@ NO_ORGANISATION = problem(
     "organisation's (`compute-advisor keys create … --org ORG`).",
 )
 #: an upload's example: the organisation's negotiated quote for an instance the list prices
+#: a book's rows as a download: named for the organisation and its book's version
+PRIVATE_PRICES = Formats(file="private-prices", version=lambda doc: f"{doc.org}.{doc.book_version}")
 EXAMPLE_ROW = {
     "option": "rented_gpu_instances",
     "provider": "aws",
@@ -185,15 +188,12 @@ class PriceBookController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Response[s.PrivatePriceList]:
-        media = negotiate(request, [JSON, CSV])
+        shown = Representation(request, PRIVATE_PRICES)  # a 406 before a 403
         org, today = _org(request), engine.today()
         doc = await prices.listing(
             db_session, org, include_closed=include_closed, window=window(limit, offset), today=today
         )
-        if media == CSV:
-            headers = attachment("private-prices", f"{org}.{doc.book_version}", today, "csv")
-            return Response(_csv(doc.items), media_type=CSV, headers=headers)  # type: ignore[arg-type]
-        return Response(doc)
+        return shown.answer(doc, _csv, day=today)
 
     @delete(
         "/prices/{price_id:int}",
@@ -224,11 +224,11 @@ class PriceBookController(Controller):
         return prices.read(row, today)
 
 
-def _csv(items: list[s.PrivatePriceRead]) -> bytes:
+def _csv(doc: s.PrivatePriceList, _media: str, _lang: Lang) -> bytes:
     """The rows as a CSV an upload takes again: the upload's columns first (``regions`` separated by commas)."""
     fields = s.PrivatePriceRead.__struct_fields__
 
     def cell(value: Any) -> Any:
         return ", ".join(value) if isinstance(value, list) else value
 
-    return csv_bytes(fields, ([cell(getattr(row, f)) for f in fields] for row in items))
+    return csv_bytes(fields, ([cell(getattr(row, f)) for f in fields] for row in doc.items))
