@@ -30,8 +30,10 @@ from app.core.types import (
 )
 
 METHODOLOGY_VERSION = "4.1"
+#: days in a year, for lead times and terms given in days
 DAYS_PER_YEAR = 365
 MINUTES_PER_HOUR = 60
+#: the range of nothing: a line with no upfront (or no yearly) part
 ZERO = Range.point(0)
 #: the general option of knowledge rows that belong to no single option (weights, engineer time)
 GENERAL = ANY

@@ -152,9 +152,11 @@ class OfferKernel(OfferReads, Kernel):
     # ---- constraints ---------------------------------------------------------------------------
 
     def acceptable(self, c: Candidate, at: Columns) -> bool:
+        """Whether the offer breaks none of its hard constraints (``constraints``) for any profile."""
         return not self.constraints(c, at)
 
     def refused(self, c: Candidate, at: Columns) -> bool:
+        """Whether a hard constraint refuses the offer for every profile (a batch's included)."""
         return any(where is True or bool(np.all(where)) for _, where in self.constraints(c, at))
 
     def constraints(self, c: Candidate, at: Columns) -> list[tuple[str, Any]]:

@@ -23,10 +23,12 @@ def _scalar_range(r: Range) -> Range:
 
 
 def num(value: float, digits: int = 0) -> str:
+    """A number in words: thousands separated, ``digits`` decimals (an array's mean over draws)."""
     return f"{_scalar(value):,.{digits}f}"
 
 
 def money(value: float, currency: str) -> str:
+    """An amount in whole units of ``currency``, thousands separated."""
     return f"{_scalar(value):,.0f} {currency}"
 
 
@@ -49,10 +51,12 @@ def money_range(r: Range, currency: str, digits: int = 0) -> str:
 
 
 def pct(fraction: float) -> str:
+    """A fraction as a whole percentage (0.4 → ``40%``)."""
     return f"{_scalar(fraction) * 100:.0f}%"
 
 
 def span(r: Range, unit: str, digits: int = 0) -> str:
+    """A range of a count in words: one figure where its ends meet, else ``low–high`` and ``unit``."""
     r = _scalar_range(r)
     if r.is_point:
         return f"{r.expected:,.{digits}f} {unit}"

@@ -12,7 +12,8 @@ from app.core.knowledge import SourceRef
 from app.core.ranges import Range
 from app.core.vocab import DataSecurity, FieldKind, OpsTeam, Precision
 
-HOURS_PER_YEAR = 8760  # 365 × 24: the article's "24小时不间断运行" year
+#: hours in a year of compute held every hour: 365 × 24, the article's "24小时不间断运行" year
+HOURS_PER_YEAR = 8760
 
 #: the numeric fields of a profile: plain numbers, or NumPy arrays in batch evaluations (one element
 #: per profile) — see ``app.host.hookspecs`` for the array contract
@@ -147,6 +148,9 @@ class Cost:
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
+    """How much of the compute bought does useful work: the wait for it (lead time), the set-up before
+    each run, the execution efficiency and the productive share over the horizon that follow."""
+
     lead_time_days: Range
     setup_minutes_per_run: Range
     execution_efficiency: Range
@@ -163,6 +167,9 @@ class Efficiency:
 
 @dataclass(frozen=True, slots=True)
 class Stability:
+    """What failures cost a job spanning the profile's GPUs: interruptions a year, hours lost to each,
+    and the goodput that remains."""
+
     interruptions_per_year: Range
     hours_lost_per_interruption: Range
     lost_gpu_hours_per_year: Range
@@ -186,6 +193,9 @@ class Stability:
 
 @dataclass(frozen=True, slots=True)
 class Usability:
+    """The infrastructure work an option leaves to the team: FTE needed, the part its ops staff do not
+    cover, the set-up steps in words and the engineers' focus that remains."""
+
     infra_fte_needed: Range
     infra_fte_unmet: Range
     setup_steps: str
