@@ -11,10 +11,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from app.core.errors import PluginError
-from app.sdk import __version__
+from app.core.version import SDK_VERSION
 
-#: the version of the plugin SDK this service offers (``app.sdk.__version__``)
-SDK_VERSION = __version__
+__all__ = ["SDK_VERSION", "check_sdk_ranges"]
 
 log = logging.getLogger("compute_advisor.plugins")
 

@@ -28,9 +28,18 @@ def create_option_host(extra_plugins: Iterable[object] = (), *, entry_points: bo
     if entry_points:
         pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
     for plugin in extra_plugins:
-        pm.register(plugin)
+        pm.register(plugin, name=_name(pm, plugin))
     pm.check_pending()
     check_sdk_ranges(pm)
     host = OptionHost(pm)
     i18n.add_plugin_messages(host.messages)
     return host
+
+
+def _name(pm: pluggy.PluginManager, plugin: object) -> str | None:
+    """An option plugin given by hand is named as its entry point would name it, by its option's key,
+    so its words are the same plugin's words in every host of the process; None (pluggy's own name)
+    for another object, or where that name is taken."""
+    spec = getattr(plugin, "spec", None)
+    key = getattr(spec, "key", None)
+    return key if isinstance(key, str) and pm.get_plugin(key) is None else None

@@ -14,11 +14,11 @@ from typing import Any
 import pluggy
 
 from app.core.columns import ALL
-from app.core.errors import ISOLATED, OptionFailed, PluginError
+from app.core.errors import ISOLATED, InconsistentProfile, OptionFailed, PluginError, UnknownReference
 from app.core.kernel import Kernel, Quote
 from app.core.knowledge import Knowledge
 from app.core.model import with_effective_cost
-from app.core.text import flat_messages, placeholders
+from app.core.text import flat_messages, msg, placeholders
 from app.core.types import Assessment, OptionSpec, Profile, ProfileField
 from app.core.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
 
@@ -88,13 +88,16 @@ class OptionHost:
         #: told of each plugin defect, ``(option, profile, knowledge, exception)``, before ``OptionFailed``
         #: is raised: the composition root wires the log and the failure counter here
         self.on_failure: FailureReport = _ignore
+        #: which options, of which plugins, this host loads: a kernel kept on a snapshot is this host's
+        #: (its roles are answered by this host's options), never another's sharing the snapshot
+        self.fingerprint = tuple((k, o.plugin_name, o.plugin_version, id(o.compiler)) for k, o in self.options.items())
 
     # ---- kernels ------------------------------------------------------------------------------------
 
     def kernel(self, option: str, knowledge: Knowledge, currency: str, as_of: dt.date) -> Kernel:
         """The option's kernel for ``knowledge``, ``currency`` and the period of ``as_of``: compiled on
         first use and kept on the snapshot (``Knowledge.derived``), so requests never compile again."""
-        key = ("kernel", option, currency, knowledge.period(as_of))
+        key = ("kernel", self.fingerprint, option, currency, knowledge.period(as_of))
         found: Kernel | None = knowledge.derived.get(key)
         if found is None:
             found = self._compile(option, knowledge, currency, as_of)
@@ -119,6 +122,35 @@ class OptionHost:
     def owner(self) -> str | None:
         """The option that buys its hardware (its declared role), if one is loaded."""
         return self.roles.get("owns_hardware")
+
+    # ---- profiles ------------------------------------------------------------------------------------
+
+    def option_fields(self, given: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        """The profile fields the options declare (``OptionSpec.profile_fields``): those ``given``, each
+        checked against its declaration (422 naming ``option_fields.<name>``), and the others' defaults."""
+        declared = self.profile_fields
+        for name, value in given.items():
+            field = declared.get(name)
+            if field is None:
+                known = ", ".join(declared) or "none"
+                text = f"no option declares the profile field '{name}'; the options declare {known} (see /v1/options)"
+                raise UnknownReference(
+                    msg("problem.detail.unknown_option_field", text, name=name, known=known),
+                    field=f"option_fields.{name}",
+                )
+            problem = field.refuses(value)
+            if problem is not None:
+                raise InconsistentProfile(
+                    msg(
+                        "problem.detail.bad_option_field",
+                        f"the option field '{name}' {problem}",
+                        name=name,
+                        problem=problem,
+                    ),
+                    field=f"option_fields.{name}",
+                )
+        values = {name: given.get(name, f.default) for name, f in declared.items()}
+        return tuple((name, value) for name, value in values.items() if value is not None)
 
     # ---- the calls ----------------------------------------------------------------------------------
 

@@ -44,9 +44,10 @@ from app.core.types import (
     Stability,
     Usability,
 )
+from app.core.version import SDK_VERSION
 
 #: the SDK's version (semantic versioning): a plugin's ``OptionPlugin.sdk`` range must contain it
-__version__ = "4.0.0"
+__version__ = SDK_VERSION
 
 __all__ = [
     "DAYS_PER_YEAR",

@@ -247,7 +247,7 @@ class Engine:
             fields_key = tuple((name, type(value), value) for name, value in given.items()) if given else ()
             fields = declared.get(fields_key)
             if fields is None:
-                fields = declared[fields_key] = self.option_fields(given)
+                fields = declared[fields_key] = self.host.option_fields(given)
             as_of = req.as_of
             if as_of is None:
                 as_of = today = today or self.today()
@@ -263,33 +263,6 @@ class Engine:
                 )
             )
         return made
-
-    def option_fields(self, given: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-        """The profile fields the options declare (``OptionSpec.profile_fields``): those ``given``, each
-        checked against its declaration (422 naming ``option_fields.<name>``), and the others' defaults."""
-        declared = self.host.profile_fields
-        for name, value in given.items():
-            field = declared.get(name)
-            if field is None:
-                known = ", ".join(declared) or "none"
-                text = f"no option declares the profile field '{name}'; the options declare {known} (see /v1/options)"
-                raise UnknownReference(
-                    msg("problem.detail.unknown_option_field", text, name=name, known=known),
-                    field=f"option_fields.{name}",
-                )
-            problem = field.refuses(value)
-            if problem is not None:
-                raise InconsistentProfile(
-                    msg(
-                        "problem.detail.bad_option_field",
-                        f"the option field '{name}' {problem}",
-                        name=name,
-                        problem=problem,
-                    ),
-                    field=f"option_fields.{name}",
-                )
-        values = {name: given.get(name, f.default) for name, f in declared.items()}
-        return tuple((name, value) for name, value in values.items() if value is not None)
 
     def outcomes(self, profile: Profile, kb: Knowledge) -> list[decision.Outcome]:
         """Every option's assessment (or its error); 422 when no option can be assessed at all."""
