@@ -33,9 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-import msgspec
-from litestar import Request, Response
-from litestar.enums import MediaType
+from litestar import Request
 from litestar.exceptions import ServiceUnavailableException, TooManyRequestsException
 
 from app.web import metrics
@@ -173,21 +171,10 @@ class WorkerPool:
             self._start(chosen.key)
             chosen.future.set_result(None)
 
-    async def answer(self, fn: Callable[P, Any], /, *args: P.args, **kwargs: P.kwargs) -> Response[bytes]:
-        """``fn``'s result as a JSON answer, computed *and encoded* in a worker thread: a large answer
-        (a full batch is megabytes) is not serialised on the loop either."""
-        return await self._answer(None, functools.partial(fn, *args, **kwargs))
-
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)`` in a worker thread (with this task's context: request id, span);
         503 problem with ``Retry-After`` when every thread is busy and ``queue_limit`` requests wait."""
         return await self._run(None, functools.partial(fn, *args, **kwargs))
-
-    async def _answer(self, key: str | None, call: Callable[[], Any]) -> Response[bytes]:
-        def encoded() -> bytes:
-            return msgspec.json.encode(call())
-
-        return Response(await self._run(key, encoded), media_type=MediaType.JSON)
 
     async def _run(self, key: str | None, call: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -232,10 +219,6 @@ class KeyedPool:
     def __init__(self, pool: WorkerPool, key: str | None) -> None:
         self.pool = pool
         self.key = key
-
-    async def answer(self, fn: Callable[P, Any], /, *args: P.args, **kwargs: P.kwargs) -> Response[bytes]:
-        """As :meth:`WorkerPool.answer`; ``429`` problem with ``Retry-After`` beyond the key's share."""
-        return await self.pool._answer(self.key, functools.partial(fn, *args, **kwargs))
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """As :meth:`WorkerPool.run`; ``429`` problem with ``Retry-After`` beyond the key's share."""
