@@ -5,7 +5,7 @@ here only. Serve with ``python -m app.serve`` (uvicorn with the service's bounds
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -153,12 +153,168 @@ def singleton(value: Any) -> Provide:
 class LifespansAfter(InitPluginProtocol):
     """Adds lifespans after those of the plugins registered before it (entered after, exited before)."""
 
-    def __init__(self, lifespans: list[Callable[[Litestar], AbstractAsyncContextManager[None]]]) -> None:
+    def __init__(self, lifespans: Sequence[Callable[[Litestar], AbstractAsyncContextManager[None]]]) -> None:
         self.lifespans = lifespans
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         app_config.lifespan.extend(self.lifespans)
         return app_config
+
+
+class Parts:
+    """The service's long-lived parts, made once per app by ``create_app`` in the order they need each
+    other — tracing and the dependencies' states, the knowledge store, the API keys, what answers (the
+    price books, the engine, the storage state, the recommendation writer, the watches), the bounds (the
+    worker pool, the rate limiter, the metrics listener) — and the hooks and lifespans that use them."""
+
+    def __init__(self, settings: Settings, host: OptionHost, tracer_provider: TracerProvider | None) -> None:
+        self.settings, self.host = settings, host
+        self.db = database_config(settings)
+        self.own_provider = None if tracer_provider else tracing.tracer_provider(settings)
+        self.provider = tracer_provider or self.own_provider
+        self.tracer = tracing.tracer(self.provider)
+        self.gauges = metrics.KnowledgeGauges()
+        self.dependencies = Dependencies()
+        self.dependencies.watch(
+            "database", "answers from the last knowledge snapshot; what needs the database answers 503"
+        )
+        heap.tune(settings.gc_young_threshold)
+        self.store = KnowledgeStore(
+            self.db.create_session_maker(),
+            settings.knowledge_refresh_seconds,
+            listen_dsn=listener_dsn(settings.database_url),  # PostgreSQL: a new version is announced at once
+            tracer=self.tracer,
+            on_state=self.knowledge_state,
+            on_load=self.knowledge_loaded,
+        )
+        self._keys()
+        self._answering()
+        self._bounds()
+
+    def _keys(self) -> None:
+        """Authentication's key lookup (with the keys known valid) and the writer of their last uses."""
+        db = self.db
+        self.key_verifier = KeyVerifier(
+            key_lookup(db.create_session_maker()),
+            self.settings.api_key_cache_seconds,
+            known=KnownKeys(active_keys(db.create_session_maker())),  # tells a valid key's first request from a guess
+        )
+        self.key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
+
+    def _answering(self) -> None:
+        """What answers: the organisations' price books, the engine, the storage state, the recommendation
+        writer and the watch dispatcher."""
+        settings, db = self.settings, self.db
+        self.books = Books(db.create_session_maker(), settings.knowledge_refresh_seconds)
+        self.engine = Engine(self.host, self.store.get, tracer=self.tracer, books=self.books)
+        # a full disk or read-only database: set by a failed write, cleared by a write (app.kb.storage_state)
+        self.storage = StorageState(
+            write_probe(db.create_session_maker()), settings.storage_probe_seconds, on_change=metrics.storage_state
+        )
+        self.writer = RecommendationWriter(
+            db.create_session_maker(),
+            tracer=self.tracer,
+            on_queue=metrics.writer_queue,
+            on_commit=metrics.writer_commit,
+            queue_limit=settings.writer_queue_limit,
+            storage=self.storage,
+        )
+        # checks watches and sends their deliveries (app.domain.procurement.watches_dispatch)
+        self.watches = WatchDispatcher(
+            settings, db.create_session_maker(), self.store.get, self.books, DecisionService(self.engine)
+        )
+
+    def _bounds(self) -> None:
+        """The worker pool, the rate limiter (None when RATE_LIMIT=off), the metrics listener (None without
+        METRICS_BIND) and the request metrics."""
+        settings = self.settings
+        self.worker_pool = WorkerPool(
+            settings.worker_pool_size, settings.worker_pool_queue, settings.worker_pool_per_key
+        )
+        self.limiter = rate_limiter(settings, self.key_verifier.standing, self.dependencies)
+        self.metrics_listener = (
+            metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
+            if (settings.metrics_bind)
+            else None
+        )
+        self.request_metrics = metrics.request_metrics()
+
+    def knowledge_state(self) -> None:
+        """The store's figures as metrics: after each poll, and at each scrape."""
+        self.gauges.state(self.store.version, self.store.last_read_at, self.store.degraded)
+        self.dependencies.mark("database", not self.store.degraded, "the knowledge poll cannot read the database")
+        metrics.storage_state(self.storage.state)
+
+    def knowledge_loaded(self, _version: str, trigger: str) -> None:
+        """A new knowledge version loaded: counted, and the watches checked against it at once."""
+        self.gauges.loaded(trigger)
+        self.watches.wake()
+
+    @asynccontextmanager
+    async def knowledge_lifespan(self, app: Litestar) -> AsyncIterator[None]:
+        """The knowledge poll and the storage probe, while the app serves."""
+        if (
+            self.settings.gc_freeze
+        ):  # the long-lived objects, before any snapshot: a swap then freezes nothing (app.kb.heap)
+            heap.settle()
+        await self.store.start()
+        self.storage.start()
+        try:
+            yield
+        finally:
+            await self.storage.stop()
+            await self.store.stop()
+
+    @asynccontextmanager
+    async def observability_lifespan(self, app: Litestar) -> AsyncIterator[None]:
+        """The metrics listener while the app serves; at its end the spans, metrics and log lines still held."""
+        if self.metrics_listener is not None:
+            self.metrics_listener.start()
+        try:
+            yield
+        finally:
+            if self.metrics_listener is not None:
+                self.metrics_listener.stop()
+            if self.own_provider is not None:
+                self.own_provider.shutdown()  # sends the spans still buffered
+            metrics.process_exit(self.settings.prometheus_multiproc_dir)
+            flush_logs()  # the lines still queued, written before the worker goes
+
+    @asynccontextmanager
+    async def resources_lifespan(self, app: Litestar) -> AsyncIterator[None]:
+        """At the app's end: the rate limiter closed, the worker pool shut down, the last key uses written."""
+        try:
+            yield
+        finally:
+            if self.limiter is not None:
+                await self.limiter.close()
+            self.worker_pool.shutdown()
+            await self.key_usage.drain()  # the last uses still queued
+
+    async def price_with_book(self, request: Request[Any, Any, Any]) -> None:
+        """The request's answers are priced on its organisation's private book, if it has one (app.kb.books)."""
+        user = request.scope.get("user")
+        org = getattr(user, "org", None)
+        BOOK.set(None if org is None else await self.books.current(org))
+
+    async def before_request(self, request: Request[Any, Any, Any]) -> Response[None] | None:
+        """Every request's checks before its handler: a JSON body, its cost charged, an acceptable
+        ``Accept``, its organisation's price book; a catalog read's 304 without its handler, or None."""
+        self.request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
+        await require_json_body(request)
+        if self.limiter is not None:
+            await self.limiter.charge_request(request)  # the request's cost, against its key
+        require_acceptable(request)
+        await self.price_with_book(request)
+        return known_not_modified(request.scope)
+
+
+def require_acceptable(request: Request[Any, Any, Any]) -> None:
+    """An API operation that answers only JSON refuses an ``Accept`` without it (406; a malformed one:
+    400) before any work, once charged; those that answer more negotiate in their handler (``answered_media``)."""
+    path, handler = request.scope["path"], request.route_handler
+    if "accept" in request.headers and path.startswith("/v1/") and answered_media(handler.operation_id) is None:  # type: ignore[arg-type]
+        negotiate(request, [JSON])
 
 
 def create_app(
@@ -170,212 +326,141 @@ def create_app(
     else to what the ``OTEL_*`` variables configure, or nowhere."""
     settings = settings or Settings.from_env()
     configure_logging(settings, queued=True)  # lines written off the request path
-    host = option_host or create_option_host()
-    db = database_config(settings)
-    own_provider = None if tracer_provider else tracing.tracer_provider(settings)
-    provider = tracer_provider or own_provider
-    tracer = tracing.tracer(provider)
-    gauges = metrics.KnowledgeGauges()
-
-    dependencies = Dependencies()
-    dependencies.watch("database", "answers from the last knowledge snapshot; what needs the database answers 503")
-
-    def knowledge_state() -> None:  # the store's figures as metrics: after each poll, and at each scrape
-        gauges.state(store.version, store.last_read_at, store.degraded)
-        dependencies.mark("database", not store.degraded, "the knowledge poll cannot read the database")
-        metrics.storage_state(storage.state)
-
-    heap.tune(settings.gc_young_threshold)
-
-    def knowledge_loaded(_version: str, trigger: str) -> None:
-        gauges.loaded(trigger)
-        watches.wake()  # watches are checked against the new version at once
-
-    store = KnowledgeStore(
-        db.create_session_maker(),
-        settings.knowledge_refresh_seconds,
-        listen_dsn=listener_dsn(settings.database_url),  # PostgreSQL: a new version is announced at once
-        tracer=tracer,
-        on_state=knowledge_state,
-        on_load=knowledge_loaded,
-    )
-    key_verifier = KeyVerifier(
-        key_lookup(db.create_session_maker()),
-        settings.api_key_cache_seconds,
-        known=KnownKeys(active_keys(db.create_session_maker())),  # tells a valid key's first request from a guess
-    )
-    key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
-    books = Books(db.create_session_maker(), settings.knowledge_refresh_seconds)
-    engine = Engine(host, store.get, tracer=tracer, books=books)
-    # a full disk or read-only database: set by a failed write, cleared by a write (app.kb.storage_state)
-    storage = StorageState(
-        write_probe(db.create_session_maker()), settings.storage_probe_seconds, on_change=metrics.storage_state
-    )
-    writer = RecommendationWriter(
-        db.create_session_maker(),
-        tracer=tracer,
-        on_queue=metrics.writer_queue,
-        on_commit=metrics.writer_commit,
-        queue_limit=settings.writer_queue_limit,
-        storage=storage,
-    )
-    # checks watches and sends their deliveries (app.domain.procurement.watches_dispatch)
-    watches = WatchDispatcher(settings, db.create_session_maker(), store.get, books, DecisionService(engine))
-    worker_pool = WorkerPool(settings.worker_pool_size, settings.worker_pool_queue, settings.worker_pool_per_key)
-    limiter = rate_limiter(settings, key_verifier.standing, dependencies)  # None when RATE_LIMIT=off
-    metrics_listener = (
-        metrics.MetricsListener(*settings.metrics_bind, settings.prometheus_multiproc_dir)
-        if (settings.metrics_bind)
-        else None
-    )
-
-    @asynccontextmanager
-    async def knowledge_lifespan(app: Litestar) -> AsyncIterator[None]:
-        if settings.gc_freeze:  # the long-lived objects, before any snapshot: a swap then freezes nothing (app.kb.heap)
-            heap.settle()
-        await store.start()
-        storage.start()
-        try:
-            yield
-        finally:
-            await storage.stop()
-            await store.stop()
-
-    @asynccontextmanager
-    async def observability_lifespan(app: Litestar) -> AsyncIterator[None]:
-        if metrics_listener is not None:
-            metrics_listener.start()
-        try:
-            yield
-        finally:
-            if metrics_listener is not None:
-                metrics_listener.stop()
-            if own_provider is not None:
-                own_provider.shutdown()  # sends the spans still buffered
-            metrics.process_exit(settings.prometheus_multiproc_dir)
-            flush_logs()  # the lines still queued, written before the worker goes
-
-    @asynccontextmanager
-    async def resources_lifespan(app: Litestar) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            if limiter is not None:
-                await limiter.close()
-            worker_pool.shutdown()
-            await key_usage.drain()  # the last uses still queued
-
-    request_metrics = metrics.request_metrics()
-
-    def require_acceptable(request: Request[Any, Any, Any]) -> None:
-        """An API operation that answers only JSON refuses an ``Accept`` without it (406; a malformed one:
-        400) before any work, once charged; those that answer more negotiate in their handler (``answered_media``)."""
-        path, handler = request.scope["path"], request.route_handler
-        if "accept" in request.headers and path.startswith("/v1/") and answered_media(handler.operation_id) is None:  # type: ignore[arg-type]
-            negotiate(request, [JSON])
-
-    async def price_with_book(request: Request[Any, Any, Any]) -> None:
-        """The request's answers are priced on its organisation's private book, if it has one (app.kb.books)."""
-        user = request.scope.get("user")
-        org = getattr(user, "org", None)
-        BOOK.set(None if org is None else await books.current(org))
-
-    async def before_request(request: Request[Any, Any, Any]) -> Response[None] | None:
-        request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
-        await require_json_body(request)
-        if limiter is not None:
-            await limiter.charge_request(request)  # the request's cost, against its key
-        require_acceptable(request)
-        await price_with_book(request)
-        return known_not_modified(request.scope)  # a catalog read's 304 without its handler, or None
-
-    plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=db), PydanticPlugin(validate_strict=True)]
-    if provider is not None:
-        plugins.append(tracing.tracing_plugin(provider))
-    # last: lifespans exit in reverse, so ours (the knowledge poll, the writer's users, the worker pool,
-    # the last-use writes) end before the SQLAlchemy plugin's disposes of the engine they use
-    plugins.append(LifespansAfter([observability_lifespan, knowledge_lifespan, watches.lifespan, resources_lifespan]))
-
+    parts = Parts(settings, option_host or create_option_host(), tracer_provider)
+    plugins = _plugins(parts)
     app = Litestar(
-        route_handlers=[
-            HealthController,
-            CatalogController,
-            DecisionController,
-            InsightsController,
-            PlanningController,
-            CapacityController,
-            AuditController,
-            PriceBookController,
-            WatchController,
-            drift_controller.DriftController,
-            metrics.metrics_controller(settings.prometheus_multiproc_dir, before_scrape=knowledge_state),
-            docs_ui.assets_router(),
-            explorer.ExplorerController,
-            explorer.assets_router(),
-        ],
-        # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
+        route_handlers=_route_handlers(parts),
         plugins=plugins,
-        dependencies={
-            "engine": singleton(engine),
-            "catalog": singleton(CatalogService(engine)),
-            "decisions": singleton(DecisionService(engine, daily_quota=settings.recommendation_daily_quota)),
-            "insights": singleton(InsightService(engine)),
-            "capacity": singleton(CapacityService(engine)),
-            "knowledge_versions": Provide(provide_knowledge_versions),
-            "recommendations": Provide(provide_recommendations),
-            "audit_events_repository": Provide(provide_audit_events),
-        },
+        dependencies=_dependencies(parts),
         exception_handlers={**EXCEPTION_HANDLERS, **DATABASE_EXCEPTION_HANDLERS},
-        middleware=[
-            *([tracing.name_request_span] if provider is not None else []),
-            *([limiter.middleware] if limiter else []),  # before auth: floods never reach the key lookup
-            DefineMiddleware(ApiKeyMiddleware, verifier=key_verifier, exclude=PUBLIC_PATHS, usage=key_usage),
-        ],
-        before_request=before_request,
-        state=State(
-            {
-                "knowledge_store": store,
-                "storage_state": storage,  # a full disk, a read-only database (app.web.degraded, /health/ready)
-                "key_verifier": key_verifier,  # /health/ready shows its details to a caller with a key
-                "readiness_check": SharedCheck(db.create_session_maker()),  # one database check in flight
-                "dependencies": dependencies,
-                "engine": engine,
-                "books": books,  # the organisations' private price books (app.kb.books)
-                "watches": watches,  # the watch dispatcher: its allow-list and versions (app.domain.procurement)
-                "key_usage": key_usage,
-                # shared by many handlers, read from the state (app.web.offload.worker_pool): not
-                # dependencies, which a handler taking two resolves in a task group of their own
-                "worker_pool": worker_pool,
-                "recommendation_writer": writer,
-                "known_etags": KnownEtags(),  # catalog reads answered 200 (app.web.caching)
-                "migration_head": migration_head(),
-                "migration_revisions": migration_revisions(),
-                "plugins_fingerprint": plugins_fingerprint(
-                    (key, o.plugin_name, o.plugin_version) for key, o in host.options.items()
-                ),
-            }
-        ),
+        middleware=_middleware(parts),
+        before_request=parts.before_request,
+        state=_state(parts),
         request_class=StrictJsonRequest,  # hostile bodies are 400s (app.web.bodies)
         request_max_body_size=settings.max_body_bytes,
-        # no CORS layer at all unless origins are configured (it would only pass every request through)
-        cors_config=(
-            CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS)
-            if settings.cors_origins
-            else None
-        ),
+        cors_config=_cors(settings),
         logging_config=None,  # app.web.logs configures logging, for the service and the CLI alike
-        openapi_config=OpenAPIConfig(
-            title="compute-advisor",
-            version=__version__,
-            description="Where large-model training should run — own GPU cluster, rented GPU instances or an "
-            "AI compute platform — compared on cost, efficiency, stability and usability, with every figure "
-            "traceable to the knowledge base.",
-            path="/docs",
-            render_plugins=docs_ui.render_plugins(),
-        ),
+        openapi_config=_openapi_config(),
         debug=settings.debug,
     )
     allow_every_method(app)  # OPTIONS names every method of a path whose handlers were registered apart
+    document_when_asked(app, _document_finisher(app, parts.host))  # built at its first reader, not at every start
+    # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the
+    # 401/403/429 raised inside, get their headers, their metrics and their log line too
+    store = parts.store
+    app.asgi_handler = Edge(
+        app.asgi_handler, knowledge_version=lambda: store.version, knowledge_source=store.source_header
+    )
+    return app
+
+
+def _plugins(parts: Parts) -> list[PluginProtocol]:
+    """The database's, strict pydantic validation, tracing's (when on), and the parts' lifespans."""
+    # strict validation of every pydantic input: ``false`` is not a number, ``"8"`` is not an int
+    plugins: list[PluginProtocol] = [SQLAlchemyPlugin(config=parts.db), PydanticPlugin(validate_strict=True)]
+    if parts.provider is not None:
+        plugins.append(tracing.tracing_plugin(parts.provider))
+    # last: lifespans exit in reverse, so ours (the knowledge poll, the writer's users, the worker pool,
+    # the last-use writes) end before the SQLAlchemy plugin's disposes of the engine they use
+    ours = [parts.observability_lifespan, parts.knowledge_lifespan, parts.watches.lifespan, parts.resources_lifespan]
+    plugins.append(LifespansAfter(ours))
+    return plugins
+
+
+def _route_handlers(parts: Parts) -> list[Any]:
+    """Every feature's controller, the metrics, the documentation's assets and the explorer."""
+    return [
+        HealthController,
+        CatalogController,
+        DecisionController,
+        InsightsController,
+        PlanningController,
+        CapacityController,
+        AuditController,
+        PriceBookController,
+        WatchController,
+        drift_controller.DriftController,
+        metrics.metrics_controller(parts.settings.prometheus_multiproc_dir, before_scrape=parts.knowledge_state),
+        docs_ui.assets_router(),
+        explorer.ExplorerController,
+        explorer.assets_router(),
+    ]
+
+
+def _dependencies(parts: Parts) -> dict[str, Provide]:
+    """The services, made once, and the repositories, made per request in its database session."""
+    engine = parts.engine
+    return {
+        "engine": singleton(engine),
+        "catalog": singleton(CatalogService(engine)),
+        "decisions": singleton(DecisionService(engine, daily_quota=parts.settings.recommendation_daily_quota)),
+        "insights": singleton(InsightService(engine)),
+        "capacity": singleton(CapacityService(engine)),
+        "knowledge_versions": Provide(provide_knowledge_versions),
+        "recommendations": Provide(provide_recommendations),
+        "audit_events_repository": Provide(provide_audit_events),
+    }
+
+
+def _middleware(parts: Parts) -> list[Any]:
+    """Tracing's request span name (when on), the rate limiter (when on), then authentication."""
+    return [
+        *([tracing.name_request_span] if parts.provider is not None else []),
+        *([parts.limiter.middleware] if parts.limiter else []),  # before auth: floods never reach the key lookup
+        DefineMiddleware(ApiKeyMiddleware, verifier=parts.key_verifier, exclude=PUBLIC_PATHS, usage=parts.key_usage),
+    ]
+
+
+def _state(parts: Parts) -> State:
+    """What handlers and the web layer read from the app's state."""
+    return State(
+        {
+            "knowledge_store": parts.store,
+            "storage_state": parts.storage,  # a full disk, a read-only database (app.web.degraded, /health/ready)
+            "key_verifier": parts.key_verifier,  # /health/ready shows its details to a caller with a key
+            "readiness_check": SharedCheck(parts.db.create_session_maker()),  # one database check in flight
+            "dependencies": parts.dependencies,
+            "engine": parts.engine,
+            "books": parts.books,  # the organisations' private price books (app.kb.books)
+            "watches": parts.watches,  # the watch dispatcher: its allow-list and versions (app.domain.procurement)
+            "key_usage": parts.key_usage,
+            # shared by many handlers, read from the state (app.web.offload.worker_pool): not
+            # dependencies, which a handler taking two resolves in a task group of their own
+            "worker_pool": parts.worker_pool,
+            "recommendation_writer": parts.writer,
+            "known_etags": KnownEtags(),  # catalog reads answered 200 (app.web.caching)
+            "migration_head": migration_head(),
+            "migration_revisions": migration_revisions(),
+            "plugins_fingerprint": plugins_fingerprint(
+                (key, o.plugin_name, o.plugin_version) for key, o in parts.host.options.items()
+            ),
+        }
+    )
+
+
+def _cors(settings: Settings) -> CORSConfig | None:
+    """No CORS layer at all unless origins are configured (it would only pass every request through)."""
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(allow_origins=list(settings.cors_origins), expose_headers=EXPOSED_HEADERS)
+
+
+def _openapi_config() -> OpenAPIConfig:
+    """The OpenAPI document's title, version and description, served at /docs."""
+    return OpenAPIConfig(
+        title="compute-advisor",
+        version=__version__,
+        description="Where large-model training should run — own GPU cluster, rented GPU instances or an "
+        "AI compute platform — compared on cost, efficiency, stability and usability, with every figure "
+        "traceable to the knowledge base.",
+        path="/docs",
+        render_plugins=docs_ui.render_plugins(),
+    )
+
+
+def _document_finisher(app: Litestar, host: OptionHost) -> Callable[[OpenAPI], None]:
+    """What completes the OpenAPI document when it is first built: the options' fields, security, and what
+    client generators need."""
 
     def finish_document(document: OpenAPI) -> None:
         complete_openapi(document)
@@ -383,10 +468,4 @@ def create_app(
         document_security(app, document)
         document_for_generators(document, PROBLEM_TYPES)
 
-    document_when_asked(app, finish_document)  # built at its first reader, not at every start
-    # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the
-    # 401/403/429 raised inside, get their headers, their metrics and their log line too
-    app.asgi_handler = Edge(
-        app.asgi_handler, knowledge_version=lambda: store.version, knowledge_source=store.source_header
-    )
-    return app
+    return finish_document

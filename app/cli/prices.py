@@ -14,8 +14,10 @@ import datetime as dt
 import os
 import shlex
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -34,6 +36,7 @@ SHOWN = 8
 #: what ``--interconnect`` says of an instance type whose source does not say its interconnect (null)
 UNKNOWN = "unknown"
 FABRICS = (*INTERCONNECTS, UNKNOWN)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fabrics(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str | None]:
@@ -152,36 +155,105 @@ def _write(out: Path, text: str) -> None:
         raise
 
 
+@dataclass(frozen=True, slots=True)
+class _Stated:
+    """What the command line states of FILE where FILE does not say it (a SkyPilot catalog says less than a
+    CSV price sheet): the options ``_stated_options`` adds."""
+
+    provider: str | None
+    valid_from: dt.datetime | None
+    retrieved_on: dt.datetime | None
+    source: str | None
+    source_quality: str
+    residency: str | None
+    fabrics: dict[str, str | None]
+
+    def check(self, fmt: str) -> None:
+        """A usage error where the options do not suit FILE's format."""
+        if fmt == "skypilot" and (self.provider is None or self.valid_from is None):
+            raise click.UsageError("--format skypilot needs --provider and --valid-from")
+        if fmt == "csv" and (self.source_quality != "verified" or self.residency is not None):
+            raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
+
+    def sheet(self, sheet: Path, fmt: str, joined: SeedSet, seeds: Path) -> price_import.Sheet:
+        """What the conversion is told of FILE, with the provider and GPU model keys of the seeds it joins;
+        an unknown ``--provider`` refused."""
+        providers = frozenset(p.key for p in joined.records["providers"])  # type: ignore[attr-defined]
+        if self.provider is not None and self.provider not in providers:
+            raise PriceImportError(
+                f"--provider: unknown provider '{self.provider}' (the seeds in {seeds} have "
+                f"{', '.join(sorted(providers))})"
+            )
+        return price_import.Sheet(
+            source=self.source
+            or (f"SkyPilot catalog, file {sheet.name}" if fmt == "skypilot" else f"price sheet {sheet.name}"),
+            retrieved_on=self.retrieved_on.date() if self.retrieved_on else _today(),
+            provider=self.provider,
+            valid_from=self.valid_from.date() if self.valid_from else None,
+            source_quality=self.source_quality,
+            residency=self.residency,
+            providers=providers,
+            gpu_models=frozenset(g.key for g in joined.records["gpu_models"]),  # type: ignore[attr-defined]
+        )
+
+    def flags(self, context: price_import.Sheet) -> list[str]:
+        """The options as the seed file's header repeats them (``--retrieved-on``: the day it was read)."""
+        given = {
+            "--provider": self.provider,
+            "--valid-from": self.valid_from and self.valid_from.date(),
+            "--retrieved-on": context.retrieved_on,
+            "--source-quality": None if self.source_quality == "verified" else self.source_quality,
+            "--residency": self.residency,
+        }
+        flags = [str(x) for flag, value in given.items() if value is not None for x in (flag, value)]
+        return flags + [x for t, f in self.fabrics.items() for x in ("--interconnect", f"{t}={f or UNKNOWN}")]
+
+
+def _stated_options(command: F) -> F:
+    """The options that state what FILE does not say (``_Stated``), listed by ``--help`` in this order."""
+    options = [
+        click.option(
+            "--provider", metavar="NAME", help="A provider key of the seeds (skypilot: required; csv: fills blanks)."
+        ),
+        click.option(
+            "--valid-from", type=DATE, help="First day the prices apply (skypilot: required; csv: fills blanks)."
+        ),
+        click.option("--retrieved-on", type=DATE, help="When the prices were read (default: today, UTC)."),
+        click.option(
+            "--source",
+            help="Where FILE comes from, e.g. 'skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv@<commit>'.",
+        ),
+        click.option(
+            "--source-quality",
+            type=click.Choice(SOURCE_QUALITIES),
+            default="verified",
+            show_default=True,
+            help="skypilot only.",
+        ),
+        click.option(
+            "--residency",
+            type=click.Choice(RESIDENCIES),
+            help="skypilot only: every row's (default: the row it replaces says, else public_multi_tenant).",
+        ),
+        click.option(
+            "--interconnect",
+            "fabrics",
+            metavar="TYPE=FABRIC",
+            multiple=True,
+            callback=_fabrics,
+            help=f"An instance type's interconnect where no row of the seeds says it ({', '.join(FABRICS)}).",
+        ),
+    ]
+    for option in reversed(options):  # as decorators written in this order apply them
+        command = option(command)
+    return command
+
+
 @group.command(name="import")
 @click.argument("sheet", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["skypilot", "csv"]), required=True, help="What FILE is.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The seed file to write.")
-@click.option("--provider", metavar="NAME", help="A provider key of the seeds (skypilot: required; csv: fills blanks).")
-@click.option("--valid-from", type=DATE, help="First day the prices apply (skypilot: required; csv: fills blanks).")
-@click.option("--retrieved-on", type=DATE, help="When the prices were read (default: today, UTC).")
-@click.option(
-    "--source", help="Where FILE comes from, e.g. 'skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv@<commit>'."
-)
-@click.option(
-    "--source-quality",
-    type=click.Choice(SOURCE_QUALITIES),
-    default="verified",
-    show_default=True,
-    help="skypilot only.",
-)
-@click.option(
-    "--residency",
-    type=click.Choice(RESIDENCIES),
-    help="skypilot only: every row's (default: the row it replaces says, else public_multi_tenant).",
-)
-@click.option(
-    "--interconnect",
-    "fabrics",
-    metavar="TYPE=FABRIC",
-    multiple=True,
-    callback=_fabrics,
-    help=f"An instance type's interconnect where no row of the seeds says it ({', '.join(FABRICS)}).",
-)
+@_stated_options
 @click.option(
     "--seeds",
     "seeds_dir",
@@ -210,82 +282,91 @@ def import_(
     Nothing reaches the database until `compute-advisor seeds load` loads the seed directory holding
     the file. A malformed FILE is refused with its line and nothing is written (exit status 2).
     """
-    if fmt == "skypilot" and (provider is None or valid_from is None):
-        raise click.UsageError("--format skypilot needs --provider and --valid-from")
-    if fmt == "csv" and (source_quality != "verified" or residency is not None):
-        raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
+    stated = _Stated(
+        provider=provider,
+        valid_from=valid_from,
+        retrieved_on=retrieved_on,
+        source=source,
+        source_quality=source_quality,
+        residency=residency,
+        fabrics=fabrics,
+    )
+    stated.check(fmt)
+    _check_out(out, force)
+    seeds = seeds_dir or settings.seeds_path
+    seed_dir = _SeedDir(seeds, out)
+    try:
+        joined = seed_dir.read()
+        context = stated.sheet(sheet, fmt, joined, seeds)
+        imported = _convert(sheet, fmt, context)
+        refresh = _carry_forward(sheet, imported, joined, fabrics)
+        command = shlex.join(
+            ["compute-advisor", "prices", "import", "--format", fmt, *stated.flags(context), sheet.name]
+        )
+        _write(out, price_import.to_yaml(imported.prices, _header(command, context, imported)))
+        _report(imported, refresh, out, joined, seed_dir.check_with(out), seeds)
+    finally:
+        seed_dir.close()
+    return 0
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """``--out`` names a ``*.yaml`` file, new (or ``--force``), in a directory."""
     if out.suffix not in (".yaml", ".yml"):
         raise PriceImportError(f"--out: {out} does not end in .yaml, and `seeds load` reads only *.yaml files")
     if out.exists() and not force:
         raise PriceImportError(f"{out} exists (--force replaces it)")
     if not out.parent.is_dir():
         raise PriceImportError(f"{out.parent} is not a directory")
-    seeds = seeds_dir or settings.seeds_path
-    seed_dir = _SeedDir(seeds, out)
+
+
+def _convert(sheet: Path, fmt: str, context: price_import.Sheet) -> price_import.Imported:
+    """FILE as price seeds (refused with its line where it is malformed, or when no row is a price); its
+    unknown accelerators listed on stderr."""
     try:
-        joined = seed_dir.read()
-        providers = frozenset(p.key for p in joined.records["providers"])  # type: ignore[attr-defined]
-        if provider is not None and provider not in providers:
-            raise PriceImportError(
-                f"--provider: unknown provider '{provider}' (the seeds in {seeds} have {', '.join(sorted(providers))})"
-            )
-        try:
-            text = sheet.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise PriceImportError(f"{sheet}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        context = price_import.Sheet(
-            source=source
-            or (f"SkyPilot catalog, file {sheet.name}" if fmt == "skypilot" else f"price sheet {sheet.name}"),
-            retrieved_on=retrieved_on.date() if retrieved_on else _today(),
-            provider=provider,
-            valid_from=valid_from.date() if valid_from else None,
-            source_quality=source_quality,
-            residency=residency,
-            providers=providers,
-            gpu_models=frozenset(g.key for g in joined.records["gpu_models"]),  # type: ignore[attr-defined]
-        )
-        convert = price_import.from_skypilot if fmt == "skypilot" else price_import.from_csv
-        try:
-            imported = convert(text, context)
-        except PriceImportError as exc:
-            raise PriceImportError(f"{sheet}: {exc}") from None
-        for name, lines in imported.unknown.items():
-            click.echo(f"unknown accelerator {name} on {_lines(lines)}: skipped, not guessed", err=True)
-        if not imported.prices:
-            raise PriceImportError(f"{sheet}: no price rows in {imported.rows_read} rows read")
-        existing = [p for p in joined.records["prices"] if isinstance(p, PriceSeed)]
-        refresh = price_refresh.carry_forward(
-            imported.prices,
-            imported.lines,
-            existing,
-            unstated=imported.unstated,
-            checked=imported.checked,
-            declared=fabrics,
-        )
-        if refresh.incomplete:
-            raise PriceImportError(_incomplete(sheet, refresh.incomplete))
-        imported.prices = refresh.prices
-        check_plans(({"file": str(sheet)}, p) for p in imported.prices)
-        given = {
-            "--provider": provider,
-            "--valid-from": valid_from and valid_from.date(),
-            "--retrieved-on": context.retrieved_on,
-            "--source-quality": None if source_quality == "verified" else source_quality,
-            "--residency": residency,
-        }
-        flags = [str(x) for flag, value in given.items() if value is not None for x in (flag, value)]
-        flags += [x for t, f in fabrics.items() for x in ("--interconnect", f"{t}={f or UNKNOWN}")]
-        command = shlex.join(["compute-advisor", "prices", "import", "--format", fmt, *flags, sheet.name])
-        header = [
-            f"Written by `{command}` on {_today()}: {len(imported.prices)} prices from {imported.rows_read} rows.",
-            f"Source: {context.source}. Review before committing: nothing reaches the database until",
-            "`compute-advisor seeds load`. Format: docs/price-books.md.",
-        ]
-        _write(out, price_import.to_yaml(imported.prices, header))
-        _report(imported, refresh, out, joined, seed_dir.check_with(out), seeds)
-    finally:
-        seed_dir.close()
-    return 0
+        text = sheet.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PriceImportError(f"{sheet}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    convert = price_import.from_skypilot if fmt == "skypilot" else price_import.from_csv
+    try:
+        imported = convert(text, context)
+    except PriceImportError as exc:
+        raise PriceImportError(f"{sheet}: {exc}") from None
+    for name, lines in imported.unknown.items():
+        click.echo(f"unknown accelerator {name} on {_lines(lines)}: skipped, not guessed", err=True)
+    if not imported.prices:
+        raise PriceImportError(f"{sheet}: no price rows in {imported.rows_read} rows read")
+    return imported
+
+
+def _carry_forward(
+    sheet: Path, imported: price_import.Imported, joined: SeedSet, fabrics: dict[str, str | None]
+) -> price_refresh.Refresh:
+    """The new rows completed from the rows of the seeds they replace (``price_refresh.carry_forward``),
+    in ``imported`` in place, their plans checked; refused, with what to complete, where the seeds cannot."""
+    existing = [p for p in joined.records["prices"] if isinstance(p, PriceSeed)]
+    refresh = price_refresh.carry_forward(
+        imported.prices,
+        imported.lines,
+        existing,
+        unstated=imported.unstated,
+        checked=imported.checked,
+        declared=fabrics,
+    )
+    if refresh.incomplete:
+        raise PriceImportError(_incomplete(sheet, refresh.incomplete))
+    imported.prices = refresh.prices
+    check_plans(({"file": str(sheet)}, p) for p in imported.prices)
+    return refresh
+
+
+def _header(command: str, context: price_import.Sheet, imported: price_import.Imported) -> list[str]:
+    """The seed file's opening comment: the command that wrote it and when, what from, and what to do next."""
+    return [
+        f"Written by `{command}` on {_today()}: {len(imported.prices)} prices from {imported.rows_read} rows.",
+        f"Source: {context.source}. Review before committing: nothing reaches the database until",
+        "`compute-advisor seeds load`. Format: docs/price-books.md.",
+    ]
 
 
 def _report(
@@ -296,6 +377,8 @@ def _report(
     problem: SeedError | None,
     seeds: Path,
 ) -> None:
+    """What was written and skipped, what the new rows carried forward, the rows of the seeds to close,
+    and whether the seed directory with the new file passes ``seeds check``."""
     plans: dict[str, int] = {}
     for p in imported.prices:
         plans[p.plan] = plans.get(p.plan, 0) + 1

@@ -34,155 +34,189 @@ def bill(kernel: Kernel, offer: Offer) -> Bill:
     """The bill of ``offer``: its servers, and — for the source article's server — its quoted machine
     room and network, else the complete bill of a named GPU's cluster, each line's price and sources
     compiled."""
-    row = offer.row
-    server = kernel.knowledge.servers[row.subject]
-    reads = Reads(kernel)
-    # a named GPU's cluster: support by warranty, assets kept past their life where cheaper, resale as a
-    # seller receives it, a built machine room sunk (docs/methodology.md "No double counts, no sunk resale")
-    aging = _ageing(reads, row) if offer.variant != QUOTED else None
+    server = kernel.knowledge.servers[offer.row.subject]
+    lines = _Lines(kernel, offer)
+    per_server = msg("basis.servers", "servers × price per server")
+    # no label: it is written when answered, naming the number of servers
+    lines.buy("server_hardware", None, per_server, offer.price, cluster.servers, offer.refs)
+    fabric = lines.quoted_facility() if offer.variant == QUOTED else lines.named_gpu_cluster()
+    lines.ops_team()
+    lines.power(server.power_kw)
+    lines.software_licence()
+    return Bill(server.power_kw, tuple(lines.capital), tuple(lines.running), tuple(lines.reads.pending), fabric)
 
-    def capital_item(
-        key: str, label: Msg | None, basis: Msg, price: Component | Range, quantity: Quantity, offer_refs: Any = ()
+
+class _Lines:
+    """A bill's lines as they are read, in the methodology's order: each reads the knowledge base through
+    ``reads`` and takes the sources read since the line before it."""
+
+    def __init__(self, kernel: Kernel, offer: Offer) -> None:
+        self.kernel, self.offer, self.row = kernel, offer, offer.row
+        self.reads = Reads(kernel)
+        self.capital: list[CapitalItem] = []
+        self.running: list[RunningItem] = []
+        # a named GPU's cluster: support by warranty, assets kept past their life where cheaper, resale as a
+        # seller receives it, a built machine room sunk (docs/methodology.md "No double counts, no sunk resale")
+        self.aging = _ageing(self.reads, self.row) if offer.variant != QUOTED else None
+
+    def buy(
+        self,
+        key: str,
+        label: Msg | None,
+        basis: Msg,
+        price: Component | Range,
+        quantity: Quantity,
+        offer_refs: Any = (),
+    ) -> None:
+        """A capital line: its life and residual decline read, its resale curves made; a named GPU's built
+        machine room is sunk (nothing comes back at the horizon)."""
+        life = self.reads(f"life_years_{key}")
+        sunk_room = self.aging is not None and key == "facility_build"
+        decline = self.reads("resale_share_facility_build" if sunk_room else f"residual_decline_{key}")
+        if sunk_room:
+            item = CapitalItem(
+                key=key,
+                label=label,
+                basis=basis,
+                price=price,
+                quantity=quantity,
+                life=life,
+                decline=decline,
+                life_refs=self.reads.take(),
+                offer_refs=offer_refs,
+                curves=(sunk, sunk, sunk),
+            )
+        else:
+            item = self._kept(key, label, basis, price, quantity, life, decline, offer_refs)
+        self.capital.append(item)
+
+    def _kept(
+        self,
+        key: str,
+        label: Msg | None,
+        basis: Msg,
+        price: Component | Range,
+        quantity: Quantity,
+        life: Range,
+        decline: Range,
+        offer_refs: Any,
     ) -> CapitalItem:
-        life = reads(f"life_years_{key}")
-        if aging is not None and key == "facility_build":  # sunk: nothing comes back at the horizon
-            decline = reads("resale_share_facility_build")
-            curves: Any = (sunk, sunk, sunk)
-            return CapitalItem(key, label, basis, price, quantity, life, decline, reads.take(), (), offer_refs, curves)
-        decline = reads(f"residual_decline_{key}")
-        resale = resale_points(kernel.knowledge, kernel.as_of, offer) if key == "server_hardware" else ()
-        market = aging.market if aging is not None else None
-        curves = cluster.curves_of(kernel, decline, resale, market)
+        """A capital line that resells: the servers at the market's resale points, a named GPU's assets
+        kept past their life where cheaper (the servers supported by warranty)."""
+        aging = self.aging
+        resale = resale_points(self.kernel.knowledge, self.kernel.as_of, self.offer) if key == "server_hardware" else ()
+        curves = cluster.curves_of(self.kernel, decline, resale, aging.market if aging is not None else None)
         keeping = None if aging is None else aging.server if key == "server_hardware" else aging.other
         more = aging.refs if aging is not None and key == "server_hardware" else ()
         return CapitalItem(
-            key,
-            label,
-            basis,
-            price,
-            quantity,
-            life,
-            decline,
-            (*reads.take(), *more),
-            resale,
-            offer_refs,
-            curves,
-            keeping,
-            aging.support_refs if keeping is not None and keeping.supported and aging is not None else (),
+            key=key,
+            label=label,
+            basis=basis,
+            price=price,
+            quantity=quantity,
+            life=life,
+            decline=decline,
+            life_refs=(*self.reads.take(), *more),
+            resale=resale,
+            offer_refs=offer_refs,
+            curves=curves,
+            keeping=keeping,
+            support_refs=aging.support_refs if keeping is not None and keeping.supported and aging is not None else (),
         )
 
-    capital = [
-        capital_item(
-            "server_hardware",
-            None,  # written when answered: it names the number of servers
-            msg("basis.servers", "servers × price per server"),
-            offer.price,
-            cluster.servers,
-            offer.refs,
-        )
-    ]
-    running: list[RunningItem] = []
-    fabric: str | None = None
-    if offer.variant == QUOTED:
-        lump = reads.component(row, "facility_and_network", "per_server")
+    def quoted_facility(self) -> str | None:
+        """The source article's quoted lump for machine room and network, bought per server; its fabric."""
+        lump = self.reads.component(self.row, "facility_and_network", "per_server")
         assert lump is not None
-        fabric = lump.rows[0].interconnect
-        capital.append(
-            capital_item(
-                "facility_and_network",
-                msg("line.facility_and_network", "Machine room and network"),
-                msg("basis.servers", "servers × price per server"),
-                lump,
-                cluster.servers,
-            )
+        label = msg("line.facility_and_network", "Machine room and network")
+        self.buy(
+            "facility_and_network", label, msg("basis.servers", "servers × price per server"), lump, cluster.servers
         )
-    else:  # a named GPU's server: the complete bill
-        network = reads.component(row, "network_fabric", "per_gpu")
-        if network is not None:
-            fabric = network.rows[0].interconnect
-            label = msg("line.network_fabric", "Network fabric")
-            basis = msg("basis.per_gpu", "GPUs × price per GPU")
-            capital.append(capital_item("network_fabric", label, basis, network, cluster.gpus))
-        storage = reads.component(row, "storage", "per_tb")
-        if storage is not None:
-            tb = reads("storage_tb_per_gpu")
-            capital.append(
-                capital_item(
-                    "storage",
-                    msg("line.storage", "Shared storage"),
-                    msg("basis.storage", "GPUs × TB of storage per GPU × price per TB"),
-                    storage,
-                    Quantity(cluster.GPUS, tb),
-                )
-            )
-        installation = reads.component(row, "installation", "fraction")
-        if installation is not None:
-            hardware = offer.price
-            capital.append(
-                capital_item(
-                    "installation",
-                    msg("line.installation", "Installation: racks, PDUs, optics and cabling"),
-                    msg("basis.installation", "share of the server hardware × servers × price per server"),
-                    installation,
-                    Quantity(cluster.SERVERS, hardware),
-                )
-            )
-        if offer.variant == OWN_FACILITY:
-            build = reads.component(row, "facility_build", "per_kw")
-            assert build is not None
-            capital.append(
-                capital_item(
-                    "facility_build",
-                    msg("line.facility_build", "Own machine room"),
-                    msg("basis.facility_build", "IT kW × build cost per kW"),
-                    build,
-                    cluster.it_kw,
-                )
-            )
+        return lump.rows[0].interconnect
+
+    def named_gpu_cluster(self) -> str | None:
+        """A named GPU's server's complete bill before its running costs: network fabric, storage,
+        installation and the machine room (built, or rented by colocation); the fabric's interconnect."""
+        fabric = self.network_fabric()
+        self.storage()
+        self.installation()
+        if self.offer.variant == OWN_FACILITY:
+            self.facility_build()
         else:
-            colo = reads.component(row, "colocation", "per_kw_month")
-            assert colo is not None
-            running.append(
-                RunningItem(
-                    "colocation",
-                    msg("line.colocation", "Colocation"),
-                    msg("basis.colocation", "IT kW × rent per kW-month × 12"),
-                    colo,
-                    cluster.kw_months,
-                )
-            )
-    reads("nodes_per_ops_team")
-    team_fte = reads("ops_team_fte")
-    ops_item = staff_item(reads, row, offer.variant == QUOTED, team_fte)
-    if ops_item is not None:
-        running.append(ops_item)
-    power = reads.component(row, "power", "per_kwh")
-    if power is not None and server.power_kw is not None:
-        kw_share = reads("pue") * reads("power_draw_share")
-        running.append(
-            RunningItem(
-                "power",
-                msg("line.power", "Power (IT load × PUE)"),
-                msg("basis.power", "IT kW × share drawn × 8,760 hours × PUE × price per kWh"),
-                power,
-                Quantity(cluster.KWH_PER_YEAR, kw_share),
-                reads.take(),
-            )
+            self.colocation()
+        return fabric
+
+    def network_fabric(self) -> str | None:
+        """The network fabric, bought per GPU; its interconnect (None without a fabric)."""
+        network = self.reads.component(self.row, "network_fabric", "per_gpu")
+        if network is None:
+            return None
+        label = msg("line.network_fabric", "Network fabric")
+        self.buy("network_fabric", label, msg("basis.per_gpu", "GPUs × price per GPU"), network, cluster.gpus)
+        return network.rows[0].interconnect
+
+    def storage(self) -> None:
+        """Shared storage: TB per GPU, bought per TB."""
+        storage = self.reads.component(self.row, "storage", "per_tb")
+        if storage is not None:
+            tb = self.reads("storage_tb_per_gpu")
+            label = msg("line.storage", "Shared storage")
+            basis = msg("basis.storage", "GPUs × TB of storage per GPU × price per TB")
+            self.buy("storage", label, basis, storage, Quantity(cluster.GPUS, tb))
+
+    def installation(self) -> None:
+        """Installation (racks, PDUs, optics, cabling) as a share of the servers' hardware."""
+        installation = self.reads.component(self.row, "installation", "fraction")
+        if installation is not None:
+            label = msg("line.installation", "Installation: racks, PDUs, optics and cabling")
+            basis = msg("basis.installation", "share of the server hardware × servers × price per server")
+            self.buy("installation", label, basis, installation, Quantity(cluster.SERVERS, self.offer.price))
+
+    def facility_build(self) -> None:
+        """An own machine room, built per kW of IT load."""
+        build = self.reads.component(self.row, "facility_build", "per_kw")
+        assert build is not None
+        label = msg("line.facility_build", "Own machine room")
+        self.buy(
+            "facility_build", label, msg("basis.facility_build", "IT kW × build cost per kW"), build, cluster.it_kw
         )
-    licence = reads.component(row, "software_licence", "per_gpu_year")
-    if licence is not None and offer.variant != QUOTED:
-        share = reads("licensed_gpu_share")
-        running.append(
-            RunningItem(
-                "software_licence",
-                msg("line.software_licence", "Software licences"),
-                msg("basis.software_licence", "GPUs × share licensed × price per GPU-year"),
-                licence,
-                Quantity(cluster.GPUS, share),
-                reads.take(),
-            )
-        )
-    return Bill(server.power_kw, tuple(capital), tuple(running), tuple(reads.pending), fabric)
+
+    def colocation(self) -> None:
+        """A machine room rented by colocation, per kW of IT load a month."""
+        colo = self.reads.component(self.row, "colocation", "per_kw_month")
+        assert colo is not None
+        label = msg("line.colocation", "Colocation")
+        basis = msg("basis.colocation", "IT kW × rent per kW-month × 12")
+        self.running.append(RunningItem("colocation", label, basis, colo, cluster.kw_months))
+
+    def ops_team(self) -> None:
+        """The ops teams (``staff_item``), as many as the cluster's nodes need."""
+        self.reads("nodes_per_ops_team")  # cited among the bill's sources: the teams are counted by it
+        team_fte = self.reads("ops_team_fte")
+        item = staff_item(self.reads, self.row, self.offer.variant == QUOTED, team_fte)
+        if item is not None:
+            self.running.append(item)
+
+    def power(self, power_kw: float | None) -> None:
+        """Power: the IT load's share drawn, all year, × PUE, at the region's price per kWh (where the
+        server's power is known)."""
+        power = self.reads.component(self.row, "power", "per_kwh")
+        if power is not None and power_kw is not None:
+            kw_share = self.reads("pue") * self.reads("power_draw_share")
+            label = msg("line.power", "Power (IT load × PUE)")
+            basis = msg("basis.power", "IT kW × share drawn × 8,760 hours × PUE × price per kWh")
+            quantity = Quantity(cluster.KWH_PER_YEAR, kw_share)
+            self.running.append(RunningItem("power", label, basis, power, quantity, self.reads.take()))
+
+    def software_licence(self) -> None:
+        """Software licences of a named GPU's cluster: the share of its GPUs licensed, per GPU-year."""
+        licence = self.reads.component(self.row, "software_licence", "per_gpu_year")
+        if licence is not None and self.offer.variant != QUOTED:
+            share = self.reads("licensed_gpu_share")
+            label = msg("line.software_licence", "Software licences")
+            basis = msg("basis.software_licence", "GPUs × share licensed × price per GPU-year")
+            quantity = Quantity(cluster.GPUS, share)
+            self.running.append(RunningItem("software_licence", label, basis, licence, quantity, self.reads.take()))
 
 
 class _Ageing(NamedTuple):

@@ -246,15 +246,32 @@ def _reasons(
     """The option's sentences: what makes it infeasible, its notes, its cost against the cheapest
     feasible option's (``cheapest``: that cost and option; None when no option is feasible), its
     efficiency, stability and usability, and the rules that fit it."""
-    cur = profile.currency
-    per_hour = effective_cost(a)
+    return (
+        *_infeasible_reasons(a, applied),
+        *a.notes,
+        _cost_reason(profile, a, cheapest, feasible=feasible),
+        _efficiency_reason(a),
+        _stability_reason(a),
+        _usability_reason(profile, a),
+        *_fit_reasons(applied),
+    )
+
+
+def _infeasible_reasons(a: Assessment, applied: list[AppliedRule]) -> list[str]:
+    """What makes the option infeasible: the rules that say so, then the hard constraints its offer breaks."""
     infeasible: list[str] = [
         msg("reason.not_feasible", f"Not feasible: {r.reason}", reason=r.reason)
         for r in applied
         if r.effect == "infeasible"
     ]
-    infeasible += [msg("reason.not_feasible_offer", f"Not feasible: {reason}.", reason=reason) for reason in broken(a)]
-    fits = [
+    return infeasible + [
+        msg("reason.not_feasible_offer", f"Not feasible: {reason}.", reason=reason) for reason in broken(a)
+    ]
+
+
+def _fit_reasons(applied: list[AppliedRule]) -> list[str]:
+    """The rules that fit the option (a bonus) or do not (a penalty), with their points."""
+    return [
         msg(
             f"reason.fit_{r.effect}",
             f"{r.reason} ({'+' if r.effect == 'bonus' else '−'}{num(r.points or 0)} fit)",
@@ -264,6 +281,12 @@ def _reasons(
         for r in applied
         if r.effect != "infeasible"
     ]
+
+
+def _cost_reason(profile: Profile, a: Assessment, cheapest: tuple[float, str] | None, *, feasible: bool) -> Msg:
+    """The option's cost per useful and per effective GPU-hour, against the cheapest feasible option's (or
+    that it is the cheapest, or that no option is feasible to compare it with)."""
+    cur, per_hour = profile.currency, effective_cost(a)
     useful, effective = f"{a.cost.per_useful_gpu_hour.expected:,.2f}", f"{per_hour:,.2f}"
     head = (
         f"{useful} {cur} per useful GPU-hour; {effective} per effective "
@@ -271,57 +294,64 @@ def _reasons(
     )
     figures = {"per_useful": useful, "currency": cur, "per_effective": effective}
     if cheapest is None:
-        cost_line = msg("reason.cost_alone", head + "; no option is feasible to compare it with.", **figures)
-    elif feasible and per_hour <= cheapest[0]:
-        cost_line = msg("reason.cost_cheapest", head + ", the cheapest feasible option.", **figures)
-    else:
-        cheapest_s, option = f"{cheapest[0]:,.2f}", option_ref(cheapest[1])
-        cost_line = msg(
-            "reason.cost",
-            head + f", against {cheapest_s} for {option}, the cheapest feasible option.",
-            **figures,
-            cheapest=cheapest_s,
-            option=option,
-        )
-    e, s, u = a.efficiency, a.stability, a.usability
+        return msg("reason.cost_alone", head + "; no option is feasible to compare it with.", **figures)
+    if feasible and per_hour <= cheapest[0]:
+        return msg("reason.cost_cheapest", head + ", the cheapest feasible option.", **figures)
+    cheapest_s, option = f"{cheapest[0]:,.2f}", option_ref(cheapest[1])
+    return msg(
+        "reason.cost",
+        head + f", against {cheapest_s} for {option}, the cheapest feasible option.",
+        **figures,
+        cheapest=cheapest_s,
+        option=option,
+    )
+
+
+def _efficiency_reason(a: Assessment) -> Msg:
+    """How soon the compute is available, the set-up before each run, and the execution efficiency."""
+    e = a.efficiency
     soonest, latest = _duration(e.lead_time_days.low), _duration(e.lead_time_days.high)
     setup = span(e.setup_minutes_per_run, "minutes")
     eff_low, eff_high = pct(e.execution_efficiency.low), pct(e.execution_efficiency.high)
+    return msg(
+        "reason.efficiency",
+        f"Compute available in {soonest}–{latest}; {setup} of set-up before each run; "
+        f"execution efficiency {eff_low}–{eff_high}.",
+        soonest=soonest,
+        latest=latest,
+        setup=msg("unit.minutes", setup, value=setup.removesuffix(" minutes")),
+        efficiency_low=eff_low,
+        efficiency_high=eff_high,
+    )
+
+
+def _stability_reason(a: Assessment) -> Msg:
+    """How often the work is interrupted, the hours each interruption loses, and the goodput left."""
+    s = a.stability
     interruptions, lost_each = num(s.interruptions_per_year.expected, 1), num(s.hours_lost_per_interruption.expected, 1)
     goodput, lost = pct(s.goodput.expected), num(s.lost_gpu_hours_per_year.expected)
+    return msg(
+        "reason.stability",
+        f"About {interruptions} interruptions a year, {lost_each} hours lost each: "
+        f"{goodput} goodput ({lost} GPU-hours lost a year).",
+        interruptions=interruptions,
+        hours_lost=lost_each,
+        goodput=goodput,
+        lost_gpu_hours=lost,
+    )
+
+
+def _usability_reason(profile: Profile, a: Assessment) -> Msg:
+    """The infrastructure work the option needs, how much of it the team cannot cover, and its set-up steps."""
+    u = a.usability
     fte, unmet = num(u.infra_fte_needed.expected, 1), num(u.infra_fte_unmet.expected, 1)
-    return (
-        *infeasible,
-        *a.notes,
-        cost_line,
-        msg(
-            "reason.efficiency",
-            f"Compute available in {soonest}–{latest}; {setup} of set-up before each run; "
-            f"execution efficiency {eff_low}–{eff_high}.",
-            soonest=soonest,
-            latest=latest,
-            setup=msg("unit.minutes", setup, value=setup.removesuffix(" minutes")),
-            efficiency_low=eff_low,
-            efficiency_high=eff_high,
-        ),
-        msg(
-            "reason.stability",
-            f"About {interruptions} interruptions a year, {lost_each} hours lost each: "
-            f"{goodput} goodput ({lost} GPU-hours lost a year).",
-            interruptions=interruptions,
-            hours_lost=lost_each,
-            goodput=goodput,
-            lost_gpu_hours=lost,
-        ),
-        msg(
-            "reason.usability",
-            f"Needs {fte} FTE of infrastructure work, {unmet} of it on a team of {profile.team_size}: {u.setup_steps}.",
-            fte=fte,
-            unmet=unmet,
-            team_size=str(profile.team_size),
-            setup_steps=u.setup_steps,
-        ),
-        *fits,
+    return msg(
+        "reason.usability",
+        f"Needs {fte} FTE of infrastructure work, {unmet} of it on a team of {profile.team_size}: {u.setup_steps}.",
+        fte=fte,
+        unmet=unmet,
+        team_size=str(profile.team_size),
+        setup_steps=u.setup_steps,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from app.domain.decisions.schemas import ComparisonItem, ComparisonRead, EvaluationsRead, RankingEntry
+from app.domain.decisions.schemas import ComparisonItem, ComparisonRead, Evaluation, EvaluationsRead, RankingEntry
 from app.domain.shared.schemas import ProfileFields
 from app.domain.shared.sheets import (
     FIGURES,
@@ -33,6 +33,12 @@ RANKED = (
     "cost_per_effective_gpu_hour",
     "cost_per_useful_pflop_hour",
 )
+#: the ranking sheet's columns: a profile and option a row
+RANKING_COLUMNS = [
+    *("profile", "option", "rank", "score", "cost", "efficiency", "stability", "usability", "fit", "feasible"),
+    *(f"{f}_expected" for f in RANKED),
+    *("provider", "region", "plan", "gpu_model", "currency", "error"),
+]
 
 
 def comparison_csv(doc: ComparisonRead, req: ProfileFields | None = None) -> bytes:
@@ -96,19 +102,36 @@ def evaluations_workbook(doc: EvaluationsRead, lang: Lang, profiles: Sequence[Pr
     chosen offer), ``reasons``
     (with ``detail: full``: a reason a row) and ``request`` (a profile a row, every field). Money
     headings name the profiles' currency, or say it is the row's where profiles differ."""
+    currencies = _currencies(doc, profiles)
+    shared = currencies[0] if currencies and len(set(currencies)) == 1 else None
+    cur = shared or word("column.row_currency", lang, "the row's currency")
+    summary = [[n, r.recommended_option, _nth(currencies, n)] for n, r in enumerate(doc.results, start=1)]
+    sheets = [
+        Sheet("summary", ["profile", "recommended_option", "currency"], summary),
+        Sheet("ranking", RANKING_COLUMNS, _ranking(doc, currencies), cur),
+    ]
+    if doc.evaluations is not None:
+        sheets.append(Sheet("reasons", ["profile", "option", "position", "code", "reason"], _reasons(doc.evaluations)))
+    sheets.append(_request_sheet(doc, profiles, cur))
+    return workbook(sheets, lang)
+
+
+def _currencies(doc: EvaluationsRead, profiles: Sequence[ProfileFields] | None) -> list[str]:
+    """Each profile's currency: the request's, else (``detail: full``) the answer's profiles'."""
     currencies = [p.currency for p in profiles] if profiles is not None else []
     if not currencies and doc.evaluations is not None:
         currencies = [str(ev.profile.get("currency", "")) for ev in doc.evaluations]
-    shared = currencies[0] if currencies and len(set(currencies)) == 1 else None
-    cur = shared or word("column.row_currency", lang, "the row's currency")
+    return currencies
 
-    def currency(n: int) -> str | None:
-        return currencies[n - 1] if n <= len(currencies) else None
 
-    summary = [[n, r.recommended_option, currency(n)] for n, r in enumerate(doc.results, start=1)]
-    ranking_columns = ["profile", "option", "rank", "score", "cost", "efficiency", "stability", "usability", "fit"]
-    ranking_columns += ["feasible", *(f"{f}_expected" for f in RANKED), "provider", "region", "plan", "gpu_model"]
-    ranking_columns += ["currency", "error"]
+def _nth(currencies: Sequence[str], n: int) -> str | None:
+    """The ``n``-th profile's currency (from 1), if known."""
+    return currencies[n - 1] if n <= len(currencies) else None
+
+
+def _ranking(doc: EvaluationsRead, currencies: Sequence[str]) -> list[list[Any]]:
+    """A row per profile and option ranked (``RANKING_COLUMNS``): with ``detail: full`` the NPV, the cost per
+    useful PFLOP-hour and the offer come from the full evaluation."""
     ranking: list[list[Any]] = []
     for n, r in enumerate(doc.results, start=1):
         full = {} if doc.evaluations is None else {e.option: e for e in doc.evaluations[n - 1].ranking}
@@ -133,29 +156,32 @@ def evaluations_workbook(doc: EvaluationsRead, lang: Lang, profiles: Sequence[Pr
                     e.cost_per_effective_gpu_hour,
                     _per_pflop_hour(entry),
                     *_offer_facts(entry),
-                    currency(n),
+                    _nth(currencies, n),
                     e.error,
                 ]
             )
-    sheets = [
-        Sheet("summary", ["profile", "recommended_option", "currency"], summary),
-        Sheet("ranking", ranking_columns, ranking, cur),
+    return ranking
+
+
+def _reasons(evaluations: Sequence[Evaluation]) -> list[list[Any]]:
+    """A row per reason of each profile's options, in order, with its code."""
+    return [
+        [n, e.option, k, c.code, text]
+        for n, ev in enumerate(evaluations, start=1)
+        for e in ev.ranking
+        for k, (text, c) in enumerate(zip(e.reasons, e.reason_codes, strict=False), start=1)
     ]
-    if doc.evaluations is not None:
-        reasons = [
-            [n, e.option, k, c.code, text]
-            for n, ev in enumerate(doc.evaluations, start=1)
-            for e in ev.ranking
-            for k, (text, c) in enumerate(zip(e.reasons, e.reason_codes, strict=False), start=1)
-        ]
-        sheets.append(Sheet("reasons", ["profile", "option", "position", "code", "reason"], reasons))
+
+
+def _request_sheet(doc: EvaluationsRead, profiles: Sequence[ProfileFields] | None, cur: str) -> Sheet:
+    """A row per profile: the answer's versions and detail, and every field of the profile (one row of the
+    versions alone without the profiles)."""
     stamp = [doc.knowledge_version, doc.methodology_version, doc.detail]
     fields = [request_fields(p, skip=frozenset()) for p in profiles or []]
     names = [f for f, _ in fields[0]] if fields else []
     request = [[n, *stamp, *(v for _, v in f)] for n, f in enumerate(fields, start=1)] or [[None, *stamp]]
     columns = ["profile", "knowledge_version", "methodology_version", "detail", *names]
-    sheets.append(Sheet("request", columns, request, cur))
-    return workbook(sheets, lang)
+    return Sheet("request", columns, request, cur)
 
 
 def _npv(entry: RankingEntry | None) -> float | None:

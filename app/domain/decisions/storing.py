@@ -73,17 +73,7 @@ async def recommend(
         if claimed is not None:
             return _replay(claimed, digest)
     if decisions.daily_quota is not None:
-        stored = await rec_store.stored_today(session, api_key_id=api_key_id, now=now)
-        if stored >= decisions.daily_quota:
-            tomorrow = rec_store.day_start(now) + dt.timedelta(days=1)
-            raise ProblemException(
-                429,
-                "recommendation-quota-exceeded",
-                "Daily quota of stored recommendations reached",
-                f"this API key stored {stored} recommendations today (UTC), its quota is {decisions.daily_quota}; "
-                f"the quota resets at {tomorrow.isoformat()} (use ?store=false to evaluate without storing)",
-                headers={"Retry-After": str(max(1, int((tomorrow - now).total_seconds())))},
-            )
+        await _check_quota(session, api_key_id, decisions.daily_quota, now)
     if session.in_transaction():
         # give the connection back before waiting for the writer: a request holding one while the
         # writer waits for one from the same pool would deadlock under load (nothing was written)
@@ -91,35 +81,71 @@ async def recommend(
     if evaluation is None:
         evaluation = decisions.evaluate(req, insights=True, lang=lang)
     doc = s.RecommendationRead(
-        id=str(uuid.uuid4()),
-        created_at=now.replace(microsecond=0),
-        **msgspec.structs.asdict(evaluation),
+        id=str(uuid.uuid4()), created_at=now.replace(microsecond=0), **msgspec.structs.asdict(evaluation)
     )
     body = msgspec.json.encode(doc)  # encoded once: the row's text and the 201 answer are these bytes
-    claim = None
-    if idempotency_key is not None:
-        claim = {
-            "api_key_id": api_key_id,
-            "key": idempotency_key,
-            "request_hash": digest,
-            "recommendation_id": doc.id,
-            "status": HTTP_201_CREATED,
-            "created_at": now,
-        }
+    claim = None if idempotency_key is None else _claim(api_key_id, idempotency_key, digest, doc.id, now)
     try:
-        await writer.store(
-            {
-                "id": doc.id,
-                "created_at": doc.created_at,
-                "knowledge_version": evaluation.knowledge_version,
-                "methodology_version": evaluation.methodology_version,
-                "request": request,
-                "response": msgspec.Raw(body),
-                "api_key_id": api_key_id,
-                "org": org,
-            },
-            idempotency=claim,
+        await _store(writer, _row(doc, evaluation, request, body, api_key_id=api_key_id, org=org), claim)
+    except IdempotencyKeyTaken:
+        # a concurrent request with the same key was stored first: answer as a retry would be answered
+        return await _replay_concurrent(session, api_key_id, idempotency_key or "", digest, now)
+    return StoredAnswer(body, HTTP_201_CREATED, f"/v1/recommendations/{doc.id}")
+
+
+async def _check_quota(session: AsyncSession, api_key_id: int, quota: int, now: dt.datetime) -> None:
+    """429 when the key has stored its daily quota of recommendations today (UTC), saying when it resets."""
+    stored = await rec_store.stored_today(session, api_key_id=api_key_id, now=now)
+    if stored >= quota:
+        tomorrow = rec_store.day_start(now) + dt.timedelta(days=1)
+        raise ProblemException(
+            429,
+            "recommendation-quota-exceeded",
+            "Daily quota of stored recommendations reached",
+            f"this API key stored {stored} recommendations today (UTC), its quota is {quota}; "
+            f"the quota resets at {tomorrow.isoformat()} (use ?store=false to evaluate without storing)",
+            headers={"Retry-After": str(max(1, int((tomorrow - now).total_seconds())))},
         )
+
+
+def _row(
+    doc: s.RecommendationRead,
+    evaluation: s.Evaluation,
+    request: dict[str, Any],
+    body: bytes,
+    *,
+    api_key_id: int,
+    org: str | None,
+) -> dict[str, Any]:
+    """The stored recommendation's row: the request as sent, the answer as the bytes answered."""
+    return {
+        "id": doc.id,
+        "created_at": doc.created_at,
+        "knowledge_version": evaluation.knowledge_version,
+        "methodology_version": evaluation.methodology_version,
+        "request": request,
+        "response": msgspec.Raw(body),
+        "api_key_id": api_key_id,
+        "org": org,
+    }
+
+
+def _claim(api_key_id: int, key: str, digest: str, recommendation_id: str, now: dt.datetime) -> dict[str, Any]:
+    """The Idempotency-Key's claim, stored in the recommendation's transaction (``app.kb.writer``)."""
+    return {
+        "api_key_id": api_key_id,
+        "key": key,
+        "request_hash": digest,
+        "recommendation_id": recommendation_id,
+        "status": HTTP_201_CREATED,
+        "created_at": now,
+    }
+
+
+async def _store(writer: RecommendationWriter, record: dict[str, Any], claim: dict[str, Any] | None) -> None:
+    """The recommendation and its claim written; 503 when too many wait to be written (nothing stored)."""
+    try:
+        await writer.store(record, idempotency=claim)
     except WriterFull as exc:
         raise ProblemException(
             503,
@@ -128,16 +154,18 @@ async def recommend(
             f"{exc}; retry in a second (nothing was stored)",
             headers={"Retry-After": "1"},
         ) from exc
-    except IdempotencyKeyTaken:
-        # a concurrent request with the same key was stored first: answer as a retry would be answered
-        await session.rollback()  # a fresh read, not the transaction of the first look
-        claimed = await rec_store.find_claim(session, api_key_id=api_key_id, key=idempotency_key or "", now=now)
-        if claimed is None:  # pruned in between: nothing sensible to answer but "try again"
-            raise ProblemException(
-                409, "idempotency-key-conflict", "Idempotency-Key in use", "retry the request"
-            ) from None
-        return _replay(claimed, digest)
-    return StoredAnswer(body, HTTP_201_CREATED, f"/v1/recommendations/{doc.id}")
+
+
+async def _replay_concurrent(
+    session: AsyncSession, api_key_id: int, key: str, digest: str, now: dt.datetime
+) -> StoredAnswer:
+    """The answer of the concurrent request that claimed the same Idempotency-Key first (``_replay``), read
+    afresh; 409 "retry" when its claim was pruned in between."""
+    await session.rollback()  # a fresh read, not the transaction of the first look
+    claimed = await rec_store.find_claim(session, api_key_id=api_key_id, key=key, now=now)
+    if claimed is None:  # pruned in between: nothing sensible to answer but "try again"
+        raise ProblemException(409, "idempotency-key-conflict", "Idempotency-Key in use", "retry the request") from None
+    return _replay(claimed, digest)
 
 
 def check_idempotency_key(key: str) -> None:

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from app.domain.insights.charts import COLOURS, SVG, WIDTH, Svg, money, nice_ticks
+from app.domain.insights.charts import COLOURS, SVG, WIDTH, Plot, Svg, Words, money, nice_ticks, words
 from app.domain.planning.schemas import TrainingCandidatesRead, TrainingPlanRead
 from app.domain.shared.schemas import RangeRead
-from app.i18n import Lang, translate
+from app.i18n import Lang
 
 __all__ = ["SVG", "candidates_svg", "plan_svg", "short_gpu_name"]
 
@@ -27,6 +27,12 @@ MAX_KEY_ROWS = 10
 #: a label in the plot is cut to this many characters (its mark's tooltip has it whole)
 MAX_LABEL = 34
 LABEL_SIZE = 11
+#: a label's line: its letters and the room between two labels stacked
+LINE = LABEL_SIZE + 3
+#: where the plot is drawn: from the left edge and the top, its height; room on the right
+LEFT, TOP, PLOT_HEIGHT, RIGHT = 78, 58, 280, 20
+#: a box a label or a mark takes: left, top, right, bottom
+Box = tuple[float, float, float, float]
 #: a label stays readable over the range bars it crosses: a white outline under its letters
 HALO = {"stroke": "#ffffff", "stroke_width": "3", "paint_order": "stroke", "stroke_linejoin": "round"}
 
@@ -64,10 +70,7 @@ def _count(v: float) -> str:
 
 def candidates_svg(doc: TrainingCandidatesRead, lang: Lang) -> str:
     """Every candidate with a plan: cost per million tokens against calendar days."""
-
-    def t(code: str, **params: object) -> str:
-        return translate(f"chart.training.{code}", lang, **params)
-
+    t = words("chart.training", lang)
     gpus = {w.gpu_model: short_gpu_name(w.name) for w in doc.work}
     choice = (doc.recommended.gpu_model, doc.recommended.option) if doc.recommended else None
     marks = [
@@ -104,10 +107,7 @@ def candidates_svg(doc: TrainingCandidatesRead, lang: Lang) -> str:
 def plan_svg(doc: TrainingPlanRead, lang: Lang, *, parameters: float, tokens: float, gpu: str, precision: str) -> str:
     """A single GPU model's plan: a mark per option with a plan, its cost per million tokens the item's
     total cost × 10⁶ ÷ ``tokens`` (the run's); ``gpu``: the GPU model's name."""
-
-    def t(code: str, **params: object) -> str:
-        return translate(f"chart.training.{code}", lang, **params)
-
+    t = words("chart.training", lang)
     name = short_gpu_name(gpu)
     per_million = 1e6 / tokens
     marks = [
@@ -179,82 +179,68 @@ def _chart(
     version: str,
     lang: Lang,
 ) -> str:
-    def t(code: str, **params: object) -> str:
-        return translate(f"chart.training.{code}", lang, **params)
-
-    left, right, top, plot_h = 78, 20, 58, 280
-    plot_w = WIDTH - left - right
+    """The chart of ``marks``: the plot with its axes and the deadline, the marks, their labels, then the
+    legend and the key under it; ``unplanned``: how many candidates have no plan (not drawn)."""
+    t = words("chart.training", lang)
     feasible = sorted((m for m in marks if m.feasible), key=lambda m: (not m.recommended, m.cost.expected))
     infeasible = [m for m in marks if not m.feasible]
     keyed = feasible[:MAX_KEY_ROWS]
     lines = len(keyed) + (len(feasible) > len(keyed)) + bool(infeasible) + bool(unplanned) + (not marks)
-    height = top + plot_h + 78 + 18 * lines + 24
-    svg = Svg(height, t("title"), lang)
-    svg.text(left, 24, t("title"), font_size=16, font_weight="600")
-    svg.text(left, 44, subtitle, fill="#555")
-
+    svg = Svg(TOP + PLOT_HEIGHT + 78 + 18 * lines + 24, t("title"), lang)
+    svg.heading(LEFT, t("title"), subtitle)
     xt = nice_ticks(0, _top([m.days for m in marks], deadline or 0.0))
     yt = nice_ticks(0, _top([m.cost for m in marks]))
-    x_max, y_max = xt[-1] or 1.0, yt[-1] or 1.0
-
-    def x(days: float) -> float:
-        return left + days / x_max * plot_w
-
-    def y(cost: float) -> float:
-        return top + plot_h - cost / y_max * plot_h
-
-    svg.add(f'<clipPath id="plot"><rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/></clipPath>')
-    for v in yt:
-        svg.add(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e3e3e3"/>')
-        svg.text(left - 6, y(v) + 4, money(v), text_anchor="end", fill="#333")
-    for v in xt:
-        svg.add(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{top}" y2="{top + plot_h}" stroke="#f0f0f0"/>')
-        svg.text(x(v), top + plot_h + 16, money(v), text_anchor="middle", fill="#333")
-    svg.add(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>')
-    svg.text(left + plot_w / 2, top + plot_h + 36, t("x_axis"), text_anchor="middle", font_size=13)
-    mid = top + plot_h / 2
-    svg.text(
-        18, mid, t("y_axis", currency=currency), text_anchor="middle", font_size=13, transform=f"rotate(-90 18 {mid})"
-    )
+    plot = Plot(LEFT, TOP, WIDTH - LEFT - RIGHT, PLOT_HEIGHT, x_max=xt[-1] or 1.0, y_max=yt[-1] or 1.0)
+    plot.clip(svg)
+    plot.y_grid(svg, yt)
+    plot.x_grid(svg, xt)
+    plot.frame(svg)
+    plot.titles(svg, t("x_axis"), t("y_axis", currency=currency))
     if deadline is not None:
-        at = x(deadline)
-        svg.add(
-            f'<line class="deadline" x1="{at:.1f}" x2="{at:.1f}" y1="{top}" y2="{top + plot_h}" stroke="#b3261e" '
-            'stroke-width="1.5" stroke-dasharray="6 4"/>'
-        )
-        words = t("deadline", days=money(deadline))
-        anchor = "end" if at + 4 + _width(words) > left + plot_w else "start"
-        svg.text(at + (-4 if anchor == "end" else 4), top + 12, words, text_anchor=anchor, fill="#b3261e", font_size=11)
+        _deadline(svg, plot, deadline, t("deadline", days=money(deadline)))
     if not marks:
-        svg.text(left + plot_w / 2, mid, t("empty"), text_anchor="middle", fill="#555")
-
+        svg.text(plot.centre, plot.middle, t("empty"), text_anchor="middle", fill="#555")
     # the infeasible marks first (under the others), the recommended last (on top)
-    drawn = [*infeasible, *reversed(feasible)]
+    _draw_marks(svg, plot, [*infeasible, *reversed(feasible)], currency, t)
+    _labels(svg, plot, marks, [*feasible, *infeasible])
+    ly = plot.bottom + 60
+    _legend(svg, plot, marks, ly, t)
+    ky = _key(svg, keyed, ly + 22, currency, t)
+    _not_shown(
+        svg, ky, t, more_feasible=len(feasible) - len(keyed), infeasible_count=len(infeasible), unplanned=unplanned
+    )
+    svg.knowledge(version)
+    return svg.render()
+
+
+def _deadline(svg: Svg, plot: Plot, deadline: float, label: str) -> None:
+    """The deadline: a dashed red vertical line, its label at its top on the side with room for them."""
+    at = plot.x(deadline)
+    svg.add(
+        f'<line class="deadline" x1="{at:.1f}" x2="{at:.1f}" y1="{plot.top}" y2="{plot.bottom}" stroke="#b3261e" '
+        'stroke-width="1.5" stroke-dasharray="6 4"/>'
+    )
+    anchor = "end" if at + 4 + _width(label) > plot.left + plot.width else "start"
+    svg.text(
+        at + (-4 if anchor == "end" else 4), plot.top + 12, label, text_anchor=anchor, fill="#b3261e", font_size=11
+    )
+
+
+def _draw_marks(svg: Svg, plot: Plot, drawn: Sequence[Mark], currency: str, t: Words) -> None:
+    """Each mark in the order given (the last on top), clipped to the plot: its ranges as a cross of bars,
+    its expected figures as a dot (hollow when infeasible, ringed when recommended), a tooltip saying it all."""
     svg.add('<g clip-path="url(#plot)">')
     for m in drawn:
         colour = RECOMMENDED if m.recommended else FEASIBLE if m.feasible else INFEASIBLE
-        cx, cy = x(m.days.expected), y(m.cost.expected)
-        tip = t(
-            "tooltip",
-            label=m.label,
-            cost=_price(m.cost.expected),
-            cost_low=_price(m.cost.low),
-            cost_high=_price(m.cost.high),
-            currency=currency,
-            days=money(m.days.expected),
-            days_low=money(m.days.low),
-            days_high=money(m.days.high),
-        )
-        if not m.feasible:
-            tip = f"{tip} · {t('infeasible')}"
+        cx, cy = plot.x(m.days.expected), plot.y(m.cost.expected)
         svg.add(
             f'<g class="candidate" data-gpu-model={quoteattr(m.gpu_model)} data-option={quoteattr(m.option)} '
             f'data-feasible="{"yes" if m.feasible else "no"}" data-recommended="{"yes" if m.recommended else "no"}">'
-            f"<title>{escape(tip)}</title>"
+            f"<title>{escape(_tooltip(m, currency, t))}</title>"
         )
         width = 2.2 if m.recommended else 1.4
-        svg.el("line", x1=x(m.days.low), x2=x(m.days.high), y1=cy, y2=cy, stroke=colour, stroke_width=width)
-        svg.el("line", x1=cx, x2=cx, y1=y(m.cost.low), y2=y(m.cost.high), stroke=colour, stroke_width=width)
+        svg.el("line", x1=plot.x(m.days.low), x2=plot.x(m.days.high), y1=cy, y2=cy, stroke=colour, stroke_width=width)
+        svg.el("line", x1=cx, x2=cx, y1=plot.y(m.cost.low), y2=plot.y(m.cost.high), stroke=colour, stroke_width=width)
         if m.recommended:
             svg.el("circle", cx=cx, cy=cy, r=9.0, fill="none", stroke=colour, stroke_width=2.0)
         fill = colour if m.feasible else "#ffffff"
@@ -262,29 +248,44 @@ def _chart(
         svg.add("</g>")
     svg.add("</g>")
 
-    # labels: every feasible mark's (the recommended first), then an infeasible one's where it has room; a
-    # label moved away from its mark (others were in the way) is joined to it by a thin line
-    taken: list[tuple[float, float, float, float]] = [
-        (x(m.days.expected) - 6, y(m.cost.expected) - 6, x(m.days.expected) + 6, y(m.cost.expected) + 6) for m in marks
+
+def _tooltip(m: Mark, currency: str, t: Words) -> str:
+    """A mark's tooltip: its label, cost and days with their ranges, and whether it is infeasible."""
+    tip = t(
+        "tooltip",
+        label=m.label,
+        cost=_price(m.cost.expected),
+        cost_low=_price(m.cost.low),
+        cost_high=_price(m.cost.high),
+        currency=currency,
+        days=money(m.days.expected),
+        days_low=money(m.days.low),
+        days_high=money(m.days.high),
+    )
+    return tip if m.feasible else f"{tip} · {t('infeasible')}"
+
+
+def _labels(svg: Svg, plot: Plot, marks: Sequence[Mark], labelled: Sequence[Mark]) -> None:
+    """The labels of ``labelled`` in that order: every feasible mark's, an infeasible one's where it has
+    room; a label moved away from its mark (others were in the way) is joined to it by a thin line."""
+    taken: list[Box] = [
+        (
+            plot.x(m.days.expected) - 6,
+            plot.y(m.cost.expected) - 6,
+            plot.x(m.days.expected) + 6,
+            plot.y(m.cost.expected) + 6,
+        )
+        for m in marks
     ]
-    h = LABEL_SIZE + 3
-    for m in [*feasible, *infeasible]:
-        cx, cy = x(m.days.expected), y(m.cost.expected)
+    for m in labelled:
+        cx, cy = plot.x(m.days.expected), plot.y(m.cost.expected)
         text = _short(m.label)
         w = _width(text)
-        # (left end, baseline) beside the mark, then further up and down, right before left
-        steps = [0] if not m.feasible else [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5]
-        spots = [
-            (sx, cy + 4 + k * h)
-            for k in steps
-            for sx in (cx + 10, cx - 10 - w)
-            if left + 2 <= sx and sx + w <= left + plot_w - 2 and top + h <= cy + 4 + k * h <= top + plot_h - 3
-        ]
-        free = [s for s in spots if not any(_overlaps((s[0], s[1] - h + 3, s[0] + w, s[1] + 3), b) for b in taken)]
-        if not free and not m.feasible:
+        spot = _label_spot(plot, cx, cy, w, taken, m.feasible)
+        if spot is None:
             continue  # an infeasible mark's label only where it has room (the key and the answer name it)
-        sx, sy = (free or spots or [(cx + 10, cy + 4)])[0]
-        taken.append((sx, sy - h + 3, sx + w, sy + 3))
+        sx, sy = spot
+        taken.append((sx, sy - LINE + 3, sx + w, sy + 3))
         colour = "#111" if m.feasible else "#6b6b6b"
         if abs(sy - (cy + 4)) > 1:
             end = sx if sx > cx else sx + w
@@ -292,18 +293,40 @@ def _chart(
         weight = "600" if m.recommended else "400"
         svg.text(sx, sy, text, fill=colour, font_size=LABEL_SIZE, font_weight=weight, class_="label", **HALO)
 
-    # the legend and the key: the feasible marks ranked, then how many are not feasible or have no plan
-    ly = top + plot_h + 60
+
+def _label_spot(
+    plot: Plot, cx: float, cy: float, w: float, taken: Sequence[Box], feasible: bool
+) -> tuple[float, float] | None:
+    """Where a label ``w`` wide of the mark at ``(cx, cy)`` goes: ``(left end, baseline)`` beside the mark,
+    else further up and down, right before left, the first place inside the plot that is free; an
+    infeasible mark's only beside it and only where it is free (None: no label)."""
+    steps = [0] if not feasible else [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5]
+    spots = [
+        (sx, cy + 4 + k * LINE)
+        for k in steps
+        for sx in (cx + 10, cx - 10 - w)
+        if plot.left + 2 <= sx
+        and sx + w <= plot.left + plot.width - 2
+        and plot.top + LINE <= cy + 4 + k * LINE <= plot.bottom - 3
+    ]
+    free = [s for s in spots if not any(_overlaps((s[0], s[1] - LINE + 3, s[0] + w, s[1] + 3), b) for b in taken)]
+    if not free and not feasible:
+        return None
+    return (free or spots or [(cx + 10, cy + 4)])[0]
+
+
+def _legend(svg: Svg, plot: Plot, marks: Sequence[Mark], ly: float, t: Words) -> None:
+    """What the kinds of marks drawn are (recommended, feasible, infeasible), and that bars are ranges."""
     legend = [
         (code, colour, filled)
         for code, colour, filled, shown in (
             ("recommended", RECOMMENDED, True, any(m.recommended for m in marks)),
             ("feasible", FEASIBLE, True, any(m.feasible and not m.recommended for m in marks)),
-            ("infeasible", INFEASIBLE, False, bool(infeasible)),
+            ("infeasible", INFEASIBLE, False, any(not m.feasible for m in marks)),
         )
         if shown
     ]
-    lx = float(left)
+    lx = float(plot.left)
     for code, colour, filled in legend:
         svg.el(
             "circle", cx=lx + 5, cy=ly - 4, r=4.5, fill=colour if filled else "#ffffff", stroke=colour, stroke_width=1.6
@@ -311,27 +334,30 @@ def _chart(
         svg.text(lx + 14, ly, t(code), fill="#333")
         lx += 34 + _width(t(code), 12)
     svg.text(lx + 6, ly, t("ranges"), fill="#555", font_size=11)
-    ky = ly + 22
+
+
+def _key(svg: Svg, keyed: Sequence[Mark], ky: float, currency: str, t: Words) -> float:
+    """The feasible marks ranked, a row each from ``ky`` down (the recommended one starred); where the
+    next row goes."""
     for n, m in enumerate(keyed, start=1):
         row = t(
             "row", rank=n, label=m.label, cost=_price(m.cost.expected), currency=currency, days=money(m.days.expected)
         )
         mark = "★ " if m.recommended else ""
-        svg.text(left, ky, f"{mark}{row}", font_size=12, fill="#111" if m.recommended else "#333")
+        svg.text(LEFT, ky, f"{mark}{row}", font_size=12, fill="#111" if m.recommended else "#333")
         ky += 18
-    if len(feasible) > len(keyed):
-        svg.text(left, ky, t("more_feasible", count=len(feasible) - len(keyed)), fill="#555", font_size=11)
-        ky += 18
-    if infeasible:
-        svg.text(left, ky, t("infeasible_count", count=len(infeasible)), fill="#555", font_size=11)
-        ky += 18
-    if unplanned:
-        svg.text(left, ky, t("unplanned", count=unplanned), fill="#555", font_size=11)
-        ky += 18
-    svg.text(WIDTH - 16, height - 8, translate("chart.knowledge", lang, version=version), text_anchor="end",
-             fill="#777", font_size=10)  # fmt: skip
-    return svg.render()
+    return ky
 
 
-def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def _not_shown(svg: Svg, at: float, t: Words, **counts: int) -> None:
+    """Under the key, from ``at`` down, a row for each of ``counts`` (by the words' code, in order) there are
+    some of: feasible marks the key leaves out, marks not feasible, candidates without a plan."""
+    for code, count in counts.items():
+        if count:
+            svg.text(LEFT, at, t(code, count=count), fill="#555", font_size=11)
+            at += 18
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    """Whether two boxes share some area."""
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

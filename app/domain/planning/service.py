@@ -43,7 +43,18 @@ def _gpu_hours(r: Range) -> Msg:
 def plan(
     engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG
 ) -> TrainingPlanRead | TrainingCandidatesRead:
+    """The run planned: on the request's ``gpu_model`` alone, else on every GPU model (or those of
+    ``gpu_models``) as ranked candidates; the request's references checked first (422 naming the field)."""
     kb = engine.knowledge()
+    _check_references(engine, kb, req)
+    flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
+    if req.gpu_model is not None:
+        return _single(engine, kb, req, req.gpu_model, flops, lang)
+    return candidates(engine, kb, req, flops, lang)
+
+
+def _check_references(engine: Engine, kb: Knowledge, req: TrainingPlanCreate) -> None:
+    """Every key the request names is one the knowledge base knows (``Engine.check_references``)."""
     engine.check_references(
         kb,
         currency=req.currency,
@@ -54,10 +65,6 @@ def plan(
         rental_plan=req.rental_plan,
         precision=req.precision,
     )
-    flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
-    if req.gpu_model is not None:
-        return _single(engine, kb, req, req.gpu_model, flops, lang)
-    return candidates(engine, kb, req, flops, lang)
 
 
 def _commits_note(o: planner.PlanOutcome, currency: str) -> Msg | None:
@@ -91,78 +98,27 @@ def _full_load(profile: Profile) -> Msg:
 def _single(
     engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float, lang: Lang
 ) -> TrainingPlanRead:
+    """The run on ``gpu_model``: its compute, then every option's plan (calendar days, cost, what it
+    breaks), with the notes that say how it was computed; 422 when no option can be assessed."""
     work = run.work(kb, req, gpu_model, flops)
-    hours = work.hours
     pricing = planner.pricing(kb, gpu_model, req.as_of or engine.today())
-    profile = run.run_profile(engine, kb, req, pricing.profile_gpu_model, hours)
-    outcomes = run.outcomes(engine, kb, profile, hours)
+    profile = run.run_profile(engine, kb, req, pricing.profile_gpu_model, work.hours)
+    outcomes = run.outcomes(engine, kb, profile, work.hours)
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
-
-    gpu = kb.gpus[gpu_model]
-    shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(work.rate.peak_tflops), _gpu_hours(hours)
-    precision = req.precision.upper()
-    notes: list[str] = [
-        msg(
-            "training.compute",
-            f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense {precision} TFLOPS): {gpu_hours}.",
-            flops=shown_flops,
-            gpus=str(req.gpus),
-            gpu=gpu.name,
-            tflops=tflops,
-            precision=precision,
-            gpu_hours=gpu_hours,
-        ),
+    notes = [
+        _compute_note(kb, req, gpu_model, flops, work),
         work.mfu_note,
+        *([pricing.note] if pricing.note else []),
+        _full_load(profile),
     ]
-    if pricing.note:
-        notes.append(pricing.note)
-    notes.append(_full_load(profile))
-    items = []
-    for o in outcomes:
-        name = run.option_name(engine, o.option, lang)
-        p = o.plan
-        if p is None:
-            items.append(
-                TrainingPlanItem(
-                    option=o.option,
-                    name=name,
-                    calendar_days=None,
-                    training_days=None,
-                    total_cost=None,
-                    gpu_hours_billed=None,
-                    error=o.error,
-                    error_code=o.error_code,
-                )
-            )
-            continue
-        refused = run.refusal(engine, kb, o)
-        if (commits := _commits_note(o, profile.currency)) is not None:
-            notes.append(commits)
-        items.append(
-            TrainingPlanItem(
-                option=o.option,
-                name=name,
-                calendar_days=range_read(p.calendar_days),
-                training_days=range_read(p.training_days),
-                total_cost=range_read(p.total_cost),
-                gpu_hours_billed=range_read(p.gpu_hours_billed),
-                lead_time_days=range_read(p.lead_time_days, 4),
-                interruptions=range_read(p.interruptions),
-                hours_lost=range_read(p.hours_lost),
-                cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
-                upfront_cost=range_read(p.upfront_cost),
-                committed=p.committed,
-                feasible=not o.refused,
-                reasons=[render(r, lang) for r in refused],
-                reason_codes=[ReasonCode(**code_of(r, lang)) for r in refused],
-            )
-        )
+    items = [_item(engine, kb, o, lang) for o in outcomes]
+    notes += [note for o in outcomes if (note := _commits_note(o, profile.currency)) is not None]
     return TrainingPlanRead(
         knowledge_version=kb.version,
         methodology_version=METHODOLOGY_VERSION,
         flops=flops,
-        gpu_hours=range_read(hours),
+        gpu_hours=range_read(work.hours),
         gpu_model=gpu_model,
         gpus=req.gpus,
         mfu=range_read(work.mfu, 4),
@@ -173,4 +129,56 @@ def _single(
         as_of=profile.as_of,
         rental_plan=profile.rental_plan,
         ops_team=profile.ops_team,
+    )
+
+
+def _compute_note(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float, work: run.Work) -> Msg:
+    """The run's compute in a sentence: its FLOPs on the GPUs at their dense peak, in GPU-hours."""
+    gpu = kb.gpus[gpu_model]
+    shown_flops, tflops, gpu_hours = f"{flops:.3g}", num(work.rate.peak_tflops), _gpu_hours(work.hours)
+    precision = req.precision.upper()
+    return msg(
+        "training.compute",
+        f"{shown_flops} FLOPs on {req.gpus} × {gpu.name} ({tflops} dense {precision} TFLOPS): {gpu_hours}.",
+        flops=shown_flops,
+        gpus=str(req.gpus),
+        gpu=gpu.name,
+        tflops=tflops,
+        precision=precision,
+        gpu_hours=gpu_hours,
+    )
+
+
+def _item(engine: Engine, kb: Knowledge, o: planner.PlanOutcome, lang: Lang) -> TrainingPlanItem:
+    """An option's plan as answered: its figures, whether it is feasible and why not; or why it has none."""
+    name = run.option_name(engine, o.option, lang)
+    p = o.plan
+    if p is None:
+        return TrainingPlanItem(
+            option=o.option,
+            name=name,
+            calendar_days=None,
+            training_days=None,
+            total_cost=None,
+            gpu_hours_billed=None,
+            error=o.error,
+            error_code=o.error_code,
+        )
+    refused = run.refusal(engine, kb, o)
+    return TrainingPlanItem(
+        option=o.option,
+        name=name,
+        calendar_days=range_read(p.calendar_days),
+        training_days=range_read(p.training_days),
+        total_cost=range_read(p.total_cost),
+        gpu_hours_billed=range_read(p.gpu_hours_billed),
+        lead_time_days=range_read(p.lead_time_days, 4),
+        interruptions=range_read(p.interruptions),
+        hours_lost=range_read(p.hours_lost),
+        cost_per_useful_gpu_hour=range_read(p.cost_per_useful_gpu_hour, 4),
+        upfront_cost=range_read(p.upfront_cost),
+        committed=p.committed,
+        feasible=not o.refused,
+        reasons=[render(r, lang) for r in refused],
+        reason_codes=[ReasonCode(**code_of(r, lang)) for r in refused],
     )
