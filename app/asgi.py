@@ -41,7 +41,7 @@ from app.domain.procurement import drift_controller
 from app.domain.procurement.prices_controller import PriceBookController
 from app.domain.procurement.watches_controller import WatchController
 from app.domain.procurement.watches_dispatch import WatchDispatcher
-from app.domain.shared.engine import BOOK, Engine
+from app.domain.shared.advisor import BOOK, Advisor, report_failure
 from app.host.manager import OptionHost, create_option_host
 from app.kb import heap, keys
 from app.kb.books import Books
@@ -164,11 +164,12 @@ class LifespansAfter(InitPluginProtocol):
 class Parts:
     """The service's long-lived parts, made once per app by ``create_app`` in the order they need each
     other — tracing and the dependencies' states, the knowledge store, the API keys, what answers (the
-    price books, the engine, the storage state, the recommendation writer, the watches), the bounds (the
+    price books, the advisor, the storage state, the recommendation writer, the watches), the bounds (the
     worker pool, the rate limiter, the metrics listener) — and the hooks and lifespans that use them."""
 
     def __init__(self, settings: Settings, host: OptionHost, tracer_provider: TracerProvider | None) -> None:
         self.settings, self.host = settings, host
+        host.on_failure = report_failure  # a plugin's defect: logged with its traceback and counted
         self.db = database_config(settings)
         self.own_provider = None if tracer_provider else tracing.tracer_provider(settings)
         self.provider = tracer_provider or self.own_provider
@@ -202,11 +203,11 @@ class Parts:
         self.key_usage = KeyUsage(key_usage_writer(db.create_session_maker()))
 
     def _answering(self) -> None:
-        """What answers: the organisations' price books, the engine, the storage state, the recommendation
+        """What answers: the organisations' price books, the advisor, the storage state, the recommendation
         writer and the watch dispatcher."""
         settings, db = self.settings, self.db
         self.books = Books(db.create_session_maker(), settings.knowledge_refresh_seconds)
-        self.engine = Engine(self.host, self.store.get, tracer=self.tracer, books=self.books)
+        self.advisor = Advisor(self.host, self.store.get, tracer=self.tracer, books=self.books)
         # a full disk or read-only database: set by a failed write, cleared by a write (app.kb.storage_state)
         self.storage = StorageState(
             write_probe(db.create_session_maker()), settings.storage_probe_seconds, on_change=metrics.storage_state
@@ -221,7 +222,7 @@ class Parts:
         )
         # checks watches and sends their deliveries (app.domain.procurement.watches_dispatch)
         self.watches = WatchDispatcher(
-            settings, db.create_session_maker(), self.store.get, self.books, DecisionService(self.engine)
+            settings, db.create_session_maker(), self.store.get, self.books, DecisionService(self.advisor)
         )
 
     def _bounds(self) -> None:
@@ -389,13 +390,13 @@ def _route_handlers(parts: Parts) -> list[Any]:
 
 def _dependencies(parts: Parts) -> dict[str, Provide]:
     """The services, made once, and the repositories, made per request in its database session."""
-    engine = parts.engine
+    advisor = parts.advisor
     return {
-        "engine": singleton(engine),
-        "catalog": singleton(CatalogService(engine)),
-        "decisions": singleton(DecisionService(engine, daily_quota=parts.settings.recommendation_daily_quota)),
-        "insights": singleton(InsightService(engine)),
-        "capacity": singleton(CapacityService(engine)),
+        "advisor": singleton(advisor),
+        "catalog": singleton(CatalogService(advisor)),
+        "decisions": singleton(DecisionService(advisor, daily_quota=parts.settings.recommendation_daily_quota)),
+        "insights": singleton(InsightService(advisor)),
+        "capacity": singleton(CapacityService(advisor)),
         "knowledge_versions": Provide(provide_knowledge_versions),
         "recommendations": Provide(provide_recommendations),
         "audit_events_repository": Provide(provide_audit_events),
@@ -420,7 +421,7 @@ def _state(parts: Parts) -> State:
             "key_verifier": parts.key_verifier,  # /health/ready shows its details to a caller with a key
             "readiness_check": SharedCheck(parts.db.create_session_maker()),  # one database check in flight
             "dependencies": parts.dependencies,
-            "engine": parts.engine,
+            "advisor": parts.advisor,
             "books": parts.books,  # the organisations' private price books (app.kb.books)
             "watches": parts.watches,  # the watch dispatcher: its allow-list and versions (app.domain.procurement)
             "key_usage": parts.key_usage,

@@ -16,8 +16,8 @@ from seed_snapshot import knowledge_from_seeds
 
 from app.core.knowledge import Price
 from app.domain.decisions.service import DecisionService
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.demand import ComparisonCreate
-from app.domain.shared.engine import Engine
 from app.host.manager import create_option_host
 from app.kb.books import Book, Books, book_of, identity, overlay, rows_at
 
@@ -117,8 +117,8 @@ def test_the_book_at_each_version_is_rebuilt_from_rows_never_erased() -> None:
     assert [(r.id, to) for r, to in rows_at(rows, 4)] == [(1, D(2026, 12, 15)), (2, None)]
 
 
-def _engine(kb: Any) -> Engine:
-    return Engine(create_option_host(), lambda: kb, today=lambda: AS_OF, books=Books(lambda: None, 60))  # type: ignore[arg-type, return-value]
+def _engine(kb: Any) -> Advisor:
+    return Advisor(create_option_host(), lambda: kb, today=lambda: AS_OF, books=Books(lambda: None, 60))  # type: ignore[arg-type, return-value]
 
 
 REQUEST = {
@@ -137,7 +137,7 @@ def _rented_offer(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compare(decisions: DecisionService, book: Book | None, body: dict[str, Any]) -> dict[str, Any]:
-    with decisions.engine.priced_with(book):
+    with decisions.advisor.priced_with(book):
         doc = decisions.compare(ComparisonCreate.model_validate(body))
     return json.loads(msgspec.json.encode(doc))
 
@@ -193,7 +193,7 @@ def test_an_organisations_quote_is_an_input_of_its_sensitivity() -> None:
         {**REQUEST, "gpu_model": "h100_sxm", "providers": ["aws"], "regions": ["us-east-1"]}
     )
     listed = _compare(
-        DecisionService(insights.engine),
+        DecisionService(insights.advisor),
         None,
         {**REQUEST, "gpu_model": "h100_sxm", "providers": ["aws"], "regions": ["us-east-1"]},
     )
@@ -211,9 +211,9 @@ def test_an_organisations_quote_is_an_input_of_its_sensitivity() -> None:
         region=offer["region"],
         residency=offer["residency"],
     )
-    with insights.engine.priced_with(book_of("acme-ml", 1, [row])):
+    with insights.advisor.priced_with(book_of("acme-ml", 1, [row])):
         mine = insights.sensitivity(body)
-    with insights.engine.priced_with(None):
+    with insights.advisor.priced_with(None):
         theirs = insights.sensitivity(body)
     quote = [i for i in mine.inputs if i.ref == "org_prices:9"]
     assert [(i.kind, i.low, i.high) for i in quote] == [("price", row.low, row.high)]

@@ -34,8 +34,8 @@ from app.domain.decisions.service import DecisionService
 from app.domain.procurement import drift_controller
 from app.domain.procurement.drift import NotRepriceable, drift, event_worthy
 from app.domain.procurement.drift_schemas import CostChangeRead, DriftRead, DriftSideRead, RankChangeRead
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.demand import RecommendationCreate
-from app.domain.shared.engine import Engine
 from app.host.manager import create_option_host
 from app.kb import service_records as sr
 from app.kb.books import Books, book_of
@@ -359,7 +359,7 @@ def test_the_list_and_drift_need_the_recommendations_scope(world: World) -> None
 def _decisions() -> DecisionService:
     kb = knowledge_from_seeds()
     day = dt.date.fromisoformat(AS_OF)
-    return DecisionService(Engine(create_option_host(), lambda: kb, today=lambda: day, books=Books(lambda: None, 60)))  # type: ignore[arg-type, return-value]
+    return DecisionService(Advisor(create_option_host(), lambda: kb, today=lambda: day, books=Books(lambda: None, 60)))  # type: ignore[arg-type, return-value]
 
 
 def _stored(decisions: DecisionService, body: dict[str, Any]) -> SimpleNamespace:
@@ -386,7 +386,7 @@ def test_an_offer_replaced_by_another_is_gone() -> None:
     row = _stored(decisions, BODY)
     # a cheaper offer of another identity (another region): the option rents it instead
     book = book_of("acme", 1, [_quote(1.0, region="eu-north1")])
-    with decisions.engine.priced_with(book):
+    with decisions.advisor.priced_with(book):
         d = drift(decisions, row)
     (gone,) = d.offers_gone
     assert (gone.option, gone.provider, gone.region, gone.why) == (RENTED, "nebius", "global", "replaced")
@@ -398,9 +398,9 @@ def test_an_offer_replaced_by_another_is_gone() -> None:
 def test_a_request_no_option_prices_now_has_every_offer_gone() -> None:
     decisions = _decisions()
     row = _stored(decisions, BODY)
-    kb = decisions.engine.knowledge()
+    kb = decisions.advisor.knowledge()
     bare = dataclasses.replace(kb, version="kv-bare", prices=())
-    empty = DecisionService(Engine(create_option_host(), lambda: bare, today=decisions.engine.today))
+    empty = DecisionService(Advisor(create_option_host(), lambda: bare, today=decisions.advisor.today))
     d = drift(empty, row)
     assert d.changed and d.now.recommended_option is None and d.now.knowledge_version == "kv-bare"
     assert set(d.now.costs.values()) == {None}
@@ -413,8 +413,8 @@ def test_a_request_without_as_of_is_priced_as_of_today() -> None:
     body = {k: v for k, v in BODY.items() if k != "as_of"}
     row = _stored(decisions, body)
     later = dt.date(2027, 3, 1)
-    kb = decisions.engine.knowledge()
-    next_season = DecisionService(Engine(create_option_host(), lambda: kb, today=lambda: later))
+    kb = decisions.advisor.knowledge()
+    next_season = DecisionService(Advisor(create_option_host(), lambda: kb, today=lambda: later))
     d = drift(next_season, row)
     assert (d.stored.as_of, d.now.as_of) == (dt.date.fromisoformat(AS_OF), later)
     pinned = _stored(decisions, BODY)
@@ -481,8 +481,8 @@ def test_a_demand_over_time_reads_its_segments_offers_and_has_no_drift_on_the_sa
     assert all(e["offer"] is None for e in row.response["ranking"] if e["cost"] is not None)  # offers in segments
     d = drift(decisions, row)
     assert not d.changed and d.offers_gone == [] and d.stored.costs == d.now.costs
-    bare = dataclasses.replace(decisions.engine.knowledge(), version="kv-bare", prices=())
-    gone = drift(DecisionService(Engine(create_option_host(), lambda: bare, today=decisions.engine.today)), row)
+    bare = dataclasses.replace(decisions.advisor.knowledge(), version="kv-bare", prices=())
+    gone = drift(DecisionService(Advisor(create_option_host(), lambda: bare, today=decisions.advisor.today)), row)
     segment_offers = {
         (e["option"], g["offer"]["provider"], g["offer"]["subject"])
         for e in row.response["ranking"]

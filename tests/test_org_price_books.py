@@ -498,9 +498,9 @@ def test_a_private_quote_prices_its_organisations_answers_only_and_replays(db: s
         now = acme.post(COMPARE, json=REQUEST).json()
         assert now["knowledge_version"].endswith("+org:acme.2") and _offer(now)["price_book"] == "list"
         # the stored answer, replayed on the book of its version
-        decisions = DecisionService(acme.app.state.engine)
+        decisions = DecisionService(acme.app.state.advisor)
         book = _load_book(db, "acme", 1)
-        with decisions.engine.priced_with(book):
+        with decisions.advisor.priced_with(book):
             replayed = decisions.compare(ComparisonCreate.model_validate(REQUEST))
         assert msgspec.json.encode(replayed) == mine.content
 

@@ -200,19 +200,19 @@ def test_declared_profile_fields_are_the_hosts() -> None:
 
 
 def test_a_batchs_profiles_are_each_made_as_one_alone() -> None:
-    """``Engine.profiles`` works out what profiles share once (references, the options' fields, today);
-    each profile is still what ``Engine.profile`` makes of it alone, and the first refusal in order is
+    """``Advisor.profiles`` works out what profiles share once (references, the options' fields, today);
+    each profile is still what ``Advisor.profile`` makes of it alone, and the first refusal in order is
     raised. ``True == 1`` in Python: a field declared an integer takes 1 and refuses true, whatever came first."""
     from seed_snapshot import knowledge_from_seeds
 
     from app.core.errors import InconsistentProfile, UnknownReference
-    from app.domain.shared.engine import Engine
+    from app.domain.shared.advisor import Advisor
     from app.domain.shared.schemas import ProfileFields
 
     fields = (_field(name="nodes", kind="integer", default=2), _field(name="urgent", kind="boolean", default=False))
     host = create_option_host(extra_plugins=[Declares("declaring", *fields)])
     kb = knowledge_from_seeds()
-    engine = Engine(host, lambda: kb, today=lambda: dt.date(2026, 3, 1))
+    engine = Advisor(host, lambda: kb, today=lambda: dt.date(2026, 3, 1))
     base = {"gpus": 16, "utilization": 0.5, "horizon_years": 2}
     bodies = [
         {**base, "option_fields": {"nodes": 1}},
@@ -298,7 +298,7 @@ def test_a_plugin_that_raises_only_marks_its_own_option(
     assert options == BUILTINS | {"exploding_option", "lacking_option"}
     failures_before = _failures("exploding_option")
 
-    with caplog.at_level(logging.ERROR, logger="app.domain.shared.engine"):
+    with caplog.at_level(logging.ERROR, logger="app.domain.shared.advisor"):
         r = client.post("/v1/recommendations", json=PROFILE, headers={"X-Request-ID": "boom-request-1"})
     assert r.status_code == 201, r.text
     assert "boom" not in r.text and "RuntimeError" not in r.text  # a plugin's exception text never reaches a client

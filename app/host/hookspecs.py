@@ -24,9 +24,9 @@ where numbers usually are:
 A plugin that computes with ``Range`` arithmetic, ``+ - * /`` and the SDK's helpers (``app.sdk``:
 ``Columns.ceil``/``where``/``gt``/``holds``, ``Range.cap``/``floor_at``/``ceil``, ``where``…) works
 unchanged: everything is element-wise. It must not branch on such a value (``if profile.gpus > 64``),
-convert it (``int(...)``, ``round``) or format it outside the SDK's words (``num``, ``money_range``…). A plugin that cannot take arrays
-may raise: a batch then calls it once per profile, only slower (a ``MissingKnowledge`` is not
-retried); a Monte Carlo run reports the option's error.
+convert it (``int(...)``, ``round``) or format it outside the SDK's words (``num``, ``money_range``…).
+A plugin that cannot take arrays may raise: a batch then calls it once per profile, only slower (a
+``MissingKnowledge`` is not retried); a Monte Carlo run reports the option's error.
 """
 
 from __future__ import annotations

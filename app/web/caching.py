@@ -68,7 +68,7 @@ def answer_etag(scope: Scope, *parts: str) -> str | None:
     that identify the answer (path, normalised query or body, media type). ``None`` while no
     knowledge is loaded (nothing to validate against: the handler answers 503)."""
     state = scope["app"].state
-    knowledge = state.engine.loaded()
+    knowledge = state.advisor.loaded()
     if knowledge is None:
         return None
     return make_etag(knowledge.version, state.plugins_fingerprint, language(scope), *parts)

@@ -10,7 +10,7 @@ exporter installed speaks HTTP/protobuf (port 4318), not gRPC.
 Request spans come from Litestar's OpenTelemetry plugin (the ASGI instrumentation, outermost, so
 router 404s are traced too), named ``METHOD /route/{template}`` once routed; an incoming
 ``traceparent`` header continues the caller's trace. The service's own spans are made with the
-``Tracer`` the composition root hands to the engine, the knowledge store and the writer (a no-op
+``Tracer`` the composition root hands to the advisor, the knowledge store and the writer (a no-op
 tracer while tracing is off).
 """
 

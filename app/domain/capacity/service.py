@@ -19,8 +19,8 @@ from app.core.types import Profile
 from app.domain.capacity import schemas as s
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared import demand
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import range_read
-from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import RangeRead
 from app.engine import capacity as cap
 from app.i18n import DEFAULT_LANG, Lang, code_of, name_of, render
@@ -49,13 +49,13 @@ class _Planned:
 
 
 class CapacityService:
-    def __init__(self, engine: Engine, time_limit: float = cap.TIME_LIMIT_SECONDS) -> None:
-        self.engine = engine
+    def __init__(self, advisor: Advisor, time_limit: float = cap.TIME_LIMIT_SECONDS) -> None:
+        self.advisor = advisor
         self.time_limit = time_limit
 
     def plan(self, req: s.CapacityPlanCreate, lang: Lang = DEFAULT_LANG) -> s.CapacityPlanRead:
         check(req)
-        kb = self.engine.knowledge()
+        kb = self.advisor.knowledge()
         phases = demand.phases(req)
         if req.demand is None and req.largest_job_gpus is not None:  # a plain profile's job shape, as everywhere
             phases = cap.flat(phases[0].gpus, phases[0].utilization, req.horizon_years, req.largest_job_gpus)
@@ -69,7 +69,7 @@ class CapacityService:
         models = None if req.gpu_models is None else self._models(kb, req)
         planned = self._planned(kb, req, phases, req.gpu_model)
         profile, result = planned.profile, planned.result
-        if result.errors and len(result.errors) == len(self.engine.options):
+        if result.errors and len(result.errors) == len(self.advisor.options):
             raise NothingAssessable(
                 "; ".join(f"{o}: {e[1]}" for o, e in result.errors.items()),
                 field="gpu_model" if profile.gpu_model else None,
@@ -112,12 +112,12 @@ class CapacityService:
         demand then ``factor`` of its GPUs for each of the request's): the profile of the peak phase,
         the GPUs owned counted in that model's GPUs by sustained throughput, the plan. The one step
         every GPU model's plan takes."""
-        engine = self.engine
+        advisor = self.advisor
         peak = max(phases, key=lambda p: p.gpus)
         update: dict[str, object] = {"gpus": peak.gpus, "utilization": peak.utilization, "gpu_model": gpu_model}
         if req.largest_job_gpus is not None and gpu_model != req.gpu_model:  # a plain profile's, in the model's GPUs
             update["largest_job_gpus"] = peak.largest_job_gpus
-        profile = engine.profile(req.model_copy(update=update), kb)
+        profile = advisor.profile(req.model_copy(update=update), kb)
         wanted = cap.demand_model(kb, profile.gpu_model)
         owned = []
         for o in req.owned:
@@ -125,18 +125,18 @@ class CapacityService:
             age = o.age_years if o.age_years is not None else max(0.0, (profile.as_of - bought).days / DAYS_PER_YEAR)
             worth = cap.equivalent_factor(kb, o.gpu_model, wanted)
             owned.append(cap.Owned(o.gpu_model, o.count, age, worth, wanted is None or o.gpu_model == wanted))
-        with engine.tracer.start_as_current_span(
+        with advisor.tracer.start_as_current_span(
             "decision.capacity_plan", attributes={"knowledge.version": kb.version}
         ):
             result = cap.plan(
-                engine,
+                advisor,
                 kb,
                 profile,
                 phases,
                 owned,
-                options=list(engine.options),
-                variants=engine.variants(),
-                owner=engine.host.owner(),
+                options=list(advisor.options),
+                variants=advisor.variants(),
+                owner=advisor.host.owner(),
                 # the model's server size (the reference server's for a model without a server SKU)
                 unit=per_machine(kb, 1, profile.gpu_model),
                 time_limit=self.time_limit,
@@ -155,7 +155,7 @@ class CapacityService:
                 raise UnknownReference(
                     msg("problem.detail.unknown_gpu_model", text, gpu_model=key), field=f"gpu_models.{i}"
                 )
-            self.engine.check_references(kb, currency=req.currency, gpu_model=key, precision=req.precision)
+            self.advisor.check_references(kb, currency=req.currency, gpu_model=key, precision=req.precision)
         if cap.demand_model(kb, req.gpu_model) is None:
             raise InconsistentProfile(
                 "gpu_models needs gpu_model: the demand's GPUs are counted in it and converted into each listed "
@@ -222,7 +222,7 @@ class CapacityService:
         )
 
     def option_name(self, option: str, lang: Lang) -> str:
-        return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
+        return name_of(f"option.{option}.name", lang, self.advisor.options[option].spec.name)
 
     def _portfolio(self, p: cap.Portfolio, currency: str, lang: Lang) -> s.PortfolioRead:
         held = [g for g in p.segments if g.acquired != cap.BRIDGE]  # a bridge is its cluster's, not an option's

@@ -136,7 +136,7 @@ class CatalogController(Controller):
         offset: Offset = 0,
     ) -> Response[s.OfferList]:
         shown = Representation(request, OFFERS)
-        today = catalog.engine.today()
+        today = catalog.advisor.today()
         query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, today)
         return shown.answer(catalog.offers(window(limit, offset), query), _offers, day=as_of or today)
 

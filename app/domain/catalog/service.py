@@ -23,7 +23,7 @@ from app.core.knowledge import Knowledge, Price
 from app.core.offers import stale
 from app.core.vocab import GLOBAL, OFFER_ITEMS
 from app.domain.catalog import schemas as s
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.i18n import DEFAULT_LANG, Lang, name_of
 from app.kb.repositories import KnowledgeVersionRepository
 from app.web.pagination import page
@@ -104,8 +104,8 @@ def _utc(value: dt.datetime) -> dt.datetime:
 
 
 class CatalogService:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, advisor: Advisor) -> None:
+        self.advisor = advisor
 
     def options(self, lang: Lang = DEFAULT_LANG) -> s.OptionList:
         """The loaded options, named and described in ``lang`` (the plugin's words where the catalogs lack them)."""
@@ -132,12 +132,12 @@ class CatalogService:
                         for f in o.spec.profile_fields
                     ],
                 )
-                for o in self.engine.options.values()
+                for o in self.advisor.options.values()
             ]
         )
 
     def _kb(self) -> Knowledge:
-        return self.engine.list_knowledge()
+        return self.advisor.list_knowledge()
 
     def gpus(self, window: LimitOffset) -> s.GpuList:
         kb = self._kb()

@@ -202,7 +202,7 @@ class DecisionController(Controller):
         shown = Representation(request, EVALUATIONS)
         heavy = shown.media == XLSX or decisions.is_heavy(data)  # a workbook is written off the loop, any size
         compute = partial(decisions.evaluate_many, data, shown.lang)
-        return await shown.computed(compute, partial(_evaluations, data), heavy=heavy, day=decisions.engine.today())
+        return await shown.computed(compute, partial(_evaluations, data), heavy=heavy, day=decisions.advisor.today())
 
 
 def _comparison(data: ComparisonCreate, doc: s.ComparisonRead, media: str, lang: Lang) -> str | bytes:

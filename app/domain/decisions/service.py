@@ -25,6 +25,7 @@ from app.core.types import Alternative, Profile
 from app.core.vocab import DIMENSIONS
 from app.domain.decisions import schemas as s
 from app.domain.shared import demand
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import (
     confidence_read,
     cost_read,
@@ -37,7 +38,6 @@ from app.domain.shared.convert import (
     range_read,
 )
 from app.domain.shared.demand import ComparisonCreate
-from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import DimensionScores, ProfileCreate
 from app.domain.shared.statements import break_even_sentence
 from app.engine import batch, decision
@@ -65,8 +65,8 @@ NO_COST: dict[str, Any] = dict.fromkeys(
 
 
 class DecisionService:
-    def __init__(self, engine: Engine, *, daily_quota: int | None = None) -> None:
-        self.engine = engine
+    def __init__(self, advisor: Advisor, *, daily_quota: int | None = None) -> None:
+        self.advisor = advisor
         #: stored recommendations per API key and UTC day (``RECOMMENDATION_DAILY_QUOTA``)
         self.daily_quota = daily_quota
         self._memo: LRUCache[Hashable, Any] = LRUCache(MEMO_SIZE)
@@ -79,7 +79,7 @@ class DecisionService:
         with self._memo_lock:
             found = self._memo.get(key)
         if found is None:
-            with self.engine.tracer.start_as_current_span(
+            with self.advisor.tracer.start_as_current_span(
                 f"decision.{kind}", attributes={"knowledge.version": str(key[1])}
             ):
                 found = compute()
@@ -94,20 +94,20 @@ class DecisionService:
 
     def comparison_identity(self, req: ComparisonCreate) -> str:
         """The request with its defaults spelled out (``as_of`` today): what a comparison depends on."""
-        dated = req.model_copy(update={"as_of": req.as_of or self.engine.today()})
+        dated = req.model_copy(update={"as_of": req.as_of or self.advisor.today()})
         return dated.model_dump_json(exclude={"demand"} if req.demand is None else None)
 
     def compare(self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG) -> s.ComparisonRead:
-        kb = self.engine.knowledge()
+        kb = self.advisor.knowledge()
         result: s.ComparisonRead = self._remembered(
-            ("comparison", kb.version, self.engine.today(), lang, req.model_dump_json()),
+            ("comparison", kb.version, self.advisor.today(), lang, req.model_dump_json()),
             lambda: self._compare(req, kb, lang),
         )
         return result
 
     def option_name(self, option: str, lang: Lang) -> str:
         """The option's name in ``lang`` (the plugin's own name where the catalogs lack it)."""
-        return name_of(f"option.{option}.name", lang, self.engine.options[option].spec.name)
+        return name_of(f"option.{option}.name", lang, self.advisor.options[option].spec.name)
 
     def _segments(self, found: demand.Assessed, option: str, currency: str, lang: Lang) -> Any:
         """The option's single portfolio's segments, with a demand of several phases (else absent)."""
@@ -116,12 +116,12 @@ class DecisionService:
         return demand.segment_reads(found.portfolios[option], currency, lambda o: self.option_name(o, lang))
 
     def _compare(self, req: ComparisonCreate, kb: Knowledge, lang: Lang) -> s.ComparisonRead:
-        found = demand.assessed(self.engine, req, kb)
+        found = demand.assessed(self.advisor, req, kb)
         profile = found.profile
         on_demand = found.portfolios is not None
         items = []
         for o in found.outcomes:
-            opt = self.engine.options[o.option]
+            opt = self.advisor.options[o.option]
             a = o.assessment
             head: dict[str, Any] = {
                 "option": o.option,
@@ -171,26 +171,26 @@ class DecisionService:
         """Rank the options for one profile; ``insights`` adds the confidence block and the
         own-versus-rent break-even sentence (recommendations carry them, batch evaluations do not);
         sentences in ``lang``."""
-        kb = kb or self.engine.knowledge()
+        kb = kb or self.advisor.knowledge()
         result: s.Evaluation = self._remembered(
-            ("evaluation", kb.version, self.engine.today(), insights, lang, req.model_dump_json()),
+            ("evaluation", kb.version, self.advisor.today(), insights, lang, req.model_dump_json()),
             lambda: self._evaluate(req, kb, insights, lang),
         )
         return result
 
     def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
-        found = demand.assessed(self.engine, req, kb)
+        found = demand.assessed(self.advisor, req, kb)
         profile = found.profile
-        weights = self.engine.weights(req, kb)
+        weights = self.advisor.weights(req, kb)
         result = decision.decide(profile, found.outcomes, kb, weights)
         confidence = sentence = None
         # Monte Carlo and the break-even answer one profile: not a demand that changes over the horizon
         if insights and found.portfolios is None:
             u = ins.uncertainty(
-                self.engine,
+                self.advisor,
                 profile,
                 kb,
-                list(self.engine.options),
+                list(self.advisor.options),
                 weights,
                 draws=CONFIDENCE_DRAWS,
                 seed=CONFIDENCE_SEED,
@@ -214,7 +214,7 @@ class DecisionService:
         )
 
     def _break_even_sentence(self, profile: Profile, kb: Knowledge) -> str | None:
-        found = self.engine.own_versus_on_demand(profile, kb)
+        found = self.advisor.own_versus_on_demand(profile, kb)
         return None if found is None else break_even_sentence(found, profile.gpus)
 
     @staticmethod
@@ -233,22 +233,22 @@ class DecisionService:
                 f"{s.MAX_BATCH_PROFILES})",
                 field="profiles",
             )
-        kb = self.engine.knowledge()
+        kb = self.advisor.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
             results = [_scored(self.evaluate(p, kb, lang=lang)) for p in req.profiles]
         else:
-            with self.engine.tracer.start_as_current_span(
+            with self.advisor.tracer.start_as_current_span(
                 "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
             ):
-                profiles = self.engine.profiles(req.profiles, kb)
-                weights = [self.engine.weights(p, kb) for p in req.profiles]
+                profiles = self.advisor.profiles(req.profiles, kb)
+                weights = [self.advisor.weights(p, kb) for p in req.profiles]
                 results = _scored_results(
-                    batch.evaluate(profiles, weights, kb, list(self.engine.options), self.engine.choose)
+                    batch.evaluate(profiles, weights, kb, list(self.advisor.options), self.advisor.choose)
                 )
             metrics.evaluation_computed("batch", len(profiles))
         full = None
         if req.detail == "full":
-            with self.engine.tracer.start_as_current_span(
+            with self.advisor.tracer.start_as_current_span(
                 "decision.full", attributes={"knowledge.version": kb.version}
             ):
                 full = [self._evaluate(p, kb, False, lang) for p in req.profiles]

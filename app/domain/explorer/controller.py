@@ -150,7 +150,7 @@ class ExplorerController(Controller):
 
     @get("/", media_type=MediaType.HTML, cache_control=CacheControlHeader(no_cache=True))
     async def explorer(self, catalog: NamedDependency[CatalogService]) -> Response[str]:
-        return Response(page(catalog.engine.rental_plans()), media_type=MediaType.HTML)
+        return Response(page(catalog.advisor.rental_plans()), media_type=MediaType.HTML)
 
 
 def assets_router() -> Router:

@@ -15,7 +15,7 @@ from litestar.openapi import ResponseSpec
 
 from app.domain.health.schemas import HealthRead
 from app.domain.health.service import public_checks, readiness
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.web.problems import problem
 from app.web.rate_limits import presented_key
 
@@ -46,13 +46,13 @@ class HealthController(Controller):
         },
     )
     async def ready(
-        self, request: Request[Any, Any, Any], state: State, engine: NamedDependency[Engine]
+        self, request: Request[Any, Any, Any], state: State, advisor: NamedDependency[Advisor]
     ) -> Response[HealthRead]:
         ok, checks = await state.readiness_check.run(
             lambda versions: readiness(
                 versions,
                 state.knowledge_store,
-                engine.loaded(),
+                advisor.loaded(),
                 state.migration_head,
                 state.migration_revisions,
                 state.dependencies,

@@ -8,8 +8,8 @@ from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import charts
 from app.domain.insights import schemas as si
 from app.domain.shared import statements
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import confidence_read, profile_head, range_read
-from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import ProfileCreate
 from app.engine import insights as ins
 from app.i18n import DEFAULT_LANG, Lang, name_of, render
@@ -20,19 +20,19 @@ def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:
 
 
 class InsightService:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, advisor: Advisor) -> None:
+        self.advisor = advisor
 
     def break_even(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.BreakEvenRead:
-        kb = self.engine.knowledge()
-        profile = self.engine.profile(req, kb)
-        self.engine.outcomes(profile, kb)  # 422 when no option can be assessed at all
+        kb = self.advisor.knowledge()
+        profile = self.advisor.profile(req, kb)
+        self.advisor.outcomes(profile, kb)  # 422 when no option can be assessed at all
         be = ins.break_even(
-            self.engine,
+            self.advisor,
             profile,
             kb,
-            pairs=self.engine.pairs(),
-            owner=self.engine.owner(),
+            pairs=self.advisor.pairs(),
+            owner=self.advisor.owner(),
             gpus_per_server=kb.server_for(profile.gpu_model).gpus_per_server,
         )
         return si.BreakEvenRead(
@@ -68,18 +68,18 @@ class InsightService:
         )
 
     def cost_curves(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.CostCurvesRead:
-        kb = self.engine.knowledge()
-        profile = self.engine.profile(req, kb)
-        self.engine.outcomes(profile, kb)
-        cc = ins.cost_curves(self.engine, profile, kb, self._curve_order())
-        own_rent = self.engine.own_versus_on_demand(profile, kb)
+        kb = self.advisor.knowledge()
+        profile = self.advisor.profile(req, kb)
+        self.advisor.outcomes(profile, kb)
+        cc = ins.cost_curves(self.advisor, profile, kb, self._curve_order())
+        own_rent = self.advisor.own_versus_on_demand(profile, kb)
         sentence = None if own_rent is None else statements.break_even_sentence(own_rent, profile.gpus)
         return si.CostCurvesRead(
             **profile_head(kb, profile),
             series=[
                 si.CostSeriesRead(
                     option=o,
-                    name=name_of(f"option.{o}.name", lang, self.engine.options[o].spec.name),
+                    name=name_of(f"option.{o}.name", lang, self.advisor.options[o].spec.name),
                     points=[
                         si.CurvePointRead(
                             utilization=round(p.utilization, 6),
@@ -108,17 +108,17 @@ class InsightService:
 
     def option_names(self) -> dict[str, str]:
         """Each loaded option's name, as its plugin gives it."""
-        return {k: o.spec.name for k, o in self.engine.options.items()}
+        return {k: o.spec.name for k, o in self.advisor.options.items()}
 
     def _curve_order(self) -> list[str]:
         """The options in the order ``/v1/break-even`` pairs them (the owner of hardware first)."""
-        return list(dict.fromkeys(v.option for v in self.engine.variants()))
+        return list(dict.fromkeys(v.option for v in self.advisor.variants()))
 
     def sensitivity(self, req: ProfileCreate, lang: Lang = DEFAULT_LANG) -> si.SensitivityRead:
-        kb = self.engine.knowledge()
-        profile = self.engine.profile(req, kb)
-        self.engine.outcomes(profile, kb)
-        se = ins.sensitivity(self.engine, profile, kb, list(self.engine.options), self.engine.weights(req, kb))
+        kb = self.advisor.knowledge()
+        profile = self.advisor.profile(req, kb)
+        self.advisor.outcomes(profile, kb)
+        se = ins.sensitivity(self.advisor, profile, kb, list(self.advisor.options), self.advisor.weights(req, kb))
         names = self.option_names()
         wc, uc = se.weight_change, se.utilization_change
         return si.SensitivityRead(
@@ -174,15 +174,15 @@ class InsightService:
         )
 
     def uncertainty(self, req: si.UncertaintyCreate) -> si.UncertaintyRead:
-        kb = self.engine.knowledge()
-        profile = self.engine.profile(req, kb)
-        self.engine.outcomes(profile, kb)
+        kb = self.advisor.knowledge()
+        profile = self.advisor.profile(req, kb)
+        self.advisor.outcomes(profile, kb)
         u = ins.uncertainty(
-            self.engine,
+            self.advisor,
             profile,
             kb,
-            list(self.engine.options),
-            self.engine.weights(req, kb),
+            list(self.advisor.options),
+            self.advisor.weights(req, kb),
             draws=req.draws,
             seed=req.seed,
         )

@@ -25,8 +25,8 @@ from app.domain.planning.schemas import (
     TrainingPlanCreate,
     WorkRead,
 )
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import offer_read, range_read
-from app.domain.shared.engine import Engine
 from app.engine import planner, throughput
 from app.i18n import Lang, code_of, render
 
@@ -40,7 +40,7 @@ PRICE_DIGITS = 2
 # ---- across GPU models --------------------------------------------------------------------------------
 
 
-def _models(engine: Engine, kb: Knowledge, req: TrainingPlanCreate) -> tuple[list[str], list[Msg]]:
+def _models(advisor: Advisor, kb: Knowledge, req: TrainingPlanCreate) -> tuple[list[str], list[Msg]]:
     """The GPU models to plan on: those the request lists (422 naming ``gpu_models.<i>`` for an unknown one,
     ``precision`` for one without a peak at it), else every GPU model with a price valid on ``as_of`` that
     runs at the precision (the others named in a note)."""
@@ -51,9 +51,9 @@ def _models(engine: Engine, kb: Knowledge, req: TrainingPlanCreate) -> tuple[lis
                 raise UnknownReference(
                     msg("problem.detail.unknown_gpu_model", text, gpu_model=key), field=f"gpu_models.{i}"
                 )
-            engine.check_references(kb, currency=req.currency, gpu_model=key, precision=req.precision)
+            advisor.check_references(kb, currency=req.currency, gpu_model=key, precision=req.precision)
         return list(dict.fromkeys(req.gpu_models)), []
-    day = req.as_of or engine.today()
+    day = req.as_of or advisor.today()
     priced = sorted({p.gpu_model for p in kb.prices if p.gpu_model in kb.gpus and p.valid_on(day)})
     runs = [g for g in priced if throughput.supports(kb, g, req.precision)]
     skipped = [gpu_name(kb, g) for g in priced if g not in runs]
@@ -131,9 +131,9 @@ class _Candidate:
 
 
 def candidates(
-    engine: Engine, kb: Knowledge, req: TrainingPlanCreate, flops: float, lang: Lang
+    advisor: Advisor, kb: Knowledge, req: TrainingPlanCreate, flops: float, lang: Lang
 ) -> TrainingCandidatesRead:
-    models, notes = _models(engine, kb, req)
+    models, notes = _models(advisor, kb, req)
     tokens = req.tokens if req.tokens is not None else flops / (planner.FLOPS_PER_PARAMETER_TOKEN * req.parameters)
     works: list[tuple[str, run.Work]] = []
     sized = (ANY, STATE_BYTES_KEY) in kb.assumptions
@@ -149,15 +149,15 @@ def candidates(
     for gpu_model in models:
         work = run.work(kb, req, gpu_model, flops)
         works.append((gpu_model, work))
-        profile = run.run_profile(engine, kb, req, gpu_model, work.hours)
+        profile = run.run_profile(advisor, kb, req, gpu_model, work.hours)
         memory = _memory(kb, req, gpu_model) if sized else None
-        for o in run.outcomes(engine, kb, profile, work.hours):
+        for o in run.outcomes(advisor, kb, profile, work.hours):
             reasons: list[Msg | str] = []
             per_million, offer = None, None
             if o.plan is not None and o.profile is not None:
-                assessed = engine.assess(o.option, o.profile, kb)  # once: the offer and what it breaks
+                assessed = advisor.assess(o.option, o.profile, kb)  # once: the offer and what it breaks
                 offer = assessed.offer
-                reasons.extend(run.refusal(engine, kb, o, assessed))
+                reasons.extend(run.refusal(advisor, kb, o, assessed))
                 if memory is not None:
                     reasons.append(memory)
                 blocked = bool(reasons)
@@ -193,12 +193,12 @@ def candidates(
         precision=req.precision,
         finish_within_days=req.finish_within_days,
         work=[_work_read(kb, req, g, w) for g, w in works],
-        candidates=[_candidate_read(engine, kb, c, req, lang) for c in found],
+        candidates=[_candidate_read(advisor, kb, c, req, lang) for c in found],
         recommended=None if best is None else Choice(best.gpu_model, best.outcome.option),
         recommendation=render(sentence, lang),
         notes=[render(n, lang) for n in notes],
         currency=currency,
-        as_of=req.as_of or engine.today(),
+        as_of=req.as_of or advisor.today(),
         rental_plan=req.rental_plan,
         ops_team=req.ops_team,
         buyer_country=req.buyer_country,
@@ -229,12 +229,14 @@ def _work_read(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, w: run.Wo
     )
 
 
-def _candidate_read(engine: Engine, kb: Knowledge, c: _Candidate, req: TrainingPlanCreate, lang: Lang) -> CandidateRead:
+def _candidate_read(
+    advisor: Advisor, kb: Knowledge, c: _Candidate, req: TrainingPlanCreate, lang: Lang
+) -> CandidateRead:
     o, p = c.outcome, c.outcome.plan
     head = CandidateRead(
         gpu_model=c.gpu_model,
         option=o.option,
-        name=run.option_name(engine, o.option, lang),
+        name=run.option_name(advisor, o.option, lang),
         offer=None if c.offer is None else offer_read(c.offer, req.currency, lang),
         gpus=req.gpus,
         gpu_hours=range_read(c.hours),

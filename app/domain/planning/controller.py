@@ -16,7 +16,7 @@ from app.domain.planning import charts, sheets
 from app.domain.planning.schemas import TrainingCandidatesRead, TrainingPlanCreate, TrainingPlanRead
 from app.domain.planning.service import plan
 from app.domain.shared import costs
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.represent import CSV, XLSX, Formats, Representation
 from app.engine.planner import FLOPS_PER_PARAMETER_TOKEN
 from app.i18n import Lang
@@ -43,15 +43,17 @@ class PlanningController(Controller):
     async def compute_training_plan(
         self,
         request: Request[Any, Any, Any],
-        engine: NamedDependency[Engine],
+        advisor: NamedDependency[Advisor],
         data: Annotated[TrainingPlanCreate, Body()],
     ) -> Response[TrainingPlanRead | TrainingCandidatesRead]:
         shown = Representation(request, PLAN)
-        return await shown.computed(partial(plan, engine, data, shown.lang), partial(_drawn, engine, data), heavy=True)
+        return await shown.computed(
+            partial(plan, advisor, data, shown.lang), partial(_drawn, advisor, data), heavy=True
+        )
 
 
 def _drawn(
-    engine: Engine, data: TrainingPlanCreate, doc: TrainingPlanRead | TrainingCandidatesRead, media: str, lang: Lang
+    advisor: Advisor, data: TrainingPlanCreate, doc: TrainingPlanRead | TrainingCandidatesRead, media: str, lang: Lang
 ) -> str | bytes:
     """The plan as a CSV, an XLSX workbook or an SVG chart (``media``)."""
     if media == CSV:
@@ -62,5 +64,5 @@ def _drawn(
         return charts.candidates_svg(doc, lang)
     # one GPU model: the run's tokens as the service counts them (6 FLOPs a parameter and token)
     tokens = data.tokens if data.tokens is not None else doc.flops / (FLOPS_PER_PARAMETER_TOKEN * data.parameters)
-    gpu = gpu_name(engine.knowledge(), doc.gpu_model)
+    gpu = gpu_name(advisor.knowledge(), doc.gpu_model)
     return charts.plan_svg(doc, lang, parameters=data.parameters, tokens=tokens, gpu=gpu, precision=data.precision)

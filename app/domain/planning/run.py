@@ -16,7 +16,7 @@ from app.domain.planning.schemas import (
     PROFILE_FIELDS,
     TrainingPlanCreate,
 )
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.schemas import ProfileFields
 from app.engine import decision, planner, throughput
 from app.i18n import Lang, name_of
@@ -64,10 +64,12 @@ def work(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float) -
     return Work(rate, hours, note)
 
 
-def run_profile(engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str | None, hours: Range) -> Profile:
+def run_profile(
+    advisor: Advisor, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str | None, hours: Range
+) -> Profile:
     """The profile an option is assessed for: the run's GPUs at full load over the run's length, in one
     synchronous job across all of them, with the request's profile fields as every pricing endpoint reads
-    them (``Engine.profile``)."""
+    them (``Advisor.profile``)."""
     fields = ProfileFields.model_construct(
         **{name: getattr(req, name) for name in PROFILE_FIELDS},
         gpus=req.gpus,
@@ -81,27 +83,27 @@ def run_profile(engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_mode
         gpu_model=gpu_model,
         precision=req.precision,
     )
-    return engine.profile(fields, kb)
+    return advisor.profile(fields, kb)
 
 
-def outcomes(engine: Engine, kb: Knowledge, profile: Profile, hours: Range) -> list[planner.PlanOutcome]:
+def outcomes(advisor: Advisor, kb: Knowledge, profile: Profile, hours: Range) -> list[planner.PlanOutcome]:
     def owned_years(option: str) -> float:
         try:
             return kb.assumption(option, "depreciation_years").value.expected
         except MissingKnowledge:
             return profile.horizon_years
 
-    return planner.plan_all(engine.options, lambda o, p: engine.choose(o, p, kb)[0], profile, hours, owned_years)
+    return planner.plan_all(advisor.options, lambda o, p: advisor.choose(o, p, kb)[0], profile, hours, owned_years)
 
 
-def option_name(engine: Engine, option: str, lang: Lang) -> str:
-    return name_of(f"option.{option}.name", lang, engine.options[option].spec.name)
+def option_name(advisor: Advisor, option: str, lang: Lang) -> str:
+    return name_of(f"option.{option}.name", lang, advisor.options[option].spec.name)
 
 
-def refusal(engine: Engine, kb: Knowledge, o: planner.PlanOutcome, assessed: Assessment | None = None) -> list[str]:
+def refusal(advisor: Advisor, kb: Knowledge, o: planner.PlanOutcome, assessed: Assessment | None = None) -> list[str]:
     """The sentences of the hard constraints an option's plan breaks, as a comparison of the same run gives
     them (the option's assessment of the plan's profile, ``assessed`` where the caller has it); none when it
     can serve the run."""
     if not o.refused or o.profile is None:
         return []
-    return decision.broken(assessed or engine.assess(o.option, o.profile, kb))
+    return decision.broken(assessed or advisor.assess(o.option, o.profile, kb))

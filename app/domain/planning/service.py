@@ -21,8 +21,8 @@ from app.domain.planning.schemas import (
     TrainingPlanItem,
     TrainingPlanRead,
 )
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import range_read
-from app.domain.shared.engine import Engine
 from app.engine import planner
 from app.i18n import DEFAULT_LANG, Lang, code_of, render
 
@@ -41,21 +41,21 @@ def _gpu_hours(r: Range) -> Msg:
 
 
 def plan(
-    engine: Engine, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG
+    advisor: Advisor, req: TrainingPlanCreate, lang: Lang = DEFAULT_LANG
 ) -> TrainingPlanRead | TrainingCandidatesRead:
     """The run planned: on the request's ``gpu_model`` alone, else on every GPU model (or those of
     ``gpu_models``) as ranked candidates; the request's references checked first (422 naming the field)."""
-    kb = engine.knowledge()
-    _check_references(engine, kb, req)
+    kb = advisor.knowledge()
+    _check_references(advisor, kb, req)
     flops = planner.training_flops(req.parameters, req.tokens) if req.tokens is not None else float(req.flops or 0)
     if req.gpu_model is not None:
-        return _single(engine, kb, req, req.gpu_model, flops, lang)
-    return candidates(engine, kb, req, flops, lang)
+        return _single(advisor, kb, req, req.gpu_model, flops, lang)
+    return candidates(advisor, kb, req, flops, lang)
 
 
-def _check_references(engine: Engine, kb: Knowledge, req: TrainingPlanCreate) -> None:
-    """Every key the request names is one the knowledge base knows (``Engine.check_references``)."""
-    engine.check_references(
+def _check_references(advisor: Advisor, kb: Knowledge, req: TrainingPlanCreate) -> None:
+    """Every key the request names is one the knowledge base knows (``Advisor.check_references``)."""
+    advisor.check_references(
         kb,
         currency=req.currency,
         gpu_model=req.gpu_model,
@@ -96,14 +96,14 @@ def _full_load(profile: Profile) -> Msg:
 
 
 def _single(
-    engine: Engine, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float, lang: Lang
+    advisor: Advisor, kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops: float, lang: Lang
 ) -> TrainingPlanRead:
     """The run on ``gpu_model``: its compute, then every option's plan (calendar days, cost, what it
     breaks), with the notes that say how it was computed; 422 when no option can be assessed."""
     work = run.work(kb, req, gpu_model, flops)
-    pricing = planner.pricing(kb, gpu_model, req.as_of or engine.today())
-    profile = run.run_profile(engine, kb, req, pricing.profile_gpu_model, work.hours)
-    outcomes = run.outcomes(engine, kb, profile, work.hours)
+    pricing = planner.pricing(kb, gpu_model, req.as_of or advisor.today())
+    profile = run.run_profile(advisor, kb, req, pricing.profile_gpu_model, work.hours)
+    outcomes = run.outcomes(advisor, kb, profile, work.hours)
     if outcomes and all(o.plan is None for o in outcomes):
         raise NothingAssessable("; ".join(f"{o.option}: {o.error}" for o in outcomes))
     notes = [
@@ -112,7 +112,7 @@ def _single(
         *([pricing.note] if pricing.note else []),
         _full_load(profile),
     ]
-    items = [_item(engine, kb, o, lang) for o in outcomes]
+    items = [_item(advisor, kb, o, lang) for o in outcomes]
     notes += [note for o in outcomes if (note := _commits_note(o, profile.currency)) is not None]
     return TrainingPlanRead(
         knowledge_version=kb.version,
@@ -149,9 +149,9 @@ def _compute_note(kb: Knowledge, req: TrainingPlanCreate, gpu_model: str, flops:
     )
 
 
-def _item(engine: Engine, kb: Knowledge, o: planner.PlanOutcome, lang: Lang) -> TrainingPlanItem:
+def _item(advisor: Advisor, kb: Knowledge, o: planner.PlanOutcome, lang: Lang) -> TrainingPlanItem:
     """An option's plan as answered: its figures, whether it is feasible and why not; or why it has none."""
-    name = run.option_name(engine, o.option, lang)
+    name = run.option_name(advisor, o.option, lang)
     p = o.plan
     if p is None:
         return TrainingPlanItem(
@@ -164,7 +164,7 @@ def _item(engine: Engine, kb: Knowledge, o: planner.PlanOutcome, lang: Lang) -> 
             error=o.error,
             error_code=o.error_code,
         )
-    refused = run.refusal(engine, kb, o)
+    refused = run.refusal(advisor, kb, o)
     return TrainingPlanItem(
         option=o.option,
         name=name,

@@ -1,15 +1,15 @@
 """Drift of a stored recommendation: its stored request priced again on the knowledge of now, beside its answer.
 
 ``drift`` reads the stored answer's figures (``response``) and evaluates the stored request (``request``) on the
-knowledge the current context prices with (``Engine.knowledge()``: in a request, its organisation's snapshot;
-elsewhere, within ``Engine.priced_with(book)``) through ``DecisionService.evaluate`` — the ranking a
+knowledge the current context prices with (``Advisor.knowledge()``: in a request, its organisation's snapshot;
+elsewhere, within ``Advisor.priced_with(book)``) through ``DecisionService.evaluate`` — the ranking a
 recommendation answers, without its Monte Carlo confidence block (which ranks nothing). Both sides are read
 the same way, from the answer's JSON:
 
 - an option's cost is its ranking entry's ``cost.total_cost`` (low/expected/high over the horizon, in the
   request's currency); ``change`` is ``(now − stored) / stored`` of the expected figures, null where either
   side has none or the stored one is 0;
-- a stored request without ``as_of`` is priced as of today (``engine.today()``): prices valid on a later day
+- a stored request without ``as_of`` is priced as of today (``advisor.today()``): prices valid on a later day
   and a new knowledge version both show; one that pinned ``as_of`` keeps it, so only knowledge changes show;
 - an offer the stored answer priced for an option (its ``offer``; with a demand over time, its segments'
   offers) is *gone* when, now, the option has no figures (``unpriced``), was feasible and breaks a constraint
@@ -112,8 +112,8 @@ def drift(decisions: DecisionService, row: StoredRecommendation, *, lang: Lang |
     try:
         evaluation = decisions.evaluate(req, insights=False, lang=lang)
     except NothingAssessable:
-        now = _Side(knowledge_version=decisions.engine.knowledge().version, recommended_option=None,
-                    as_of=str(req.as_of or decisions.engine.today()), options={})  # fmt: skip
+        now = _Side(knowledge_version=decisions.advisor.knowledge().version, recommended_option=None,
+                    as_of=str(req.as_of or decisions.advisor.today()), options={})  # fmt: skip
     except KnowledgeUnavailable:
         raise
     except DomainError as exc:  # a reference the knowledge base has dropped, a demand it no longer takes

@@ -18,7 +18,7 @@ from app.domain.decisions.storing import readable
 from app.domain.procurement import drift_schemas as s
 from app.domain.procurement.drift import NotRepriceable, Stored, drift
 from app.domain.procurement.drift_csv import drift_csv
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.represent import Formats, Representation
 from app.i18n import Lang, name_of
 from app.kb.books import Book, Books
@@ -62,9 +62,9 @@ class DriftController(Controller):
         stored, book = await _stored(request, recommendations, rec_id)
         # priced on the recommendation's organisation's book (an admin key reading another's too), off the loop:
         # the pool runs it in this context
-        with Engine.priced_with(book), _repriceable(shown.lang):
+        with Advisor.priced_with(book), _repriceable(shown.lang):
             compute = partial(drift, decisions, stored)
-            return await shown.computed(compute, _csv, heavy=True, day=decisions.engine.today())
+            return await shown.computed(compute, _csv, heavy=True, day=decisions.advisor.today())
 
 
 async def _stored(

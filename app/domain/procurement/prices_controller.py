@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.procurement import price_schemas as s
 from app.domain.procurement import price_sheets, prices
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.represent import Formats, Representation
 from app.i18n import Lang, language, render
 from app.kb.books import Books
@@ -106,7 +106,7 @@ def _refused(exc: price_sheets.Refused, lang: Lang) -> ValidationException:
     return ValidationException(detail=str(exc), status_code=exc.status, extra=errors)
 
 
-def _read(media: str, body: bytes, value: Any, engine: Engine) -> tuple[list[price_sheets.Sent], list[prices.Loaded]]:
+def _read(media: str, body: bytes, value: Any, advisor: Advisor) -> tuple[list[price_sheets.Sent], list[prices.Loaded]]:
     """The rows of an upload, checked (``Refused``)."""
     if media == CSV:
         sent = price_sheets.rows_of_csv(body)
@@ -114,7 +114,7 @@ def _read(media: str, body: bytes, value: Any, engine: Engine) -> tuple[list[pri
         sent = price_sheets.rows_of_xlsx(body)
     else:
         sent = price_sheets.rows_of_json(value)
-    return sent, prices.check_rows(sent, engine.list_knowledge(), engine.options)
+    return sent, prices.check_rows(sent, advisor.list_knowledge(), advisor.options)
 
 
 class PriceBookController(Controller):
@@ -146,7 +146,7 @@ class PriceBookController(Controller):
     async def add_prices(
         self,
         request: Request[Any, Any, Any],
-        engine: NamedDependency[Engine],
+        advisor: NamedDependency[Advisor],
         db_session: NamedDependency[AsyncSession],
     ) -> Response[s.PriceBookChange]:
         body = await request.body()  # a body over the route's limit is a 413 whoever sends it
@@ -157,16 +157,16 @@ class PriceBookController(Controller):
         try:
             # a workbook (500 rows: ~120 ms) or a large body is read and checked off the event loop
             if media == XLSX or len(body) > OFF_LOOP_BYTES:
-                sent, loaded = await asyncio.to_thread(_read, media, body, value, engine)
+                sent, loaded = await asyncio.to_thread(_read, media, body, value, advisor)
             else:
-                sent, loaded = _read(media, body, value, engine)
+                sent, loaded = _read(media, body, value, advisor)
             version, rows = await prices.add(db_session, org, principal_of(request).actor, sent, loaded)
         except price_sheets.Refused as exc:
             raise _refused(exc, lang) from None
         books: Books = request.app.state.books
         books.forget(org)
-        snapshot = books.knowledge(engine.list_knowledge(), await books.current(org))
-        today = engine.today()
+        snapshot = books.knowledge(advisor.list_knowledge(), await books.current(org))
+        today = advisor.today()
         change = s.PriceBookChange(org, version, snapshot.version, [prices.read(row, today) for row in rows])
         return Response(change, status_code=201)
 
@@ -180,7 +180,7 @@ class PriceBookController(Controller):
     async def list_prices(
         self,
         request: Request[Any, Any, Any],
-        engine: NamedDependency[Engine],
+        advisor: NamedDependency[Advisor],
         db_session: NamedDependency[AsyncSession],
         include_closed: Annotated[
             bool, Parameter(description="Also the rows closed by today (default: only the open ones).")
@@ -189,7 +189,7 @@ class PriceBookController(Controller):
         offset: Offset = 0,
     ) -> Response[s.PrivatePriceList]:
         shown = Representation(request, PRIVATE_PRICES)  # a 406 before a 403
-        org, today = _org(request), engine.today()
+        org, today = _org(request), advisor.today()
         doc = await prices.listing(
             db_session, org, include_closed=include_closed, window=window(limit, offset), today=today
         )
@@ -211,14 +211,14 @@ class PriceBookController(Controller):
     async def close_price(
         self,
         request: Request[Any, Any, Any],
-        engine: NamedDependency[Engine],
+        advisor: NamedDependency[Advisor],
         db_session: NamedDependency[AsyncSession],
         price_id: Annotated[int, Parameter(ge=1, le=prices.MOST_INTEGER, description="A row's id.")],
         on: Annotated[
             dt.date | None, Parameter(description="The first day the row no longer holds (default: today, UTC).")
         ] = None,
     ) -> s.PrivatePriceRead:
-        org, today = _org(request), engine.today()
+        org, today = _org(request), advisor.today()
         row = await prices.close(db_session, org, price_id, on or today, principal_of(request).actor)
         request.app.state.books.forget(org)
         return prices.read(row, today)

@@ -5,7 +5,7 @@ Every ``WATCH_POLL_SECONDS`` (and at once when this process loads a new knowledg
 
 1. checks the watches whose ``checked_version`` is not the version their organisation is priced on now (the
    list's, ``+org:<org>.<n>`` with a private book): the watched recommendation is priced again (``drift``,
-   within ``Engine.priced_with(book)``, in a thread: never on the event loop), then the check is *claimed* —
+   within ``Advisor.priced_with(book)``, in a thread: never on the event loop), then the check is *claimed* —
    ``UPDATE watches SET checked_version = new WHERE id = … AND checked_version IS NOT DISTINCT FROM old`` —
    and only the process whose update changed the row records it; when the drift is event-worthy
    (``event_worthy``: the watch's ``min_cost_change``, ``on_rank_change``) the same transaction inserts the
@@ -48,7 +48,7 @@ from app.domain.procurement.drift_schemas import DriftRead
 from app.domain.procurement.watch_delivery import Sender, utc_now
 from app.domain.procurement.watch_hosts import AllowList
 from app.domain.procurement.watch_signing import EVENT
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.i18n import LANGUAGES
 from app.kb import service_records as sr
 from app.kb.books import Book, Books
@@ -279,5 +279,5 @@ class WatchDispatcher:
     def _drift(self, stored: Stored, book: Book | None) -> DriftRead:
         """The drift on ``book`` (in a worker thread: its own copy of the context)."""
         answered = stored.response.get("language")
-        with Engine.priced_with(book):
+        with Advisor.priced_with(book):
             return drift(self._decisions, stored, lang=answered if answered in LANGUAGES else "en")

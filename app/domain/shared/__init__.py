@@ -1,2 +1,2 @@
-"""What the web features share: the decision engine they call, the request and answer shapes, the spreadsheet
+"""What the web features share: the decision advisor they call, the request and answer shapes, the spreadsheet
 layout, the sentences of the insights and the road from a computation to its answer."""

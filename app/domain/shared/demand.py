@@ -22,8 +22,8 @@ from app.core.errors import DomainError, NothingAssessable
 from app.core.knowledge import Knowledge
 from app.core.offers import per_machine
 from app.core.types import Profile
+from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import offer_read, range_read
-from app.domain.shared.engine import Engine
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
 from app.engine import capacity as cap
 from app.engine import decision
@@ -231,7 +231,7 @@ class Assessed:
     portfolios: dict[str, cap.Portfolio] | None = None
 
 
-def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
+def assessed(advisor: Advisor, req: ProfileFields, kb: Knowledge) -> Assessed:
     """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
     "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
     option is priced as its single portfolio on the demand (``app.engine.capacity.singles``, as
@@ -239,8 +239,8 @@ def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
     if not isinstance(req, DemandFields) or req.demand is None:
         if isinstance(req, DemandFields):
             check(req)
-        profile = engine.profile(req, kb)
-        return Assessed(profile, engine.outcomes(profile, kb))
+        profile = advisor.profile(req, kb)
+        return Assessed(profile, advisor.outcomes(profile, kb))
     check(req)
     demand = phases(req)
     peak = max(demand, key=lambda p: p.gpus)
@@ -248,19 +248,19 @@ def assessed(engine: Engine, req: ProfileFields, kb: Knowledge) -> Assessed:
     plain = req.model_copy(
         update={"gpus": peak.gpus, "utilization": peak.utilization, "largest_job_gpus": job, "demand": None}
     )
-    profile = engine.profile(plain, kb)
-    outcomes = engine.outcomes(profile, kb)
+    profile = advisor.profile(plain, kb)
+    outcomes = advisor.outcomes(profile, kb)
     if len(demand) == 1:
         return Assessed(profile, outcomes, demand)
-    with engine.tracer.start_as_current_span("decision.demand", attributes={"knowledge.version": kb.version}):
+    with advisor.tracer.start_as_current_span("decision.demand", attributes={"knowledge.version": kb.version}):
         singles = cap.singles(
-            engine,
+            advisor,
             kb,
             profile,
             demand,
-            options=list(engine.options),
-            variants=engine.variants(),
-            owner=engine.host.owner(),
+            options=list(advisor.options),
+            variants=advisor.variants(),
+            owner=advisor.host.owner(),
             unit=per_machine(kb, 1, profile.gpu_model),
         )
     portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}

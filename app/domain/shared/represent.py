@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import msgspec
 from litestar import Request, Response
 
-from app.domain.shared.engine import Engine
+from app.domain.shared.advisor import Advisor
 from app.i18n import Lang, language
 from app.openapi.document import answered_media
 from app.web.caching import answer_etag, caching_headers, not_modified
@@ -154,7 +154,7 @@ class Representation:
         if not parts:
             return None
         etag = answer_etag(self.request.scope, *parts, self.media)
-        engine: Engine = self.request.app.state.engine  # the engine answer_etag reads the version of
-        if etag is None or self.formats.version(doc) != engine.knowledge().version:
+        advisor: Advisor = self.request.app.state.advisor  # the advisor answer_etag reads the version of
+        if etag is None or self.formats.version(doc) != advisor.knowledge().version:
             return None
         return etag

@@ -1,4 +1,4 @@
-"""The decision engine the features share: the knowledge snapshot being served, the loaded option
+"""The decision advisor the features share: the knowledge snapshot being served, the loaded option
 plugins, today's date, and the step from a request to the core's profile and assessments."""
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from app.web import metrics
 
 log = logging.getLogger(__name__)
 #: the private price book of the request's organisation: set once per request after authentication
-#: (``app.asgi``), read by ``Engine.loaded``; the worker pool's threads run in a copy of the context
+#: (``app.asgi``), read by ``Advisor.loaded``; the worker pool's threads run in a copy of the context
 BOOK: ContextVar[Book | None] = ContextVar("price_book", default=None)
 #: the core profile's fields (``app.core.types.Profile``), each a request field of the same name
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile))
-#: those the engine derives from the request rather than copies (a default date, sorted sets, the options'
+#: those the advisor derives from the request rather than copies (a default date, sorted sets, the options'
 #: fields with their defaults)
 DERIVED = frozenset({"as_of", "providers", "regions", "option_fields"})
 #: the profile's fields copied from the request as they are, and their getter
@@ -65,7 +65,7 @@ def utc_today() -> dt.date:
     return dt.datetime.now(dt.UTC).date()
 
 
-class Engine:
+class Advisor:
     """Knowledge, plugins and clock, and what every decision feature does with them first; and the
     tracer the features make their spans with (a no-op one while tracing is off)."""
 
@@ -86,7 +86,6 @@ class Engine:
         #: the options' calls, failures isolated by the host (``OptionHost.assess``, ``OptionHost.choose``)
         self.assess = host.assess
         self.choose = host.choose
-        host.on_failure = report_failure
 
     @property
     def options(self) -> Mapping[str, LoadedOption]:
