@@ -24,10 +24,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from seed_snapshot import knowledge_from_seeds  # noqa: E402
 
+from app.core.types import Profile  # noqa: E402
 from app.engine import capacity as cap  # noqa: E402
 from app.engine.insights.common import Variant  # noqa: E402
 from app.host.manager import create_option_host  # noqa: E402
-from app.core.types import Profile  # noqa: E402
 
 AS_OF = dt.date(2026, 12, 1)
 SHAPES = {
@@ -49,13 +49,15 @@ def main() -> None:
     variants = [
         Variant(k, p) for k in sorted(host.options, reverse=True) for p in (host.options[k].spec.plans or (None,))
     ]
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} CPUs, load averages {load} (1, 5, 15 min)")
     print(f"time limit {cap.TIME_LIMIT_SECONDS:g} s for the mix, half of it for each single option\n")
     head = (
-        "| demand | hardware | plan time (median of {}) | single options alone | kernel calls | optimal | recommended "
-        "| per useful GPU-hour |"
+        "| demand | hardware | plan time (median of {}) | plan CPU time | single options alone | kernel calls "
+        "| optimal | recommended | per useful GPU-hour |"
     )
     print(head.format(repeat))
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, (years, demand) in SHAPES.items():
         for gpu_model, currency in ((None, "CNY"), ("h100_sxm", "USD")):
             base = Profile(
@@ -69,7 +71,7 @@ def main() -> None:
                 ops_team="professional",
                 start_within_days=120,
             )
-            times, alone = [], []
+            times, cpu, alone = [], [], []
             for _ in range(repeat):
                 start = time.perf_counter()
                 cap.singles(
@@ -83,7 +85,7 @@ def main() -> None:
                     unit=kb.server_for(gpu_model).gpus_per_server,
                 )
                 alone.append(time.perf_counter() - start)
-                start = time.perf_counter()
+                start, started = time.perf_counter(), time.process_time()
                 found = cap.plan(
                     host,
                     kb,
@@ -95,6 +97,7 @@ def main() -> None:
                     unit=kb.server_for(gpu_model).gpus_per_server,
                 )
                 times.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - started)
             costs = "; ".join(
                 f"{p.key} {p.per_useful_gpu_hour.expected:.2f}" if p.feasible else f"{p.key} —"
                 for p in found.portfolios
@@ -103,10 +106,16 @@ def main() -> None:
             kinds = Counter(f"{s.option}:{s.acquired}" for s in ([] if rec is None else rec.segments))
             mix = " + ".join(f"{n} × {k}" if n > 1 else k for k, n in kinds.items()) or "—"
             print(
-                f"| {label} | {gpu_model or 'reference'} ({currency}) | {statistics.median(times):.2f} s | "
-                f"{statistics.median(alone):.2f} s | "
-                f"{found.kernel_calls} | {found.optimal} | {found.recommended}: {mix} | {costs} |"
+                f"| {label} | {gpu_model or 'reference'} ({currency}) | {statistics.median(times):.3f} s | "
+                f"{statistics.median(cpu):.3f} s | {statistics.median(alone):.3f} s | "
+                f"{found.kernel_calls} | {_proved(found)} | {found.recommended}: {mix} | {costs} |"
             )
+
+
+def _proved(found: cap.CapacityPlan) -> str:
+    """The mix's proof, and the single options' whose plan was not proved optimal (their reason says so)."""
+    unproved = [p.key for p in found.portfolios if any(r.code == "capacity.not_optimal" for r in p.reasons)]
+    return f"{found.optimal}" + (f" (not proved: {', '.join(unproved)})" if unproved else "")
 
 
 if __name__ == "__main__":

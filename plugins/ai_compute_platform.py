@@ -279,17 +279,15 @@ class PlatformKernel(OfferKernel):
         """Where the platform's advantage comes from, in one sentence: fewer billed hours (a pool, job
         seconds) or a held cluster's automatic recovery."""
         shown = money_range(quote.cost.annual, profile.currency)
+        hours = f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones"
+        figures = {"offer": c.label, "annual": shown, "billed": num(billed.expected), "useful": num(useful)}
         if billing == POOLED:
             pooled = self.value("pooled_utilization")
             return msg(
                 "note.platform",
-                f"Platform ({c.label}): {shown} a year; pooling bills "
-                f"{num(billed.expected)} GPU-hours for {num(useful)} useful ones "
+                f"Platform ({c.label}): {shown} a year; pooling bills {hours} "
                 f"({pct(pooled.low)}–{pct(pooled.high)} pooled utilization).",
-                offer=c.label,
-                annual=shown,
-                billed=num(billed.expected),
-                useful=num(useful),
+                **figures,
                 pooled_low=pct(pooled.low),
                 pooled_high=pct(pooled.high),
             )
@@ -301,12 +299,8 @@ class PlatformKernel(OfferKernel):
         }[code]
         return msg(
             code,
-            f"Platform ({c.label}): {shown} a year; {text}: {num(billed.expected)} GPU-hours for "
-            f"{num(useful)} useful ones, with automatic node replacement and job resume.",
-            offer=c.label,
-            annual=shown,
-            billed=num(billed.expected),
-            useful=num(useful),
+            f"Platform ({c.label}): {shown} a year; {text}: {hours}, with automatic node replacement and job resume.",
+            **figures,
         )
 
 

@@ -1,13 +1,15 @@
-"""One declaration per entity and per vocabulary, and a test that fails when the shapes drift.
+"""Each knowledge entity declared once, the table held to its declaration, and every vocabulary declared once.
 
-An entity lives in up to four shapes: the ORM model (``app/kb/models.py``, the declaration: the table),
-the seed record that validates it (``app/kb/seeds/records.py``), the snapshot object the core and
-the plugins compute from (``app/core/records.py``, built field by field by name in
-``app/kb/snapshot.py``) and the API struct that shows it (``app/domain/*/schemas.py``). Each shape
-has the table's columns, but for the differences listed here, each with its reason. Every closed
-vocabulary is a ``Literal`` of ``app/core/vocab.py``: each shape types an enumerated field with that
-same Literal, the database checks it with a CHECK constraint listing its values, and the OpenAPI
-document's enums are its values, in its order.
+A knowledge entity is declared once: its record in ``app/core/records.py``, its fields typed with the
+vocabularies of ``app/core/vocab.py`` and stating their bounds (``app.core.entities``). The catalog's read
+schema is that record, or that record with its Range spelled out (``app/domain/catalog/schemas.py``); the seed
+record is derived from it (``app.kb.seeds.base.seed_of``); the ORM model (``app/kb/models.py``) stays the
+table's declaration, and ``test_each_table_is_its_declaration`` holds the two together. The shapes still
+written by hand (the API's shapes of the service's own records and of the profile a request makes) are
+checked field by field against their declaration, each difference listed with its reason. Every closed
+vocabulary is a ``Literal`` of ``app/core/vocab.py``: each shape types an enumerated field with that same
+Literal, the database checks it with a CHECK constraint listing its values, and the OpenAPI document's enums
+are its values, in its order.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped
 
-from app.core import knowledge as k
-from app.core import types, vocab
+from app.core import records, types, vocab
+from app.core.entities import declared, stored
 from app.domain.audit import schemas as audit_api
 from app.domain.capacity import schemas as capacity_api
 from app.domain.catalog import schemas as api
@@ -47,10 +49,169 @@ from app.engine import rules, scoring
 from app.kb import models as m
 from app.kb import seeds
 from app.kb import service_records as sr
+from app.kb.seeds.base import DerivedSeed
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# ---- the shapes of one entity --------------------------------------------------------------------
+# ---- reading a declaration's fields and types --------------------------------------------------------
+
+
+def field_types(cls: type) -> dict[str, Any]:
+    """A shape's fields with their types (without their bounds), whatever kind of class it is."""
+    if isinstance(cls, type) and issubclass(cls, m.Base):
+        hints = typing.get_type_hints(cls)
+        columns = [c.key for c in sa.inspect(cls).columns]
+        return {n: get_args(hints[n])[0] if get_origin(hints[n]) is Mapped else hints[n] for n in columns}
+    if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
+        return {name: f.annotation for name, f in cls.model_fields.items()}
+    if isinstance(cls, type) and (issubclass(cls, msgspec.Struct) or dataclasses.is_dataclass(cls)):
+        return {f.name: f.type for f in declared(cls)}
+    raise TypeError(f"not a shape: {cls}")
+
+
+def nullable(tp: Any) -> bool:
+    return tp is Any or (get_origin(tp) in (typing.Union, UnionType) and NoneType in get_args(tp))
+
+
+VOCABULARIES = {name: obj for name, obj in vars(vocab).items() if get_origin(obj) is Literal}
+
+
+def vocabulary(tp: Any) -> str | None:
+    """The name of the vocabulary Literal ``tp`` is (or holds: optional, list, tuple), else None."""
+    if get_origin(tp) is Literal:
+        return next((name for name, v in VOCABULARIES.items() if v == tp), "<a Literal of no vocabulary>")
+    found = {vocabulary(a) for a in get_args(tp) if a is not NoneType and a is not Ellipsis} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
+# ---- each knowledge entity declared once --------------------------------------------------------------
+
+#: each table of a knowledge entity, and its declaration (the record)
+DECLARED: dict[type[m.Base], type] = {
+    m.GpuModel: records.GpuSpec,
+    m.ServerSku: records.Server,
+    m.Provider: records.Provider,
+    m.PriceItem: records.Price,
+    m.Region: records.Region,
+    m.AvailabilityRule: records.AvailabilityRule,
+    m.ExchangeRate: records.ExchangeRate,
+    m.DataSecurityLevel: records.DataSecurityLevel,
+    m.Assumption: records.Assumption,
+    m.ScenarioRule: records.Rule,
+}
+#: each declared entity's read schema in the catalog that is its record (the data-security levels have none:
+#: they are read through the recommendations they shape)
+READ = {
+    records.GpuSpec: api.GpuRead,
+    records.Server: api.ServerRead,
+    records.Provider: api.ProviderRead,
+    records.Region: api.RegionRead,
+    records.AvailabilityRule: api.AvailabilityRuleRead,
+    records.ExchangeRate: api.ExchangeRateRead,
+    records.Rule: api.RuleRead,
+    records.Condition: api.ConditionRead,
+}
+#: how a record's Python type is held in a column
+COLUMN_KINDS: dict[str, tuple[type, ...]] = {
+    "text": (sa.String, sa.Text),
+    "number": (sa.Numeric,),
+    "integer": (sa.Integer,),
+    "boolean": (sa.Boolean,),
+    "date": (sa.Date,),
+    "list": (sa.JSON,),
+}
+#: text columns a record leaves unbounded, with the reason
+UNBOUNDED = {
+    ("server_skus", "gpu_model_key"): "a key of gpu_models: the seeds refuse one the GPU models lack",
+}
+
+
+def _kind(tp: Any) -> str:
+    """What a record's field type is, as a column holds it."""
+    inner = [a for a in get_args(tp) if a is not NoneType] if nullable(tp) and tp is not Any else [tp]
+    tp = inner[0]
+    if get_origin(tp) is Literal or tp is str:
+        return "text"
+    if get_origin(tp) is tuple:
+        return "list"
+    return {float: "number", int: "integer", bool: "boolean", records.dt.date: "date"}[tp]
+
+
+def _longest(f: Any, column: sa.Column[Any]) -> int | None:
+    """The longest text the declaration lets a field hold: its ``max_length``, its pattern's longest
+    repetition, or its vocabulary's longest value; None when it says nothing."""
+    if f.bounds.max_length is not None:
+        return int(f.bounds.max_length)
+    if f.bounds.pattern is not None:
+        return max(int(n) for n in re.findall(r"\{(?:\d+,)?(\d+)\}", f.bounds.pattern))
+    if (name := vocabulary(f.type)) is not None:
+        return max(len(v) for v in get_args(VOCABULARIES[name]))
+    return None
+
+
+@pytest.mark.parametrize(("model", "record"), DECLARED.items(), ids=[r.__name__ for r in DECLARED.values()])
+def test_each_table_is_its_declaration(model: type[m.Base], record: type) -> None:
+    """The table has the record's columns (``stored``: a Range as its ends) as its own, in their order, each
+    nullable where the record's may be null, of the same kind, holding the vocabulary the record types it
+    with, as long and with as many decimals as the record's bounds allow."""
+    table = model.__table__
+    columns = {c.key: c for c in sa.inspect(model).columns}
+    fields = stored(record)
+    assert [f.name for f in fields] == list(columns), f"{table.name}: the columns are not {record.__name__}'s"
+    hints = field_types(model)
+    for f in fields:
+        column, where = columns[f.name], f"{table.name}.{f.name}"
+        assert column.nullable == nullable(f.type), f"{where}: nullable {column.nullable}, the record says otherwise"
+        assert isinstance(column.type, COLUMN_KINDS[_kind(f.type)]), f"{where}: {column.type} holds no {_kind(f.type)}"
+        assert vocabulary(hints[f.name]) == vocabulary(f.type), f"{where}: another vocabulary than the record's"
+        if isinstance(column.type, sa.String) and column.type.length is not None:
+            longest = _longest(f, column)
+            if (table.name, f.name) in UNBOUNDED:
+                assert longest is None, f"{where} is bounded now: drop it from UNBOUNDED"
+            else:
+                assert longest is not None and longest <= column.type.length, f"{where}: {longest} > {column.type}"
+        if isinstance(column.type, sa.Numeric) and f.bounds.decimal_places is not None:
+            assert f.bounds.decimal_places == column.type.scale, f"{where}: the record's decimals are not the scale"
+
+
+@pytest.mark.parametrize("record", READ, ids=[r.__name__ for r in READ])
+def test_the_catalog_shows_each_declared_entity_as_its_record(record: type[msgspec.Struct]) -> None:
+    read = READ[record]
+    assert issubclass(read, record) and read.__struct_fields__ == record.__struct_fields__
+
+
+@pytest.mark.parametrize(
+    ("read", "record", "dropped"),
+    [(api.PriceRead, records.Price, "book"), (api.AssumptionRead, records.Assumption, "id")],
+)
+def test_the_catalog_shows_a_record_of_a_range_with_the_range_spelled_out(
+    read: type[msgspec.Struct], record: type, dropped: str
+) -> None:
+    """The record's fields, a Range as its ends' columns (as ``app.domain.catalog.service.flat`` fills them)."""
+    spelled = [
+        c
+        for f in declared(record)
+        if f.name != dropped
+        for c in ([n for n, _ in f.ends.columns()] if f.ends else [f.name])
+    ]
+    assert list(read.__struct_fields__) == spelled
+
+
+@pytest.mark.parametrize("section", [s for s, orm in seeds.ORM_MODELS.items() if orm in DECLARED])
+def test_each_seed_record_of_a_declared_entity_is_derived_from_it(section: str) -> None:
+    """Its fields are the record's (but the surrogate key), each with the record's bounds: what a seed file
+    may leave out is all it says otherwise."""
+    seed, record = seeds.SEED_MODELS[section], DECLARED[seeds.ORM_MODELS[section]]
+    assert issubclass(seed, DerivedSeed)
+    fields = [f for f in stored(record) if f.name != "id"]
+    assert set(seed.model_fields) == {f.name for f in fields}  # a range's ends first (``_RangeSeed``)
+    for f in fields:
+        metadata = seed.model_fields[f.name].metadata
+        said = {k: v for meta in metadata for k in f.bounds.stated() if (v := getattr(meta, k, None)) is not None}
+        assert said == f.bounds.stated(), f"{section}.{f.name}"
+
+
+# ---- the shapes still written by hand ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -74,12 +235,6 @@ class Entity:
     shapes: tuple[Shape, ...]
 
 
-RANGE = {"low": "one Range, ``value``", "expected": "one Range, ``value``", "high": "one Range, ``value``"}
-VALUE = {"value": "the low/expected/high columns as one Range (app.kb.snapshot._range)"}
-ID_NOT_IN_SEEDS = {"id": "a surrogate key the database assigns; a seed names a row by its natural key"}
-MODE = {"mode": "the stored expected column, the source's most-likely figure; expected is the triangular mean"}
-MIDPOINT = {"expected": "never null once read: the snapshot fills a missing expected with the midpoint"}
-
 #: a demand over time (app.domain.shared.demand): the core's profile is its peak phase's
 DEMAND = {"demand": "phases or the growth shorthand, instead of gpus and utilization (their peak is the profile's)"}
 #: the options' own fields: an object a request may leave out (its defaults), pairs in the profile
@@ -90,98 +245,6 @@ PLAIN_OR_DEMAND = {
 }
 
 ENTITIES = (
-    Entity(
-        "gpu models",
-        m.GpuModel,
-        (Shape(seeds.GpuModelSeed), Shape(k.GpuSpec), Shape(api.GpuRead)),
-    ),
-    Entity(
-        "servers",
-        m.ServerSku,
-        (Shape(seeds.ServerSeed), Shape(k.Server), Shape(api.ServerRead)),
-    ),
-    Entity(
-        "providers",
-        m.Provider,
-        (Shape(seeds.ProviderSeed), Shape(k.Provider), Shape(api.ProviderRead)),
-    ),
-    Entity(
-        "prices",
-        m.PriceItem,
-        (
-            Shape(
-                seeds.PriceSeed,
-                lacks=ID_NOT_IN_SEEDS,
-                nullable={"region": "null on a row that lists its regions: one row per region once loaded"},
-            ),
-            Shape(
-                k.Price,
-                lacks={
-                    **RANGE,
-                    "lead_time_days_low": "one Range, ``lead_time_days``",
-                    "lead_time_days_high": "one Range, ``lead_time_days``",
-                },
-                adds={
-                    **VALUE,
-                    **MODE,
-                    "lead_time_days": "lead_time_days_low/_high as one Range, None without them",
-                    "book": "which book the row is of: the list (price_items) or an organisation's (org_prices)",
-                },
-            ),
-            # the API spells the ranges out as columns again (app.domain.catalog.service.flat)
-            Shape(api.PriceRead, nullable=MIDPOINT, adds=MODE),
-        ),
-    ),
-    Entity(
-        "regions",
-        m.Region,
-        (Shape(seeds.RegionSeed), Shape(k.Region), Shape(api.RegionRead)),
-    ),
-    Entity(
-        "availability rules",
-        m.AvailabilityRule,
-        (
-            Shape(seeds.AvailabilityRuleSeed, lacks=ID_NOT_IN_SEEDS),
-            Shape(k.AvailabilityRule),
-            Shape(api.AvailabilityRuleRead),
-        ),
-    ),
-    Entity(
-        "exchange rates",
-        m.ExchangeRate,
-        (Shape(seeds.ExchangeRateSeed, lacks=ID_NOT_IN_SEEDS), Shape(k.ExchangeRate), Shape(api.ExchangeRateRead)),
-    ),
-    Entity(
-        # no API struct: the levels are read through the recommendations they shape
-        "data-security levels",
-        m.DataSecurityLevel,
-        (Shape(seeds.DataSecurityLevelSeed), Shape(k.DataSecurityLevel)),
-    ),
-    Entity(
-        "assumptions",
-        m.Assumption,
-        (
-            Shape(seeds.AssumptionSeed, lacks=ID_NOT_IN_SEEDS),
-            Shape(k.Assumption, lacks=RANGE, adds={**VALUE, **MODE}),
-            Shape(
-                api.AssumptionRead,
-                lacks={"id": "an assumption is named by option/key (how sources cite it: assumptions:<option>/<key>)"},
-                adds=MODE,
-                nullable=MIDPOINT,
-            ),
-        ),
-    ),
-    Entity(
-        "rules",
-        m.ScenarioRule,
-        (Shape(seeds.RuleSeed), Shape(k.Rule), Shape(api.RuleRead)),
-    ),
-    Entity(
-        # the JSON objects of a rule's ``conditions`` column: the snapshot's Condition declares them
-        "rule conditions",
-        k.Condition,
-        (Shape(seeds.ConditionSeed), Shape(api.ConditionRead)),
-    ),
     Entity(
         "knowledge versions",
         m.KnowledgeVersion,
@@ -323,39 +386,6 @@ API_MODULES = (
     watches_api,
 )
 
-# ---- reading a shape's fields and types ----------------------------------------------------------
-
-
-def field_types(cls: type) -> dict[str, Any]:
-    """A shape's fields with their types, whatever kind of class it is."""
-    if isinstance(cls, type) and issubclass(cls, m.Base):
-        hints = typing.get_type_hints(cls)
-        columns = [c.key for c in sa.inspect(cls).columns]
-        return {n: get_args(hints[n])[0] if get_origin(hints[n]) is Mapped else hints[n] for n in columns}
-    if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
-        return {name: f.annotation for name, f in cls.model_fields.items()}
-    if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
-        return {f.name: f.type for f in msgspec.structs.fields(cls)}
-    if dataclasses.is_dataclass(cls):
-        hints = typing.get_type_hints(cls)
-        return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-    raise TypeError(f"not a shape: {cls}")
-
-
-def nullable(tp: Any) -> bool:
-    return tp is Any or (get_origin(tp) in (typing.Union, UnionType) and NoneType in get_args(tp))
-
-
-VOCABULARIES = {name: obj for name, obj in vars(vocab).items() if get_origin(obj) is Literal}
-
-
-def vocabulary(tp: Any) -> str | None:
-    """The name of the vocabulary Literal ``tp`` is (or holds: optional, list, tuple), else None."""
-    if get_origin(tp) is Literal:
-        return next((name for name, v in VOCABULARIES.items() if v == tp), "<a Literal of no vocabulary>")
-    found = {vocabulary(a) for a in get_args(tp) if a is not NoneType and a is not Ellipsis} - {None}
-    return found.pop() if len(found) == 1 else None
-
 
 def shape_id(entity: Entity, shape: Shape) -> str:
     return f"{entity.name}: {shape.cls.__module__}.{shape.cls.__qualname__}"
@@ -401,7 +431,7 @@ def test_each_shape_agrees_on_what_may_be_null(entity: Entity, shape: Shape) -> 
 
 
 def test_every_table_of_the_knowledge_base_is_an_entity_here() -> None:
-    declared = {e.declaration for e in ENTITIES}
+    declared = {e.declaration for e in ENTITIES} | set(DECLARED)
     tables = {mapper.class_ for mapper in m.Base.registry.mappers}
     # stored as answered, read back as it was written; an Idempotency-Key claim only points at one
     assert tables - declared == {sr.Recommendation, sr.IdempotencyKey}
@@ -411,7 +441,8 @@ def test_the_seed_loader_covers_every_seeded_table() -> None:
     assert set(seeds.SEED_MODELS) == set(seeds.ORM_MODELS) == set(seeds.NATURAL_KEYS) == set(seeds.SECTIONS)
     by_model = {e.declaration: e for e in ENTITIES}
     for section, orm in seeds.ORM_MODELS.items():
-        assert seeds.SEED_MODELS[section] in {s.cls for s in by_model[orm].shapes}, section
+        if orm not in DECLARED:  # a declared entity's seed record is derived (test_each_seed_record_…)
+            assert seeds.SEED_MODELS[section] in {s.cls for s in by_model[orm].shapes}, section
 
 
 @pytest.mark.parametrize("section", seeds.SECTIONS)
@@ -449,7 +480,7 @@ def _checked_values(table: sa.Table, column: str) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("model", [e.declaration for e in ENTITIES if issubclass(e.declaration, m.Base)])
+@pytest.mark.parametrize("model", [*DECLARED, *(e.declaration for e in ENTITIES if issubclass(e.declaration, m.Base))])
 def test_the_database_checks_each_vocabulary_column_with_its_values(model: type[m.Base]) -> None:
     table = model.__table__
     for name, tp in field_types(model).items():

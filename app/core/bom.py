@@ -73,8 +73,9 @@ class _Lines:
         life = self.reads(f"life_years_{key}")
         sunk_room = self.aging is not None and key == "facility_build"
         decline = self.reads("resale_share_facility_build" if sunk_room else f"residual_decline_{key}")
-        if sunk_room:
-            item = CapitalItem(
+        after = _SUNK if sunk_room else self._after_life(key, decline)
+        self.capital.append(
+            CapitalItem(
                 key=key,
                 label=label,
                 basis=basis,
@@ -82,47 +83,25 @@ class _Lines:
                 quantity=quantity,
                 life=life,
                 decline=decline,
-                life_refs=self.reads.take(),
+                life_refs=(*self.reads.take(), *after.refs),
+                resale=after.resale,
                 offer_refs=offer_refs,
-                curves=(sunk, sunk, sunk),
+                curves=after.curves,
+                keeping=after.keeping,
+                support_refs=after.support_refs,
             )
-        else:
-            item = self._kept(key, label, basis, price, quantity, life, decline, offer_refs)
-        self.capital.append(item)
+        )
 
-    def _kept(
-        self,
-        key: str,
-        label: Msg | None,
-        basis: Msg,
-        price: Component | Range,
-        quantity: Quantity,
-        life: Range,
-        decline: Range,
-        offer_refs: Any,
-    ) -> CapitalItem:
-        """A capital line that resells: the servers at the market's resale points, a named GPU's assets
-        kept past their life where cheaper (the servers supported by warranty)."""
+    def _after_life(self, key: str, decline: Range) -> _AfterLife:
+        """What a capital line that resells brings back: the servers at the market's resale points, a named
+        GPU's assets kept past their life where cheaper (the servers supported by warranty)."""
         aging = self.aging
         resale = resale_points(self.kernel.knowledge, self.kernel.as_of, self.offer) if key == "server_hardware" else ()
         curves = cluster.curves_of(self.kernel, decline, resale, aging.market if aging is not None else None)
         keeping = None if aging is None else aging.server if key == "server_hardware" else aging.other
         more = aging.refs if aging is not None and key == "server_hardware" else ()
-        return CapitalItem(
-            key=key,
-            label=label,
-            basis=basis,
-            price=price,
-            quantity=quantity,
-            life=life,
-            decline=decline,
-            life_refs=(*self.reads.take(), *more),
-            resale=resale,
-            offer_refs=offer_refs,
-            curves=curves,
-            keeping=keeping,
-            support_refs=aging.support_refs if keeping is not None and keeping.supported and aging is not None else (),
-        )
+        support = aging.support_refs if keeping is not None and keeping.supported and aging is not None else ()
+        return _AfterLife(resale, curves, keeping, more, support)
 
     def quoted_facility(self) -> str | None:
         """The source article's quoted lump for machine room and network, bought per server; its fabric."""
@@ -217,6 +196,21 @@ class _Lines:
             basis = msg("basis.software_licence", "GPUs × share licensed × price per GPU-year")
             quantity = Quantity(cluster.GPUS, share)
             self.running.append(RunningItem("software_licence", label, basis, licence, quantity, self.reads.take()))
+
+
+class _AfterLife(NamedTuple):
+    """What a capital line brings back after its life: resale points, residual curves, keeping past its
+    life, and the sources these add to its life's and its support line's."""
+
+    resale: tuple[tuple[float, tuple[float, float, float]], ...]
+    curves: Any
+    keeping: Keeping | None
+    refs: tuple[SourceRef, ...]
+    support_refs: tuple[SourceRef, ...]
+
+
+#: a built machine room is sunk: nothing comes back at the horizon
+_SUNK = _AfterLife((), (sunk, sunk, sunk), None, (), ())
 
 
 class _Ageing(NamedTuple):

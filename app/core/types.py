@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -160,9 +160,7 @@ class Efficiency:
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Efficiency:
         """The same figures citing ``sources``."""
-        return Efficiency(
-            self.lead_time_days, self.setup_minutes_per_run, self.execution_efficiency, self.productive_share, sources
-        )
+        return replace(self, sources=sources)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,14 +179,7 @@ class Stability:
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Stability:
         """The same figures citing ``sources``."""
-        return Stability(
-            self.interruptions_per_year,
-            self.hours_lost_per_interruption,
-            self.lost_gpu_hours_per_year,
-            self.goodput,
-            sources,
-            self.checkpoint_interval_hours,
-        )
+        return replace(self, sources=sources)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +196,7 @@ class Usability:
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Usability:
         """The same figures citing ``sources``."""
-        return Usability(self.infra_fte_needed, self.infra_fte_unmet, self.setup_steps, self.model_focus_share, sources)
+        return replace(self, sources=sources)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,15 @@ from them — CPU only, which ``app.kb.store`` runs in a thread.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.entities import declared
 from app.core.knowledge import (
     Assumption,
     AvailabilityRule,
@@ -34,10 +35,8 @@ from app.core.ranges import Range
 from app.core.vocab import PriceBook
 from app.kb import models as m
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-T = TypeVar("T", bound="DataclassInstance")
+#: a snapshot record (frozen, so hashable)
+T = TypeVar("T", bound=Hashable)
 
 
 #: each table of a snapshot as ``assemble`` takes it: its keyword, model and the order its rows are read in
@@ -106,10 +105,10 @@ def _plain(value: Any) -> Any:
 
 
 def build(cls: type[T], row: Any, **given: Any) -> T:
-    """The snapshot object ``cls`` of an ORM ``row``, field by field by name; ``given`` overrides
-    (the fields the row does not hold as such, like a Range)."""
-    values = {f.name: given[f.name] if f.name in given else _plain(getattr(row, f.name)) for f in fields(cls)}
-    return cls(**values)
+    """The snapshot object ``cls`` (a record of ``app.core.records``) of an ORM ``row``, field by field by
+    name; ``given`` overrides (the fields the row does not hold as such, like a Range)."""
+    names = (f.name for f in declared(cls))
+    return cls(**{name: given[name] if name in given else _plain(getattr(row, name)) for name in names})
 
 
 def prices_of(row: Any, *, book: PriceBook = "list", **given: Any) -> list[Price]:

@@ -13,7 +13,7 @@ import msgspec
 from app.core.errors import InconsistentProfile, NothingAssessable, UnknownReference
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
-from app.core.offers import gpu_name, per_machine
+from app.core.offers import gpu_name
 from app.core.text import Msg, money, msg, option_ref, pct
 from app.core.types import Profile
 from app.domain.capacity import schemas as s
@@ -134,11 +134,7 @@ class CapacityService:
                 profile,
                 phases,
                 owned,
-                options=list(advisor.options),
-                variants=advisor.variants(),
-                owner=advisor.host.owner(),
-                # the model's server size (the reference server's for a model without a server SKU)
-                unit=per_machine(kb, 1, profile.gpu_model),
+                **demand.planner_options(advisor, kb, profile.gpu_model),
                 time_limit=self.time_limit,
             )
         return _Planned(profile.gpu_model, factor, phases, profile, result)

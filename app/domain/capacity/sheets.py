@@ -46,12 +46,9 @@ def plan(doc: CapacityPlanRead, req: CapacityPlanCreate | None = None) -> Decisi
     if doc.recommended_gpu_model is not UNSET:
         stated.append(("recommended_gpu_model", doc.recommended_gpu_model))
     answered = [("horizon_years", doc.horizon_years), ("gpu_model", doc.gpu_model)]
-    return Decision(
+    return Decision.stamped(
+        doc,
         key="portfolio",
-        knowledge_version=doc.knowledge_version,
-        methodology_version=doc.methodology_version,
-        currency=doc.currency,
-        as_of=doc.as_of,
         entries=[_entry(doc, p) for p in doc.portfolios],
         phases=doc.phases,
         request=request_fields(req, answered),

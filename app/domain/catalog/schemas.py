@@ -1,30 +1,44 @@
-"""API v1 schemas of the catalog: the options, and the knowledge base's rows with their sources."""
+"""API v1 schemas of the catalog: the options, and the knowledge base's rows with their sources.
+
+A row is shown as its record (``app.core.records``, the entity's one declaration): the read schema is the
+record under the API's name, or, for a record that holds a Range, the record with the Range spelled out as
+its ends (``spelled_out``: the columns ``app.domain.catalog.service.flat`` fills)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from app.core.vocab import (
-    AssumptionUnit,
-    AvailabilityEffect,
-    AvailabilityKind,
-    AvailabilityScope,
-    Billing,
-    Currency,
-    Interconnect,
-    Pivot,
-    PriceUnit,
-    ProviderKind,
-    RegionKind,
-    Residency,
-    RuleEffect,
-    RuleMatch,
-    RuleOperator,
-    SourceQuality,
+from app.core.entities import declared
+from app.core.records import (
+    Assumption,
+    AvailabilityRule,
+    Condition,
+    ExchangeRate,
+    GpuSpec,
+    Price,
+    Provider,
+    Region,
+    Rule,
+    Server,
 )
+
+
+def spelled_out(record: type, name: str, *, drop: tuple[str, ...], doc: str) -> type[msgspec.Struct]:
+    """A read schema named ``name`` of ``record``'s fields (but ``drop``), in order, each Range spelled out
+    as its ends' columns (``app.core.entities.Ends``: numbers, null where the Range may be; ``expected`` its
+    mean)."""
+    fields: list[tuple[Any, ...]] = []
+    for f in declared(record):
+        if f.name in drop:
+            continue
+        if f.ends is not None:
+            fields += [(column, float | None if f.nullable else float) for column, _ in f.ends.columns()]
+        else:
+            fields.append((f.name, f.type) if f.default is msgspec.NODEFAULT else (f.name, f.type, f.default))
+    return msgspec.defstruct(name, fields, module=__name__, namespace={"__doc__": doc})
 
 
 class ProfileFieldRead(msgspec.Struct):
@@ -65,78 +79,32 @@ class OptionList(msgspec.Struct):
     items: list[OptionRead]
 
 
-class GpuRead(msgspec.Struct):
-    key: str
-    vendor: str
-    name: str
-    memory_gb: float
-    memory_bandwidth_gbps: float | None
-    bf16_dense_tflops: float
-    fp8_dense_tflops: float | None
-    interconnect: str
-    interconnect_gbps: float | None
-    tdp_w: int | None
-    source: str
-    source_quality: SourceQuality
-    notes: str | None
+class GpuRead(GpuSpec, frozen=True):
+    """A GPU model: the record ``GpuSpec``."""
 
 
 class GpuList(Page):
     items: list[GpuRead]
 
 
-class ServerRead(msgspec.Struct):
-    key: str
-    name: str
-    gpu_model_key: str | None
-    gpus_per_server: int
-    power_kw: float | None
-    reference: bool
-    source: str
-    source_quality: SourceQuality
-    notes: str | None
+class ServerRead(Server, frozen=True):
+    """A server SKU: the record ``Server``."""
 
 
 class ServerList(Page):
     items: list[ServerRead]
 
 
-class PriceRead(msgspec.Struct):
-    id: int
-    option: str
-    provider: str
-    item: str
-    subject: str
-    gpu_model: str
-    plan: str
-    unit: PriceUnit
-    gpus_per_unit: int | None
-    low: float
-    #: the mean of the triangular distribution (low, mode, high): the figure answers compute with
-    expected: float
-    high: float
-    #: the source's most-likely figure (the stored row's own); ``expected`` is the mean around it
-    mode: float
-    currency: Currency
-    region: str
-    #: every region the one price holds in, where its row lists several (this row is the one of ``region``)
-    regions: list[str] | None
-    valid_from: dt.date
-    valid_to: dt.date | None
-    capacity_gpus: int | None
-    lead_time_days_low: float | None
-    lead_time_days_high: float | None
-    min_gpus: int | None
-    residency: Residency | None
-    source: str
-    source_quality: SourceQuality
-    retrieved_on: dt.date | None
-    notes: str | None
-    interconnect: Interconnect | None
-    billing: Billing | None
-    min_kw: float | None
-    #: a short reservation's longest term in days (Capacity Blocks: 182); a longer horizon is renewals
-    max_term_days: int | None = None
+if TYPE_CHECKING:  # made from the record when the module is imported: to the type checker, a Struct
+    PriceRead = msgspec.Struct
+else:
+    PriceRead = spelled_out(
+        Price,
+        "PriceRead",
+        drop=("book",),
+        doc="A list price row: the record ``Price``, its range as low, expected (the mean: what answers compute "
+        "with) and high beside its mode (the source's most likely figure), its lead time as its ends.",
+    )
 
 
 class PriceList(Page):
@@ -147,115 +115,63 @@ class OfferList(Page):
     items: list[PriceRead]
 
 
-class ProviderRead(msgspec.Struct):
-    key: str
-    name: str
-    kind: ProviderKind
-    country: str | None
-    website: str | None
-    notes: str | None
+class ProviderRead(Provider, frozen=True):
+    """A provider: the record ``Provider`` (its name in the reader's language)."""
 
 
 class ProviderList(Page):
     items: list[ProviderRead]
 
 
-class RegionRead(msgspec.Struct):
-    """A region of the hierarchy: ``parent`` is the region it lies in, null only for ``global``."""
-
-    key: str
-    name: str
-    kind: RegionKind
-    parent: str | None
-    provider: str | None
-    source: str
-    #: a bloc's member countries (the EU/EEA: its region kind is ``bloc``); null for every other region
-    members: list[str] | None = None
+class RegionRead(Region, frozen=True):
+    """A region of the hierarchy: the record ``Region`` (``parent`` is the region it lies in, null only for
+    ``global``; ``members`` a bloc's member countries, null for every other region)."""
 
 
 class RegionList(Page):
     items: list[RegionRead]
 
 
-class AvailabilityRuleRead(msgspec.Struct):
-    """A rule on ``gpu_model`` in ``jurisdiction`` (a country or bloc, and every region under it) from
-    ``valid_from`` until ``valid_to``: ``kind`` is whose law it is (``export``: the supplier's country,
-    ``import``: the buyer's), ``scope`` whom it binds (``buyer``: buyers whose ``buyer_country`` is there,
-    on every offer; ``location``: hardware that is there), ``effect`` what it does (``unavailable``:
-    refused; ``licence_required``, ``discouraged``: said in a note)."""
-
-    id: int
-    gpu_model: str
-    jurisdiction: str
-    scope: AvailabilityScope
-    kind: AvailabilityKind
-    effect: AvailabilityEffect
-    valid_from: dt.date
-    valid_to: dt.date | None
-    source: str
-    source_quality: SourceQuality
-    rationale: str
+class AvailabilityRuleRead(AvailabilityRule, frozen=True):
+    """An availability rule: the record ``AvailabilityRule`` (``effect`` ``unavailable``: refused;
+    ``licence_required``, ``discouraged``: said in a note)."""
 
 
 class AvailabilityRuleList(Page):
     items: list[AvailabilityRuleRead]
 
 
-class ExchangeRateRead(msgspec.Struct):
-    """``rate`` units of ``quote`` (CNY, the pivot of every conversion) for one ``base``, fixed on ``valid_on``."""
-
-    id: int
-    base: Currency
-    quote: Pivot
-    rate: float
-    valid_on: dt.date
-    source: str
-    source_quality: SourceQuality
-    retrieved_on: dt.date | None
-    notes: str | None
+class ExchangeRateRead(ExchangeRate, frozen=True):
+    """An exchange rate: the record ``ExchangeRate`` (``rate`` units of ``quote``, CNY, for one ``base``)."""
 
 
 class ExchangeRateList(Page):
     items: list[ExchangeRateRead]
 
 
-class AssumptionRead(msgspec.Struct):
-    option: str
-    key: str
-    unit: AssumptionUnit
-    low: float
-    #: the mean of the triangular distribution (low, mode, high): the figure answers compute with
-    expected: float
-    high: float
-    #: the source's most-likely figure (the stored row's own); ``expected`` is the mean around it
-    mode: float
-    source: str
-    source_quality: SourceQuality
-    rationale: str | None
+if TYPE_CHECKING:  # made from the record when the module is imported: to the type checker, a Struct
+    AssumptionRead = msgspec.Struct
+else:
+    AssumptionRead = spelled_out(
+        Assumption,
+        "AssumptionRead",
+        drop=("id",),  # named by option/key, as sources cite it (assumptions:<option>/<key>)
+        doc="An assumption: the record ``Assumption``, its range as low, expected (the mean) and high beside its mode.",
+    )
 
 
 class AssumptionList(Page):
     items: list[AssumptionRead]
 
 
-class ConditionRead(msgspec.Struct):
-    field: str
-    op: RuleOperator
-    value: Any
+class ConditionRead(Condition, frozen=True):
+    """A condition of a rule: the record ``Condition``."""
 
 
-class RuleRead(msgspec.Struct):
-    key: str
-    option: str
-    description: str
-    match: RuleMatch
-    conditions: list[ConditionRead]
-    effect: RuleEffect
-    points: float | None
-    reason: str
-    rationale: str
-    source: str
-    source_quality: SourceQuality
+class RuleRead(Rule, frozen=True):
+    """A rule: the record ``Rule``, its conditions as ``ConditionRead``."""
+
+    conditions: tuple[ConditionRead, ...]
 
 
 class RuleList(Page):

@@ -58,12 +58,9 @@ def comparison(doc: ComparisonRead, req: ProfileFields | None = None) -> Decisio
     """A comparison in the shared layout: an option a row; without its request, the request fields the
     answer repeats."""
     answered = [(f, getattr(doc, f)) for f in ("gpus", "utilization", "horizon_years", "rental_plan")]
-    return Decision(
+    return Decision.stamped(
+        doc,
         key="option",
-        knowledge_version=doc.knowledge_version,
-        methodology_version=doc.methodology_version,
-        currency=doc.currency,
-        as_of=doc.as_of,
         entries=[_entry(i) for i in doc.items],
         phases=[] if doc.demand is UNSET else doc.demand,
         request=request_fields(req, answered),

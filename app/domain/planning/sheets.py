@@ -24,7 +24,7 @@ from app.domain.planning.schemas import (
     TrainingPlanRead,
     WorkRead,
 )
-from app.domain.shared.sheets import STAMP, request_fields
+from app.domain.shared.sheets import STAMP, request_fields, stamp_of
 from app.i18n import Lang
 from app.web.spreadsheets import Sheet, csv_bytes, csv_header, range_cells, range_columns, workbook
 
@@ -97,7 +97,7 @@ def plan_csv(doc: Answer, req: TrainingPlanCreate | None = None) -> bytes:
     names += [f"request_{csv_header(f, cur)}" for f, _ in request]
     names += [csv_header(c, cur) for c, _ in stated]
     tail = [v for _, v in request] + [v for _, v in stated]
-    return csv_bytes(names, ([*_stamp(doc), *row, *tail] for row in rows))
+    return csv_bytes(names, ([*stamp_of(doc), *row, *tail] for row in rows))
 
 
 def plan_workbook(doc: Answer, lang: Lang, req: TrainingPlanCreate | None = None) -> bytes:
@@ -114,15 +114,11 @@ def plan_workbook(doc: Answer, lang: Lang, req: TrainingPlanCreate | None = None
         Sheet(
             "request",
             [*STAMP, *(f for f, _ in request), *(c for c, _ in stated)],
-            [[*_stamp(doc), *(v for _, v in request), *(v for _, v in stated)]],
+            [[*stamp_of(doc), *(v for _, v in request), *(v for _, v in stated)]],
             cur,
         )
     )
     return workbook(sheets, lang)
-
-
-def _stamp(doc: Answer) -> list[Any]:
-    return [doc.knowledge_version, doc.methodology_version, doc.currency, doc.as_of]
 
 
 def _rows(doc: Answer) -> tuple[Sequence[str], list[list[Any]]]:
@@ -145,22 +141,22 @@ def _candidate(rank: int, c: CandidateRead, recommended: bool) -> list[Any]:
         c.feasible,
         *offer,
         c.gpus,
-        *(cell for f in CANDIDATE_FIGURES for cell in range_cells(getattr(c, f))),
-        c.committed,
-        "; ".join(c.reasons) or None,
-        c.error,
+        *_outcome(c, CANDIDATE_FIGURES),
     ]
 
 
 def _item(i: TrainingPlanItem) -> list[Any]:
+    return [i.option, i.name, i.feasible, *_outcome(i, ITEM_FIGURES)]
+
+
+def _outcome(row: CandidateRead | TrainingPlanItem, figures: Sequence[str]) -> list[Any]:
+    """A plan's cells after its names: each figure's low, expected and high, whether it commits, why it is
+    not feasible, and its error."""
     return [
-        i.option,
-        i.name,
-        i.feasible,
-        *(cell for f in ITEM_FIGURES for cell in range_cells(getattr(i, f))),
-        i.committed,
-        "; ".join(i.reasons) or None,
-        i.error,
+        *(cell for f in figures for cell in range_cells(getattr(row, f))),
+        row.committed,
+        "; ".join(row.reasons) or None,
+        row.error,
     ]
 
 

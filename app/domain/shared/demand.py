@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any, TypedDict, get_args
 
 import msgspec
 from pydantic import ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandler, model_validator
@@ -27,6 +27,7 @@ from app.domain.shared.convert import offer_read, range_read
 from app.domain.shared.schemas import MAX_GPUS, MIN_UTILIZATION, OfferRead, ProfileCreate, ProfileFields, RangeRead
 from app.engine import capacity as cap
 from app.engine import decision
+from app.engine.insights.common import Variant
 from app.i18n import DEFAULT_LANG, Lang
 from app.web.schemas import RequestModel
 
@@ -231,6 +232,27 @@ class Assessed:
     portfolios: dict[str, cap.Portfolio] | None = None
 
 
+class PlannerOptions(TypedDict):
+    """What the capacity planner is told of the options served (``cap.plan``, ``cap.singles``)."""
+
+    options: list[str]
+    variants: list[Variant]
+    owner: str | None
+    #: the model's server size (the reference server's for a model without a server SKU)
+    unit: int
+
+
+def planner_options(advisor: Advisor, kb: Knowledge, gpu_model: str | None) -> PlannerOptions:
+    """The options served as the capacity planner is told of them: keys, variants, the hardware's owner
+    and the model's server size."""
+    return PlannerOptions(
+        options=list(advisor.options),
+        variants=advisor.variants(),
+        owner=advisor.host.owner(),
+        unit=per_machine(kb, 1, gpu_model),
+    )
+
+
 def assessed(advisor: Advisor, req: ProfileFields, kb: Knowledge) -> Assessed:
     """The request's profile and every option's outcome. With a ``demand`` (docs/methodology.md
     "Demand over time on recommendations and comparisons"): the profile is the peak phase's and each
@@ -258,10 +280,7 @@ def assessed(advisor: Advisor, req: ProfileFields, kb: Knowledge) -> Assessed:
             kb,
             profile,
             demand,
-            options=list(advisor.options),
-            variants=advisor.variants(),
-            owner=advisor.host.owner(),
-            unit=per_machine(kb, 1, profile.gpu_model),
+            **planner_options(advisor, kb, profile.gpu_model),
         )
     portfolios = {p.key.split(":", 1)[1]: p for p in singles.portfolios}
     errors = singles.tables.errors

@@ -26,7 +26,7 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -198,9 +198,51 @@ class Decision:
     #: what the answer states beyond its rows (a plan's optimality and saving): (column, cell)
     stated: Sequence[tuple[str, Any]] = ()
 
+    @classmethod
+    def stamped(
+        cls,
+        doc: Stamped,
+        *,
+        key: str,
+        entries: Sequence[Entry],
+        phases: Sequence[PhaseRead],
+        request: Sequence[tuple[str, Any]],
+        stated: Sequence[tuple[str, Any]] = (),
+    ) -> Decision:
+        """The rows of the answer ``doc``, stamped as it is."""
+        return cls(
+            key=key,
+            knowledge_version=doc.knowledge_version,
+            methodology_version=doc.methodology_version,
+            currency=doc.currency,
+            as_of=doc.as_of,
+            entries=entries,
+            phases=phases,
+            request=request,
+            stated=stated,
+        )
+
     @property
     def stamp(self) -> list[Any]:
-        return [self.knowledge_version, self.methodology_version, self.currency, self.as_of]
+        return stamp_of(self)
+
+
+class Stamped(Protocol):
+    """What an answer is stamped with: the knowledge and methodology versions, its currency and its date."""
+
+    @property
+    def knowledge_version(self) -> str: ...
+    @property
+    def methodology_version(self) -> str: ...
+    @property
+    def currency(self) -> str: ...
+    @property
+    def as_of(self) -> dt.date: ...
+
+
+def stamp_of(doc: Stamped) -> list[Any]:
+    """An answer's stamp as cells: knowledge version, methodology version, currency, date."""
+    return [doc.knowledge_version, doc.methodology_version, doc.currency, doc.as_of]
 
 
 def request_fields(

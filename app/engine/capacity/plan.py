@@ -96,9 +96,9 @@ def singles(
     time_limit: float = TIME_LIMIT_SECONDS,
 ) -> Singles:
     """Every single option's portfolio for ``demand`` (``single:<option>``: the option alone and the GPUs
-    owned), each solved within ``time_limit × SINGLE_SHARE`` and re-priced by its kernel, with the
-    reasons of its base size; what recommendations and price comparisons price an option with when the
-    demand changes over the horizon."""
+    owned), each solved within ``time_limit × SINGLE_SHARE`` (a plan not proved optimal by then says
+    so) and re-priced by its kernel, with the reasons of its base size; what recommendations and price
+    comparisons price an option with when the demand changes over the horizon."""
     demand = tuple(demand)
     pricer = Pricer(model, knowledge, base)
     t = build_tables(pricer, demand, owned, options, variants, owner, unit)
@@ -124,7 +124,8 @@ def singles(
             found.append(infeasible(key, SINGLE, demand, why.cannot_serve(model, knowledge, base, option, demand)))
             continue
         p = portfolio_of(key, SINGLE, solved, pricer, demand, t.clusters, t.bridges, t.owned)
-        found.append(replace(p, reasons=(*p.reasons, *why.base_sizes(pricer, t.items, p, demand, unit))))
+        unproved = () if solved.optimal else (why.not_optimal(time_limit * SINGLE_SHARE),)
+        found.append(replace(p, reasons=(*p.reasons, *why.base_sizes(pricer, t.items, p, demand, unit), *unproved)))
     return Singles(tuple(found), t, pricer)
 
 

@@ -12,11 +12,11 @@ from app.core.knowledge import Knowledge
 from app.core.text import Msg, msg, num, option_ref, pct
 from app.core.types import Profile
 from app.engine.capacity.demand import Phase
-from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE, Item, Pricer
+from app.engine.capacity.tables import BRIDGE, BUY, COMMIT, OWNED, USE, Item, Priced, Pricer
 from app.engine.insights.common import Model, Variant
 
 if TYPE_CHECKING:
-    from app.engine.capacity.portfolio import Portfolio
+    from app.engine.capacity.portfolio import Portfolio, Segment
 
 
 def _ref(option: str) -> Msg:
@@ -96,18 +96,15 @@ def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequ
             cost = i.price.objective / i.gpus
             if found is None or cost < found[0]:
                 per_gpu[i.first] = (cost, i.variant.label)
+    spans = {id(s): _span(s) for s in bases}
+    bases = [s for s in bases if all(k in per_gpu for k in spans[id(s)])]
+    quotes = _with_one_more(pricer, bases, unit)
     out: list[Msg] = []
     for s in bases:
-        used = [k for k, g in enumerate(s.gpus_by_phase) if g]
-        span = range(used[0], used[-1] + 1)
-        request = s.request
-        if request is None or not all(k in per_gpu for k in span):
+        span, request = spans[id(s)], s.request
+        if id(s) not in quotes or request is None:
             continue
-        v = Variant(s.option, None if s.acquired == BUY else s.plan)
-        try:
-            now, bigger = pricer.price(v, [request, dataclasses.replace(request, gpus=request.gpus + unit)])
-        except ISOLATED:
-            continue
+        now, bigger = quotes[id(s)]
         if not bigger.feasible:
             continue
         marginal = (bigger.objective - now.objective) / unit
@@ -132,6 +129,29 @@ def base_sizes(pricer: Pricer, items: Sequence[Item], p: Portfolio, demand: Sequ
             )
         )
     return out
+
+
+def _span(s: Segment) -> range:
+    used = [k for k, g in enumerate(s.gpus_by_phase) if g]
+    return range(used[0], used[-1] + 1)
+
+
+def _with_one_more(pricer: Pricer, bases: Sequence[Segment], unit: int) -> dict[int, tuple[Priced, Priced]]:
+    """Each base's tranche priced as it is and with one server more, in one kernel call per option
+    (and plan); an option that cannot be priced leaves its bases out."""
+    by_variant: dict[Variant, list[Segment]] = {}
+    for s in bases:
+        by_variant.setdefault(Variant(s.option, None if s.acquired == BUY else s.plan), []).append(s)
+    found: dict[int, tuple[Priced, Priced]] = {}
+    for v, segments in by_variant.items():
+        requests = [s.request for s in segments if s.request is not None]
+        try:
+            priced = pricer.price(v, [*requests, *(dataclasses.replace(r, gpus=r.gpus + unit) for r in requests)])
+        except ISOLATED:
+            continue
+        for k, s in enumerate(segments):
+            found[id(s)] = (priced[k], priced[len(requests) + k])
+    return found
 
 
 def _pays(threshold: float, burst: Msg) -> Msg:

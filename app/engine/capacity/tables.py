@@ -255,19 +255,23 @@ class Pricer:
         rate = self.rate(v.option)
         shift = np.array([discount_factor(r.order_years, rate) for r in requests])
         offer = quote.candidate.info if n == 1 and quote.candidate is not None else None
+        # plain floats, column by column (a table prices hundreds of requests at once)
+        totals, npvs = [e.tolist() for e in total], [(e * shift).tolist() for e in npv]
+        upfronts, effectives = [e.tolist() for e in upfront], [e.tolist() for e in effective]
+        losts, leads, breaks = lost.tolist(), lead.tolist(), broken.tolist()
         return [
             Priced(
-                total=Range(*(float(e[i]) for e in total)),
-                npv=Range(*(float(e[i] * shift[i]) for e in npv)),
-                upfront=Range(*(float(e[i]) for e in upfront)),
-                effective=Range(*(float(e[i]) for e in effective)),
-                lost_gpu_hours=max(0.0, float(lost[i])),
-                lead_days=float(lead[i]),
+                total=Range(totals[0][i], totals[1][i], totals[2][i]),
+                npv=Range(npvs[0][i], npvs[1][i], npvs[2][i]),
+                upfront=Range(upfronts[0][i], upfronts[1][i], upfronts[2][i]),
+                effective=Range(effectives[0][i], effectives[1][i], effectives[2][i]),
+                lost_gpu_hours=max(0.0, losts[i]),
+                lead_days=leads[i],
                 committed=bool(c.committed),
-                feasible=not bool(broken[i]),
-                objective=_objective(float(npv[1][i] * shift[i]), float(effective[1][i]), float(total[1][i])),
+                feasible=not breaks[i],
+                objective=_objective(npvs[1][i], effectives[1][i], totals[1][i]),
                 offer=offer,
-                waits=float(lost[i]) > SERVED_TOLERANCE * max(requests[i].useful_gpu_hours, 1.0),
+                waits=losts[i] > SERVED_TOLERANCE * max(requests[i].useful_gpu_hours, 1.0),
             )
             for i in range(n)
         ]

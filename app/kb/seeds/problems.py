@@ -14,15 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.entities import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY
 from app.core.vocab import PLAN_PATTERN
 
-#: a key of the seeds (GPU models, servers, options, items, rules, providers)
-KEY_40 = r"^[a-z0-9_]{1,40}$"
-KEY_60 = r"^[a-z0-9_]{1,60}$"
-#: a key, or ``*`` for a row tied to none
-KEY_OR_ANY = r"^(\*|[a-z0-9_]{1,40})$"
-COUNTRY = r"^[A-Z]{2}$"
-#: what a value matching each pattern of the seed models looks like, said to a person
+#: what a value matching each pattern of the records (``app.core.entities``) looks like, said to a person
 PATTERN_WORDS: dict[str, str] = {
     KEY_40: "a key: 1 to 40 lower-case letters, digits or underscores, e.g. h100_sxm",
     KEY_60: "a key: 1 to 60 lower-case letters, digits or underscores, e.g. aws or alibaba_cloud",

@@ -1,5 +1,9 @@
 """Seed records: one pydantic model per section of a seed file, with the checks one record can make;
-the sections' natural keys, and the validated set of every record (``SeedSet``) with its content hash."""
+the sections' natural keys, and the validated set of every record (``SeedSet``) with its content hash.
+
+A seed record's fields and their bounds are its entity's record's (``app.core.records``, derived by
+``seed_of``); what is written here is what a seed file says otherwise (a default it may leave out) and
+the checks of a whole record, in words."""
 
 from __future__ import annotations
 
@@ -10,33 +14,25 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, model_validator
 
-from app.core.vocab import (
-    GLOBAL,
-    PIVOT,
-    PLAN_PATTERN,
-    AssumptionUnit,
-    AvailabilityEffect,
-    AvailabilityKind,
-    AvailabilityScope,
-    Billing,
-    Currency,
-    DataLocation,
-    DataSecurity,
-    Interconnect,
-    Pivot,
-    PriceUnit,
-    ProviderKind,
-    Residency,
-    RuleEffect,
-    RuleMatch,
-    RuleOperator,
-    SourceQuality,
+from app.core.records import (
+    ANY,
+    Assumption,
+    AvailabilityRule,
+    Condition,
+    DataSecurityLevel,
+    ExchangeRate,
+    GpuSpec,
+    Price,
+    Provider,
+    Rule,
+    Server,
 )
+from app.core.vocab import GLOBAL, PIVOT
 from app.engine import rules as rule_engine
-from app.kb.seeds.base import SeedRecord
-from app.kb.seeds.problems import COUNTRY, KEY_40, KEY_60, KEY_OR_ANY, FieldProblem
+from app.kb.seeds.base import DerivedSeed, SeedRecord, seed_of
+from app.kb.seeds.problems import FieldProblem
 from app.kb.seeds.region_records import RegionSeed
 
 SECTIONS = (
@@ -55,7 +51,10 @@ SECTIONS = (
 PLATFORM_OPTION = "ai_compute_platform"
 
 
-class _RangeSeed(SeedRecord):
+class _RangeSeed(DerivedSeed):
+    """A seed record of a row that holds a range: its ends come first (in the words that list its fields
+    too), and are ordered. ``seed_of`` gives them their bounds."""
+
     low: Decimal
     expected: Decimal | None = None
     high: Decimal
@@ -69,37 +68,19 @@ class _RangeSeed(SeedRecord):
         return self
 
 
-class GpuModelSeed(SeedRecord):
-    key: str = Field(pattern=KEY_40)
-    vendor: str = Field(min_length=1, max_length=40)
-    name: str = Field(min_length=1, max_length=80)
-    memory_gb: Decimal = Field(gt=0)
-    memory_bandwidth_gbps: Decimal | None = Field(default=None, gt=0)
-    bf16_dense_tflops: Decimal = Field(gt=0)
-    fp8_dense_tflops: Decimal | None = Field(default=None, gt=0)
-    interconnect: str = Field(min_length=1, max_length=120)
-    interconnect_gbps: Decimal | None = Field(default=None, gt=0)
-    tdp_w: int | None = Field(default=None, gt=0)
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    notes: str | None = None
+@seed_of(GpuSpec)
+class GpuModelSeed(DerivedSeed):
+    """A GPU model of the seed files (``gpu_models``)."""
 
 
-class ServerSeed(SeedRecord):
-    key: str = Field(pattern=KEY_40)
-    name: str = Field(min_length=1, max_length=120)
-    gpu_model_key: str | None = None
-    gpus_per_server: int = Field(gt=0, le=64)
-    power_kw: Decimal | None = Field(default=None, gt=0)
-    reference: bool = False
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    notes: str | None = None
+@seed_of(Server, defaults={"reference": False})
+class ServerSeed(DerivedSeed):
+    """A server SKU of the seed files (``servers``): not the reference server unless it says so."""
 
 
 def _star(value: Any) -> Any:
     """``null`` in a seed file means "not tied to one": stored as ``*``."""
-    return "*" if value is None else value
+    return ANY if value is None else value
 
 
 Star = Annotated[str, BeforeValidator(_star)]
@@ -120,27 +101,15 @@ def _not_in_the_future(day: dt.date | None) -> dt.date | None:
 RetrievedOn = Annotated[dt.date | None, AfterValidator(_not_in_the_future)]
 
 
-class ProviderSeed(SeedRecord):
-    key: str = Field(pattern=KEY_60)
-    name: str = Field(min_length=1, max_length=120)
-    kind: ProviderKind
-    country: str | None = Field(default=None, pattern=COUNTRY)
-    website: str | None = Field(default=None, max_length=200)
-    notes: str | None = None
+@seed_of(Provider)
+class ProviderSeed(DerivedSeed):
+    """A provider of the seed files (``providers``)."""
 
 
-class AvailabilityRuleSeed(SeedRecord):
-    gpu_model: str = Field(pattern=KEY_40)
-    #: a country or bloc of the regions (``files``: its kind); ``global`` never is one
-    jurisdiction: str = Field(min_length=1, max_length=40)
-    scope: AvailabilityScope
-    kind: AvailabilityKind
-    effect: AvailabilityEffect
-    valid_from: dt.date
-    valid_to: dt.date | None = None
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    rationale: str = Field(min_length=1)
+@seed_of(AvailabilityRule)
+class AvailabilityRuleSeed(DerivedSeed):
+    """An availability rule of the seed files (``availability_rules``): its jurisdiction a country or bloc
+    of the regions (``files``: its kind), never ``global``; its period ordered."""
 
     @model_validator(mode="after")
     def _period(self) -> AvailabilityRuleSeed:
@@ -151,41 +120,17 @@ class AvailabilityRuleSeed(SeedRecord):
         return self
 
 
+@seed_of(
+    Price,
+    types={"subject": Star, "gpu_model": Star, "plan": Star, "region": str | None, "retrieved_on": RetrievedOn},
+    defaults={"subject": ANY, "gpu_model": ANY, "plan": ANY, "region": None},
+)
 class PriceSeed(_RangeSeed):
-    option: str = Field(pattern=KEY_OR_ANY)
-    provider: str = Field(pattern=KEY_60)
-    item: str = Field(pattern=KEY_40)
-    subject: Star = Field(default="*", min_length=1, max_length=120)
-    gpu_model: Star = Field(default="*", pattern=KEY_OR_ANY)
-    plan: Annotated[str, BeforeValidator(_star)] = Field(default="*", pattern=PLAN_PATTERN)
-    unit: PriceUnit
-    gpus_per_unit: int | None = Field(default=None, gt=0, le=1024)
-    # the columns hold six decimals: more would be rounded silently, so they are refused
-    low: Decimal = Field(ge=0, decimal_places=6)
-    expected: Decimal | None = Field(default=None, decimal_places=6)
-    high: Decimal = Field(decimal_places=6)
-    currency: Currency
-    #: the one region the price holds in; null where ``regions`` lists several
-    region: str | None = Field(default=None, min_length=1, max_length=40)
-    #: every region one price holds in (a provider's global list price): one row per region when loaded
-    regions: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(default=None, min_length=2)
-    valid_from: dt.date
-    valid_to: dt.date | None = None
-    capacity_gpus: int | None = Field(default=None, gt=0)
-    lead_time_days_low: Decimal | None = Field(default=None, ge=0, le=3650)
-    lead_time_days_high: Decimal | None = Field(default=None, ge=0, le=3650)
-    min_gpus: int | None = Field(default=None, gt=0)
-    residency: Residency | None = None
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    retrieved_on: RetrievedOn = None
-    notes: str | None = None
-    interconnect: Interconnect | None = None
-    billing: Billing | None = None
-    # the column holds three decimals
-    min_kw: Decimal | None = Field(default=None, ge=0, decimal_places=3)
-    #: a short reservation's longest term in days (Capacity Blocks); a longer horizon is priced as renewals
-    max_term_days: int | None = Field(default=None, gt=0, le=3650)
+    """A price row of the seed files (``prices``), or of an organisation's upload: a row not tied to one
+    subject, GPU model or plan says ``*`` (null for the latter two); ``region`` the one region the price holds
+    in, null where ``regions`` lists several (one row per region once loaded); its figures are refused with
+    more decimals than the columns hold, which would round them silently.
+    """
 
     @model_validator(mode="after")
     def _period(self) -> PriceSeed:
@@ -214,33 +159,19 @@ class PriceSeed(_RangeSeed):
         return [self.model_copy(update={"region": region}) for region in self.regions]
 
 
-class ExchangeRateSeed(SeedRecord):
-    base: Currency
-    quote: Pivot = PIVOT
-    rate: Decimal = Field(gt=0, decimal_places=8)
-    valid_on: dt.date
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    retrieved_on: RetrievedOn = None
-    notes: str | None = None
+@seed_of(ExchangeRate, types={"retrieved_on": RetrievedOn}, defaults={"quote": PIVOT})
+class ExchangeRateSeed(DerivedSeed):
+    """An exchange rate of the seed files (``exchange_rates``): quoted in the pivot unless it says so."""
 
 
-class DataSecurityLevelSeed(SeedRecord):
-    key: DataSecurity
-    accepted_residencies: list[Residency] = Field(min_length=1)
-    data_location: DataLocation
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    rationale: str = Field(min_length=1)
+@seed_of(DataSecurityLevel)
+class DataSecurityLevelSeed(DerivedSeed):
+    """A data-security level of the seed files (``data_security_levels``)."""
 
 
+@seed_of(Assumption)
 class AssumptionSeed(_RangeSeed):
-    option: str = Field(pattern=KEY_OR_ANY)
-    key: str = Field(pattern=KEY_60)
-    unit: AssumptionUnit
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
-    rationale: str | None = None
+    """An assumption of the seed files (``assumptions``): one the source does not state needs a rationale."""
 
     @model_validator(mode="after")
     def _assumed_needs_rationale(self) -> AssumptionSeed:
@@ -249,10 +180,9 @@ class AssumptionSeed(_RangeSeed):
         return self
 
 
-class ConditionSeed(SeedRecord):
-    field: str
-    op: RuleOperator
-    value: Any
+@seed_of(Condition)
+class ConditionSeed(DerivedSeed):
+    """A condition of a seed rule: its field path, and a value's ``{ref: <field path>}``, known to the rules."""
 
     @model_validator(mode="after")
     def _paths(self) -> ConditionSeed:
@@ -267,18 +197,10 @@ class ConditionSeed(SeedRecord):
         return self
 
 
-class RuleSeed(SeedRecord):
-    key: str = Field(pattern=KEY_60)
-    option: str = Field(pattern=KEY_OR_ANY)
-    description: str = Field(min_length=1)
-    match: RuleMatch = "all"
-    conditions: list[ConditionSeed] = Field(min_length=1)
-    effect: RuleEffect
-    points: Decimal | None = Field(default=None, gt=0, le=100)
-    reason: str = Field(min_length=1)
-    rationale: str = Field(min_length=1)
-    source: str = Field(min_length=1)
-    source_quality: SourceQuality
+@seed_of(Rule, types={"conditions": list[ConditionSeed]}, defaults={"match": "all"})
+class RuleSeed(DerivedSeed):
+    """A rule of the seed files (``rules``): every condition must hold unless ``match`` says any; points
+    exactly when the effect is a bonus or a penalty."""
 
     @model_validator(mode="after")
     def _points(self) -> RuleSeed:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
-from app.core.vocab import GLOBAL, RegionKind
-from app.kb.seeds.base import SeedRecord
-from app.kb.seeds.problems import KEY_60, FieldProblem
+from app.core.records import Region
+from app.core.vocab import GLOBAL
+from app.kb.seeds.base import DerivedSeed, seed_of
+from app.kb.seeds.problems import FieldProblem
 
 #: the key a region of each kind has: ISO 3166-1 alpha-2 countries, ISO 3166-2 subdivisions, lower-case
 #: provider regions and continents (``us-east-1``, ``eastus``, ``north_america``)
@@ -33,15 +34,11 @@ REGION_KEY_WORDS: dict[str, str] = {
 }
 
 
-class RegionSeed(SeedRecord):
-    key: str = Field(min_length=1, max_length=40)
-    name: str = Field(min_length=1, max_length=120)
-    kind: RegionKind
-    parent: str | None = Field(default=None, max_length=40)
-    provider: str | None = Field(default=None, pattern=KEY_60)
-    source: str = Field(min_length=1)
-    #: a bloc's member countries (their keys); a country keeps its one parent, its continent
-    members: list[str] | None = Field(default=None, min_length=1)
+@seed_of(Region)
+class RegionSeed(DerivedSeed):
+    """A region of the seed files (``regions``): its key shaped by its kind, a parent unless it is global,
+    a provider only for a provider region, members only for a bloc (a country keeps its one parent, its
+    continent)."""
 
     @model_validator(mode="after")
     def _shape(self) -> RegionSeed:
