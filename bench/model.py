@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from seed_snapshot import knowledge_from_seeds  # type: ignore[import-not-found]  # noqa: E402
 
+from app.core.knowledge import Knowledge  # noqa: E402
+from app.core.types import Profile  # noqa: E402
 from app.engine import batch, decision  # noqa: E402
 from app.engine import insights as ins  # noqa: E402
 from app.host.manager import create_option_host  # noqa: E402
 from app.kb import heap  # noqa: E402
-from app.core.knowledge import Knowledge  # noqa: E402
-from app.core.types import Profile  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS") or 400)
 AS_OF = dt.date(2026, 12, 1)
