@@ -70,10 +70,12 @@ openapi: venv
 	$(BIN)/python -m app.openapi_examples openapi/examples.json
 	$(BIN)/python -m app.openapi_export openapi/v1.json
 
-# the serving targets against a bare Litestar app on the same server, in one run: req/s, server CPU per
-# request, p50/p99 with rate limits on (memory and Redis counters) beside off, /health/live under heavy
-# requests, the 10,000-profile batch and its RSS, then bench/model.py; PASS/MISS per target (a tool, not a
-# test: exit 0 with MISS). DURATION=8 WARMUP=2 CONNECTIONS=32 SERVER=uvicorn|granian LIMITS=memory,redis,off
+# the serving targets against a bare Litestar app on the same server, in one run, rate limits on (memory and
+# Redis counters) beside off: req/s share of bare, server CPU per request, p50/p99 at 32 connections; one-client
+# median/p99 latency ÷ bare (recommendation, 10,000-profile batch, 10,000-draw uncertainty; the bare app
+# answering the service's captured bytes); /health/live under heavy requests, the batch and its RSS, then
+# bench/model.py; PASS/MISS per target of issue 39 and issue 23's earlier ones (a tool, not a test: exit 0 with
+# MISS). DURATION=8 WARMUP=2 CONNECTIONS=32 SERVER=uvicorn|granian LIMITS=memory,redis,off
 # ONLY=row,row (bench/run.py's docstring names the rows)
 bench: venv
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python bench/run.py

@@ -13,34 +13,48 @@ the CLI, an ``admin`` key made with ``compute-advisor keys create`` and sent as 
 With limits on, the bench key gets a budget the bench cannot spend through the documented setting:
 ``RATE_LIMIT=1000000000/minute`` (``BENCH_RATE_LIMIT``) — the same charges and counters as the default
 ``10000/minute``, only the number differs; every answer is checked for its ``RateLimit-Limit``. Beside them,
-``bench/bare_app.py`` (the same server and settings, parsing the JSON body and answering a recommendation
-captured from the service). Each endpoint row is measured on the bare app and on each service in turn, with
-the same load generator (``wrk`` when installed, else ``bench/loadgen.py``), ``CONNECTIONS`` connections:
+``bench/bare_app.py`` (the same server and settings, parsing the JSON body and answering bytes captured from
+the service at start-up, one captured answer per row kind). Each endpoint row is measured on the bare app and
+on each service in turn, with the same load generator (``wrk`` when installed, else ``bench/loadgen.py``):
 requests per second, p50/p99, and **server CPU per request** (user + system time of the serving process
-from ``/proc/<pid>/stat`` over the measurement window ÷ the requests answered). Price comparisons,
-one-profile evaluations and stored recommendations (the default answer: with its break-even sentence and
-confidence) run with one repeated body (answered from the worker's memo: reported, not judged) and with
-``DISTINCT`` bodies (every one computed: judged). Then ``/health/live`` is probed every 10 ms on one
-connection while ``HEAVY_CONNECTIONS`` connections send heavy requests (100,000 uncertainty draws,
-break-even, sensitivity, 2,000 distinct profiles), a ``BATCH``-profile evaluation is timed over HTTP
-``BATCH_RUNS`` times (each with profiles of its own; judged on the median time and the highest peak)
-while the worker's resident memory is sampled every 5 ms, and ``bench/model.py`` (the model's work in process)
-runs after the servers are stopped. Last, one PASS/MISS line per target of the issue, for each limits-on
-service. The exit status is 0 with MISS lines (a report); 1 only when the run is broken (an answer
-other than the endpoint's, a transport error, a 429, a limits-on service answering without rate-limit
-headers, bench/model.py failing). Every process it starts is stopped on exit, error or Ctrl-C
+from ``/proc/<pid>/stat`` over the measurement window ÷ the requests answered); every answer must have the
+endpoint's status (200, 201 or 304).
+
+- **Throughput**, ``CONNECTIONS`` connections, the bare app answering the captured default recommendation:
+  price comparisons, one-profile evaluations and stored recommendations (the default answer: with its
+  break-even sentence and confidence) with one repeated body (answered from the worker's memo: reported, not
+  judged) and with ``DISTINCT`` bodies (every one computed: judged on requests/s ÷ the bare app's), and
+  ``GET /v1/gpus`` plain (reported) and with ``If-None-Match`` → 304 (judged).
+- **Latency with one client**: one connection sending one request after another, distinct bodies; judged on
+  the service's median latency ÷ the bare app's (p99 and its ratio shown beside), the bare app answering the
+  service's own captured answer to the row's first body: a stored recommendation (the default answer), a
+  ``BATCH``-profile evaluation (scores; 8 distinct batches cycled) and a 10,000-draw uncertainty run.
+
+Then ``/health/live`` is probed every 10 ms on one connection while ``HEAVY_CONNECTIONS`` connections send
+heavy requests (100,000 uncertainty draws, break-even, sensitivity, 2,000 distinct profiles), a
+``BATCH``-profile evaluation is timed over HTTP ``BATCH_RUNS`` times (each with profiles of its own; judged on
+the median time and the highest peak) while the worker's resident memory is sampled every 5 ms, and
+``bench/model.py`` (the model's work in process) runs after the servers are stopped. Last, one PASS/MISS line
+per target, for each limits-on service: issue 39's (requests/s ≥ 0.3 × bare for computed price comparisons
+and one-profile evaluations, ≥ 0.1 × for stored recommendations, ≥ 0.6 × for the 304; one-client median
+latency ≤ 4 × bare for a recommendation, ≤ 8 × for the batch and the uncertainty run), then issue 23's, the
+earlier targets (p99 of computed comparisons, ``/health/live`` under heavy requests, the batch's wall time
+and RSS). The exit status is 0 with MISS lines (a report); 1 only when the run is broken (an answer other
+than the endpoint's, a transport error, a 429, a limits-on service answering without rate-limit headers,
+bench/model.py failing). Every process it starts is stopped on exit, error or Ctrl-C
 (``lib.run_main``); everything it writes goes to a temp dir.
 
 Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32), ``BATCH``
 (profiles in the batch, 10000), ``BATCH_RUNS`` (3), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if
-found), ``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER`` (``uvicorn``, the
-default, or ``granian``: every app is served by it), ``LIMITS`` (which services, default
+found), ``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER``
+(``uvicorn``, the default, or ``granian``: every app is served by it), ``LIMITS`` (which services, default
 ``memory,redis,off``), ``HEAVY_CONNECTIONS`` (4), ``BENCH_RATE_LIMIT``, ``BENCH_REDIS_URL``.
 
 Quick before/after checks: ``ONLY`` (comma-separated row keys: ``price-comparisons``,
 ``price-comparisons-distinct``, ``evaluations``, ``evaluations-distinct``, ``recommendations``,
-``recommendations-distinct``, ``gpus``, ``gpus-304``, ``health-live``, ``batch``, ``model``) measures those
-rows only, and the targets are judged on them; with ``DURATION`` and ``LIMITS``, e.g.
+``recommendations-distinct``, ``gpus``, ``gpus-304``, ``recommendation-latency``, ``batch-latency``,
+``uncertainty-latency``, ``health-live``, ``batch``, ``model``) measures those rows only, and the targets
+are judged on them; with ``DURATION`` and ``LIMITS``, e.g.
 ``ONLY=price-comparisons-distinct,gpus-304 LIMITS=memory DURATION=3 WARMUP=1 make bench``.
 """
 
@@ -48,6 +62,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import os
@@ -83,6 +98,10 @@ BENCH_RATE_LIMIT = os.environ.get("BENCH_RATE_LIMIT") or "1000000000/minute"
 BENCH_REDIS_URL = os.environ.get("BENCH_REDIS_URL") or "redis://127.0.0.1:6379/0"
 LIMITS = [m.strip() for m in (os.environ.get("LIMITS") or "memory,redis,off").split(",") if m.strip()]
 ONLY = {k.strip() for k in (os.environ.get("ONLY") or "").split(",") if k.strip()}
+#: the uncertainty run of the one-client latency row
+UNCERTAINTY_DRAWS = 10_000
+#: distinct batches the one-client batch row cycles through (batches bypass the memo: a few suffice)
+LATENCY_BATCHES = 8
 PROBE_INTERVAL_S = 0.010
 RSS_SAMPLE_S = 0.005
 
@@ -90,23 +109,35 @@ PROFILE: dict[str, Any] = dict(PROFILE_EXAMPLE)
 # price comparisons refuse unknown fields: they take the profile's cost fields only
 COMPARISON = {k: PROFILE[k] for k in ("gpus", "utilization", "horizon_years")}
 
-# targets of issue 23 (docs/performance.md, "Serving targets"): share of the bare app's requests/s on the
-# rows where every request is computed (the repeated-body rows are reported, not judged: the memo answers
-# them), p99 of computed comparisons, /health/live under heavy requests, batch wall time, RSS during it
+# targets of issue 39 (performance v4): share of the bare app's requests/s on the rows where every request
+# is computed (the repeated-body rows are reported, not judged: the memo answers them) and on the 304 read
 TARGET_RATIO = {
-    "price-comparisons-distinct": 0.7,
-    "evaluations-distinct": 0.7,
-    "recommendations-distinct": 0.3,
-    "gpus-304": 0.9,
+    "price-comparisons-distinct": 0.3,
+    "evaluations-distinct": 0.3,
+    "recommendations-distinct": 0.1,
+    "gpus-304": 0.6,
 }
+# ... and the service's median latency with one client ÷ the bare app's answering the same bytes
+TARGET_LATENCY = {
+    "recommendation-latency": 4.0,
+    "batch-latency": 8.0,
+    "uncertainty-latency": 8.0,
+}
+ISSUE = "issue 39"
+# the earlier targets, of issue 23 (docs/performance.md, "Serving targets"), still judged: p99 of computed
+# comparisons, /health/live under heavy requests, batch wall time, RSS during it
+EARLIER = "earlier target (issue 23)"
 TARGET_P99 = {"price-comparisons-distinct": 25.0}
 TARGET_LIVE_P99_MS = 25.0
 TARGET_BATCH_S = 0.3
 TARGET_RSS_MB = 200.0
 
 #: what the server is given to serve bench/bare_app.py, and where that app reads the bytes it answers with
+#: (one ``<name>.json`` per captured answer, answered at ``/bare/<name>``)
 BARE_APP = ["--app-dir", str(lib.BENCH_DIR), "--factory", "bare_app:create_app"]
-BARE_BODY_ENV = "BENCH_BODY_FILE"
+BARE_BODY_ENV = "BENCH_BODY_DIR"
+#: the captured answer of the rows measured with many connections: a stored recommendation, the default answer
+DEFAULT_ANSWER = "recommendation"
 
 #: the services, in the order measured after the bare app: (key, label, judged)
 MODES = {
@@ -193,17 +224,17 @@ class Driver:
             self.name = "bench/loadgen.py (Python asyncio, uvloop)"
         self._n = 0
 
-    def run(self, port: int, load: Load, duration: float) -> dict[str, Any]:
+    def run(self, port: int, load: Load, duration: float, connections: int = CONNECTIONS) -> dict[str, Any]:
         if self.wrk:
-            out = self._run_wrk(port, load, duration)
+            out = self._run_wrk(port, load, duration, connections)
         else:
             bodies = load.all_bodies()
-            out = loadgen.run(port, load.method, load.path, load.headers, bodies, CONNECTIONS, duration, load.start)
+            out = loadgen.run(port, load.method, load.path, load.headers, bodies, connections, duration, load.start)
         # the requests answered and those still in flight when the run stopped
-        load.start = (load.start + out["requests"] + CONNECTIONS) % max(1, len(load.all_bodies()))
+        load.start = (load.start + out["requests"] + connections) % max(1, len(load.all_bodies()))
         return out
 
-    def _run_wrk(self, port: int, load: Load, duration: float) -> dict[str, Any]:
+    def _run_wrk(self, port: int, load: Load, duration: float, connections: int) -> dict[str, Any]:
         assert self.wrk
         self._n += 1
         body_path = self.tmp / f"body{self._n}.bin"
@@ -221,7 +252,7 @@ class Driver:
                 "headers": "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()),
             }
         )
-        argv = [self.wrk, "-t1", f"-c{CONNECTIONS}", f"-d{max(1, round(duration))}s", "--timeout", "10s"]
+        argv = [self.wrk, "-t1", f"-c{connections}", f"-d{max(1, round(duration))}s", "--timeout", "10s"]
         argv += ["-s", str(script), f"http://{lib.HOST}:{port}{load.path}"]
         log = self.tmp / f"wrk{self._n}.out"
         proc = lib.spawn(argv, log, dict(os.environ))
@@ -277,6 +308,34 @@ def as_comparison(p: dict[str, Any]) -> dict[str, Any]:
     return {k: p[k] for k in COMPARISON}
 
 
+def as_latency_recommendation(p: dict[str, Any]) -> dict[str, Any]:
+    """A profile of the one-client recommendation row: one more person in the team than the many-connection
+    row's, so that neither row is answered from the memo entries the other left."""
+    return {**p, "team_size": PROFILE["team_size"] + 1}
+
+
+def as_uncertainty(p: dict[str, Any]) -> dict[str, Any]:
+    return {**p, "draws": UNCERTAINTY_DRAWS}
+
+
+#: how each row with distinct bodies shapes its DISTINCT profiles
+SHAPES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "price-comparisons-distinct": as_comparison,
+    "evaluations-distinct": as_evaluation,
+    "recommendations-distinct": lambda p: p,
+    "recommendation-latency": as_latency_recommendation,
+    "uncertainty-latency": as_uncertainty,
+}
+
+
+@functools.cache
+def row_bodies(key: str) -> list[bytes]:
+    """The distinct bodies of one row, built once: every service and the bare app are sent the same."""
+    if key == "batch-latency":  # BATCH profiles each, none shared with the batch row's (BATCH_RUNS batches)
+        return [batch_body(BATCH, BATCH_RUNS + k) for k in range(LATENCY_BATCHES)]
+    return distinct_bodies(DISTINCT, SHAPES[key])
+
+
 def heavy_bodies() -> list[tuple[str, bytes]]:
     """The heavy requests of the liveness row, each path with a few distinct bodies (no memo answers)."""
     out: list[tuple[str, bytes]] = []
@@ -298,13 +357,22 @@ class Case:
     #: the status every answer of the service must have
     status: int
     load: Load
+    #: connections sending at once: CONNECTIONS, or one client sending one request after another
+    clients: int = CONNECTIONS
+    #: the captured answer the bare app replies with (``/bare/<answer>``)
+    answer: str = DEFAULT_ANSWER
 
 
 def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[Case]:
     """The endpoint rows for one service's key and ETag; the bare app gets the same bodies and headers."""
+    return throughput_cases(auth, conditional) + latency_cases(auth)
 
-    def distinct(path: str, shape: Callable[[dict[str, Any]], dict[str, Any]]) -> Load:
-        bodies = distinct_bodies(DISTINCT, shape)
+
+def throughput_cases(auth: dict[str, str], conditional: dict[str, str]) -> list[Case]:
+    """The rows measured with CONNECTIONS connections: requests/s beside the bare app's."""
+
+    def distinct(path: str, key: str) -> Load:
+        bodies = row_bodies(key)
         return Load("POST", path, bodies[0], auth, bodies)
 
     rec, ev, pc = "/v1/recommendations", "/v1/evaluations", "/v1/price-comparisons"
@@ -314,21 +382,21 @@ def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[Case]:
             "POST /v1/price-comparisons, distinct bodies",
             True,
             200,
-            distinct(pc, as_comparison),
+            distinct(pc, "price-comparisons-distinct"),
         ),
         Case(
             "evaluations-distinct",
             "POST /v1/evaluations, 1 profile, distinct bodies",
             True,
             200,
-            distinct(ev, as_evaluation),
+            distinct(ev, "evaluations-distinct"),
         ),
         Case(
             "recommendations-distinct",
             "POST /v1/recommendations (stored, break-even + confidence), distinct bodies",
             True,
             201,
-            distinct(rec, lambda p: p),
+            distinct(rec, "recommendations-distinct"),
         ),
         Case("gpus-304", "GET /v1/gpus + If-None-Match → 304", True, 304, Load("GET", "/v1/gpus", headers=conditional)),
         Case(
@@ -353,6 +421,36 @@ def cases(auth: dict[str, str], conditional: dict[str, str]) -> list[Case]:
             Load("POST", rec, lib.dumps(PROFILE), auth),
         ),
         Case("gpus", "GET /v1/gpus → 200", False, 200, Load("GET", "/v1/gpus", headers=auth)),
+    ]
+
+
+def latency_cases(auth: dict[str, str]) -> list[Case]:
+    """The rows measured with one client, one request after another, distinct bodies: the latency of one
+    request beside the bare app's answering the service's own captured answer to the row's first body."""
+
+    def one_client(key: str, label: str, path: str, status: int) -> Case:
+        bodies = row_bodies(key)
+        return Case(key, label, True, status, Load("POST", path, bodies[0], auth, bodies), clients=1, answer=key)
+
+    return [
+        one_client(
+            "recommendation-latency",
+            "POST /v1/recommendations (stored, the default answer), one client, distinct bodies",
+            "/v1/recommendations",
+            201,
+        ),
+        one_client(
+            "batch-latency",
+            f"POST /v1/evaluations, {BATCH:,} profiles (scores), one client, {LATENCY_BATCHES} distinct batches",
+            "/v1/evaluations",
+            200,
+        ),
+        one_client(
+            "uncertainty-latency",
+            f"POST /v1/uncertainty, {UNCERTAINTY_DRAWS:,} draws, one client, distinct bodies",
+            "/v1/uncertainty",
+            200,
+        ),
     ]
 
 
@@ -439,11 +537,11 @@ def redis_state(app: App) -> str:
 # ----------------------------------------------------------------------------------------------- measuring
 
 
-def timed_load(driver: Driver, app: App, load: Load) -> dict[str, Any]:
+def timed_load(driver: Driver, app: App, load: Load, clients: int) -> dict[str, Any]:
     """Warm-up, then the measurement with the serving process's CPU time read around it."""
-    driver.run(app.port, load, WARMUP)
+    driver.run(app.port, load, WARMUP, clients)
     cpu = lib.cpu_seconds(app.pid)
-    out = driver.run(app.port, load, DURATION)
+    out = driver.run(app.port, load, DURATION, clients)
     out["cpu_s"] = lib.cpu_seconds(app.pid) - cpu
     out["cpu_us"] = out["cpu_s"] / out["requests"] * 1e6 if out["requests"] else math.nan
     return out
@@ -461,6 +559,11 @@ class Row:
     def ratio(self, mode: str) -> float:
         return float(self.modes[mode]["rps"] / self.bare["rps"]) if self.bare["rps"] else 0.0
 
+    def latency_ratio(self, mode: str, stat: str) -> float:
+        """The service's latency ÷ the bare app's, ``stat`` ``p50_ms`` or ``p99_ms``: 1.0 is as quick."""
+        bare = self.bare[stat]
+        return float(self.modes[mode][stat] / bare) if bare else math.nan
+
     def cpu_ratio(self, mode: str) -> float:
         """Bare app's CPU per request ÷ the service's: 1.0 is as cheap as the bare app."""
         cpu = self.modes[mode]["cpu_us"]
@@ -472,12 +575,12 @@ def measure(driver: Driver, bare: App, services: list[App], case_key: str, probl
     by_app = {app.key: next(c for c in cases(app.auth, app.conditional) if c.key == case_key) for app in services}
     case = by_app[services[0].key]
     print(f"… {case.label}", file=sys.stderr, flush=True)
-    bare_load = Load(case.load.method, "/bare", case.load.body, case.load.headers, case.load.bodies)
-    b = timed_load(driver, bare, bare_load)
+    bare_load = Load(case.load.method, f"/bare/{case.answer}", case.load.body, case.load.headers, case.load.bodies)
+    b = timed_load(driver, bare, bare_load, case.clients)
     check(problems, f"bare app, {case.label}", b, 200)
     modes: dict[str, dict[str, Any]] = {}
     for app in services:
-        modes[app.key] = timed_load(driver, app, by_app[app.key].load)
+        modes[app.key] = timed_load(driver, app, by_app[app.key].load, case.clients)
         check(problems, f"{app.label}, {case.label}", modes[app.key], case.status)
         if app.key == "redis":
             modes[app.key]["redis"] = redis_state(app)
@@ -678,14 +781,14 @@ def print_setup(driver: Driver, apps: list[App], redis_skip: str | None, load_be
 
 
 def print_rows(rows: list[Row], judged: bool) -> None:
-    if not any(row.case.judged == judged for row in rows):
+    """The rows measured with CONNECTIONS connections, judged or only reported."""
+    rows = [row for row in rows if row.case.judged == judged and row.case.clients > 1]
+    if not rows:
         print("(none measured: see ONLY)")
         return
     print("| endpoint | app | status codes | req/s | p50 ms | p99 ms | CPU µs/req | × bare req/s | × bare CPU | load |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
-        if row.case.judged != judged:
-            continue
         b = row.bare
         print(
             f"| {row.case.label} | bare app | {lib.codes_text(b['codes'])} | {b['rps']:,.0f} | {fmt_ms(b['p50_ms'])} "
@@ -696,6 +799,26 @@ def print_rows(rows: list[Row], judged: bool) -> None:
                 f"| | {MODES[mode]} | {lib.codes_text(r['codes'])} | {r['rps']:,.0f} | {fmt_ms(r['p50_ms'])} "
                 f"| {fmt_ms(r['p99_ms'])} | {fmt_us(r['cpu_us'])} | {row.ratio(mode):.2f} "
                 f"| {row.cpu_ratio(mode):.2f} | |"
+            )
+
+
+def print_latency(rows: list[Row]) -> None:
+    """The rows measured with one client: each app's median and p99 latency, and the service's ÷ the bare app's."""
+    print(
+        "| endpoint | app | status codes | requests | p50 ms | p99 ms | CPU µs/req | × bare p50 | × bare p99 | load |"
+    )
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        b = row.bare
+        print(
+            f"| {row.case.label} | bare app | {lib.codes_text(b['codes'])} | {b['requests']:,} | {fmt_ms(b['p50_ms'])} "
+            f"| {fmt_ms(b['p99_ms'])} | {fmt_us(b['cpu_us'])} | 1 | 1 | {row.load} |"
+        )
+        for mode, r in row.modes.items():
+            print(
+                f"| | {MODES[mode]} | {lib.codes_text(r['codes'])} | {r['requests']:,} | {fmt_ms(r['p50_ms'])} "
+                f"| {fmt_ms(r['p99_ms'])} | {fmt_us(r['cpu_us'])} | {row.latency_ratio(mode, 'p50_ms'):.2f} "
+                f"| {row.latency_ratio(mode, 'p99_ms'):.2f} | |"
             )
 
 
@@ -733,10 +856,19 @@ def print_batches(batches: dict[str, list[Probe]]) -> None:
             )
 
 
-def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, list[Probe]]) -> list[tuple[str, Any]]:
-    """(target, cell(mode) → measured text and verdict or None) per target measured in this run."""
+#: a target's cell for one service: the measured text and whether it is met, or None when not measured there
+Cell = Callable[[str], tuple[str, bool] | None]
+
+
+def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, list[Probe]]) -> list[tuple[str, Cell]]:
+    """(target, cell) per target measured in this run: issue 39's, then the earlier ones of issue 23."""
     by_key = {row.case.key: row for row in rows}
-    lines: list[tuple[str, Any]] = []
+    return share_lines(by_key) + latency_lines(by_key) + earlier_lines(by_key, live, batches)
+
+
+def share_lines(by_key: dict[str, Row]) -> list[tuple[str, Cell]]:
+    """The service's requests/s as a share of the bare app's, with CONNECTIONS connections."""
+    lines: list[tuple[str, Cell]] = []
     for key, share in TARGET_RATIO.items():
         if key in by_key:
             row = by_key[key]
@@ -752,6 +884,37 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
                 return text, row.ratio(mode) >= share
 
             lines.append((f"{row.case.label}: ≥ {share:g} × bare req/s", ratio_cell))
+    return lines
+
+
+def latency_lines(by_key: dict[str, Row]) -> list[tuple[str, Cell]]:
+    """The service's latency with one client ÷ the bare app's: judged on the median, the p99's shown beside."""
+    lines: list[tuple[str, Cell]] = []
+    for key, limit in TARGET_LATENCY.items():
+        if key in by_key:
+            row = by_key[key]
+
+            def latency_cell(mode: str, row: Row = row, limit: float = limit) -> tuple[str, bool] | None:
+                if mode not in row.modes:
+                    return None
+                r, b = row.modes[mode], row.bare
+                p50, p99 = row.latency_ratio(mode, "p50_ms"), row.latency_ratio(mode, "p99_ms")
+                text = (
+                    f"{p50:.2f} (p50 {fmt_ms(r['p50_ms'])} vs {fmt_ms(b['p50_ms'])} ms; p99 {fmt_ms(r['p99_ms'])} "
+                    f"vs {fmt_ms(b['p99_ms'])} ms: {p99:.2f}; {r['requests']:,} vs {b['requests']:,} requests)"
+                )
+                return text, p50 <= limit
+
+            lines.append((f"{row.case.label}: median latency ≤ {limit:g} × bare", latency_cell))
+    return lines
+
+
+def earlier_lines(
+    by_key: dict[str, Row], live: dict[str, Liveness], batches: dict[str, list[Probe]]
+) -> list[tuple[str, Cell]]:
+    """Issue 23's targets, still judged: p99 of computed comparisons, /health/live under heavy requests,
+    the batch's wall time and the worker's RSS during it."""
+    lines: list[tuple[str, Cell]] = []
     for key, limit in TARGET_P99.items():
         if key in by_key:
             row = by_key[key]
@@ -762,7 +925,7 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
                 r = row.modes[mode]
                 return f"{fmt_ms(r['p99_ms'])} ms (p50 {fmt_ms(r['p50_ms'])})", r["p99_ms"] < limit
 
-            lines.append((f"{row.case.label}: p99 < {limit:g} ms at {CONNECTIONS} connections", p99_cell))
+            lines.append((f"{EARLIER}: {row.case.label}: p99 < {limit:g} ms at {CONNECTIONS} connections", p99_cell))
     if live:
 
         def live_cell(mode: str) -> tuple[str, bool] | None:
@@ -773,7 +936,7 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
                 99
             ) < TARGET_LIVE_P99_MS and not lv.failed
 
-        lines.append((f"/health/live p99 < {TARGET_LIVE_P99_MS:g} ms while heavy requests run", live_cell))
+        lines.append((f"{EARLIER}: /health/live p99 < {TARGET_LIVE_P99_MS:g} ms while heavy requests run", live_cell))
     if batches:
 
         def batch_cell(mode: str) -> tuple[str, bool] | None:
@@ -797,12 +960,14 @@ def target_lines(rows: list[Row], live: dict[str, Liveness], batches: dict[str, 
             peak = max(p.rss_mb for p in batches[mode])
             return f"{peak:.0f} MB (highest of {len(batches[mode])})", peak < TARGET_RSS_MB and first.status == 200
 
-        lines.append((f"batch of {BATCH:,} profiles, detail scores, over HTTP < {TARGET_BATCH_S:g} s", batch_cell))
-        lines.append((f"worker RSS during the batch < {TARGET_RSS_MB:g} MB", rss_cell))
+        lines.append(
+            (f"{EARLIER}: batch of {BATCH:,} profiles, detail scores, over HTTP < {TARGET_BATCH_S:g} s", batch_cell)
+        )
+        lines.append((f"{EARLIER}: worker RSS during the batch < {TARGET_RSS_MB:g} MB", rss_cell))
     return lines
 
 
-def print_targets(modes: list[str], lines: list[tuple[str, Any]]) -> tuple[int, int]:
+def print_targets(modes: list[str], lines: list[tuple[str, Cell]]) -> tuple[int, int]:
     """The targets, one line each, judged for each limits-on service; limits off shown, not judged."""
     if not lines or not modes:
         print("(no serving row measured: see ONLY and LIMITS)")
@@ -861,22 +1026,13 @@ def bench(tmp: Path) -> int:
     rows: list[Row] = []
     live: dict[str, Liveness] = {}
     batches: dict[str, list[Probe]] = {}
-    sample = b""
+    captured: dict[str, int] = {}
     if serving and modes:
         print(f"… starting {len(modes)} services and the bare app", file=sys.stderr, flush=True)
         services = [start_service(tmp, mode, problems) for mode in modes]
-        # the bare app answers with a real recommendation (the default answer), captured now
-        first = services[0]
-        got = lib.request(first.port, "POST", "/v1/recommendations", lib.dumps(PROFILE), first.auth)
-        if got.status != 201:
-            raise SystemExit(f"capturing a recommendation failed: {got.status} {got.body[:300]!r}")
-        sample = got.body
-        content = json.loads(sample)
-        missing = [k for k in ("break_even", "confidence") if not has_value(content, k)]
-        if missing:
-            problems.append(f"the default recommendation lacks {', '.join(missing)}")
-        (tmp / "sample.json").write_bytes(sample)
-        env = {**lib.service_env(f"sqlite:///{tmp / 'unused.db'}"), BARE_BODY_ENV: str(tmp / "sample.json")}
+        answers = tmp / "bare"
+        captured = capture_answers(services[0], answers, [k for k in serving if k in TARGET_LATENCY], problems)
+        env = {**lib.service_env(f"sqlite:///{tmp / 'unused.db'}"), BARE_BODY_ENV: str(answers)}
         bare = App("bare", "bare app", lib.start_server(BARE_APP, tmp / "bare.log", env, "/bare"))
         for key in serving:
             if key == "health-live":
@@ -904,17 +1060,18 @@ def bench(tmp: Path) -> int:
         "other processes competed with the servers and the load generator.\n"
     )
     if rows:
-        print(
-            f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
-            f'{json.dumps(COMPARISON)}; evaluations `{{"profiles": [profile]}}`. Distinct: {DISTINCT:,} variants '
-            "(gpus 1–512, utilization 0.05–0.95) cycled one per request, so every request is computed. The bare app "
-            f"answers every request with the captured {len(sample):,}-byte recommendation and is sent the same "
-            "bodies and headers.\n"
-        )
+        print_bodies(captured)
         print("### Judged rows: distinct bodies (every request computed) and the 304 read\n")
         print_rows(rows, judged=True)
         print("\n### Reported, not judged: repeated bodies (the memo answers them) and the plain read\n")
         print_rows(rows, judged=False)
+    if any(row.case.clients == 1 for row in rows):
+        print(
+            "\n### Latency with one client (judged)\n\nOne connection, one request after another, distinct bodies, "
+            f"{DURATION:g} s measured after {WARMUP:g} s of warm-up; median and p99 over the run, the service's ÷ the "
+            "bare app's answering the service's own captured answer to the row's first body.\n"
+        )
+        print_latency([row for row in rows if row.case.clients == 1])
     if live:
         print(
             "\n### /health/live while heavy requests run\n\n"
@@ -928,7 +1085,10 @@ def bench(tmp: Path) -> int:
         print_batches(batches)
     if model is not None:
         print("\n" + model[1].strip())
-    print("\n### Targets (issue 23), judged on the limits-on services\n")
+    print(
+        f"\n### Targets ({ISSUE}; issue 23's p99, liveness, batch and RSS lines kept as the earlier targets), judged "
+        "on the limits-on services\n"
+    )
     passed, missed = print_targets([app.key for app in services], target_lines(rows, live, batches))
     print(f"\n{passed} PASS, {missed} MISS")
     if problems:
@@ -936,6 +1096,57 @@ def bench(tmp: Path) -> int:
         print(*(f"- {p}" for p in problems), sep="\n")
         return 1
     return 0
+
+
+def capture_answers(service: App, into: Path, latency_keys: list[str], problems: list[str]) -> dict[str, int]:
+    """The service's answers the bare app replies with, one ``<name>.json`` each in ``into``: the default
+    recommendation (the rows with many connections) and, for each one-client row, the answer to its first
+    body. Their sizes in bytes, by name."""
+    into.mkdir()
+    got = lib.request(service.port, "POST", "/v1/recommendations", lib.dumps(PROFILE), service.auth)
+    if got.status != 201:
+        raise SystemExit(f"capturing a recommendation failed: {got.status} {got.body[:300]!r}")
+    missing = [k for k in ("break_even", "confidence") if not has_value(json.loads(got.body), k)]
+    if missing:
+        problems.append(f"the default recommendation lacks {', '.join(missing)}")
+    answers = {DEFAULT_ANSWER: got.body}
+    for case in (c for c in latency_cases(service.auth) if c.key in latency_keys):
+        load = case.load
+        got = lib.request(service.port, load.method, load.path, load.body, load.headers, timeout=300)
+        if got.status != case.status:
+            raise SystemExit(f"capturing {case.label} failed: {got.status} {got.body[:300]!r}")
+        if (wrong := wrong_answer(case.key, json.loads(got.body))) is not None:
+            problems.append(f"{case.label}: the captured answer {wrong}")
+        answers[case.answer] = got.body
+    for name, body in answers.items():
+        (into / f"{name}.json").write_bytes(body)
+    return {name: len(body) for name, body in answers.items()}
+
+
+def wrong_answer(key: str, doc: Any) -> str | None:
+    """Why a one-client row's captured answer is not the work the row means to time, or None."""
+    if key == "batch-latency" and len(doc.get("results", ())) != BATCH:
+        return f"holds {len(doc.get('results', ()))} results, not {BATCH:,}"
+    if key == "uncertainty-latency" and doc.get("draws") != UNCERTAINTY_DRAWS:
+        return f"says {doc.get('draws')} draws, not {UNCERTAINTY_DRAWS:,}"
+    if key == "recommendation-latency" and not (has_value(doc, "break_even") and has_value(doc, "confidence")):
+        return "lacks the break-even or the confidence of the default answer"
+    return None
+
+
+def print_bodies(captured: dict[str, int]) -> None:
+    """What the rows send, and what the bare app answers."""
+    sizes = "; ".join(f"{name} {size:,} bytes" for name, size in captured.items() if name != DEFAULT_ANSWER)
+    print(
+        f"Bodies: the profile {json.dumps(PROFILE)}; price comparisons get its cost fields "
+        f'{json.dumps(COMPARISON)}; evaluations `{{"profiles": [profile]}}`. Distinct: {DISTINCT:,} variants '
+        "(gpus 1–512, utilization 0.05–0.95) cycled one per request, so every request is computed. With many "
+        f"connections the bare app answers every request with the captured {captured[DEFAULT_ANSWER]:,}-byte "
+        "recommendation and is sent the same bodies and headers. One client: recommendations with a team of "
+        f"{PROFILE['team_size'] + 1} (none of the other rows' bodies), batches of {BATCH:,} distinct profiles "
+        f'(`"detail": "scores"`), uncertainty with `"draws": {UNCERTAINTY_DRAWS}`; the bare app answers each '
+        f"row with the service's captured answer to its first body{': ' + sizes if sizes else ''}.\n"
+    )
 
 
 def has_value(doc: Any, key: str) -> bool:
