@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -20,6 +21,9 @@ from app.kb import audit, keys
 from app.kb import service_records as sr
 from app.kb.db import transaction
 from app.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @click.group(name="keys", cls=Group)
@@ -55,6 +59,11 @@ def _duration(option: str) -> Any:
     return convert
 
 
+def _duration_option(name: str, help: str, **more: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """An option taking a duration (90d, 12h, 30m, 2w), given to the command as a ``timedelta``."""
+    return click.option(name, metavar="DURATION", callback=_duration(name), help=help, **more)
+
+
 @group.command()
 @click.option("--name", required=True, help="Who or what the key is for.")
 @click.option(
@@ -65,11 +74,8 @@ def _duration(option: str) -> Any:
     type=click.Choice(list(keys.SCOPES)),
     help="A scope the key holds (repeat for several).",
 )
-@click.option(
-    "--expires-in",
-    metavar="DURATION",
-    callback=_duration("--expires-in"),
-    help="The key is refused this long after its creation: 90d, 12h, 30m, 2w (default: never).",
+@_duration_option(
+    "--expires-in", "The key is refused this long after its creation: 90d, 12h, 30m, 2w (default: never)."
 )
 @click.option(
     "--org",
@@ -154,20 +160,8 @@ async def _rotate(
 
 @group.command()
 @click.argument("key_id", metavar="ID", type=int)
-@click.option(
-    "--grace",
-    metavar="DURATION",
-    default="7d",
-    show_default=True,
-    callback=_duration("--grace"),
-    help="How long the old key keeps working: 7d, 12h, 30m, 2w.",
-)
-@click.option(
-    "--expires-in",
-    metavar="DURATION",
-    callback=_duration("--expires-in"),
-    help="The new key is refused this long after now (default: never).",
-)
+@_duration_option("--grace", "How long the old key keeps working: 7d, 12h, 30m, 2w.", default="7d", show_default=True)
+@_duration_option("--expires-in", "The new key is refused this long after now (default: never).")
 @actor_option("rotates it")
 @pass_settings
 def rotate(settings: Settings, key_id: int, grace: dt.timedelta, expires_in: dt.timedelta | None, actor: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
@@ -126,27 +127,21 @@ class Range(tuple[float, float, float]):
         return tuple.__new__(Range, (1 - hi, 1 - ex, 1 - lo))
 
     def cap(self, ceiling: Number) -> Range:
-        c = ceiling if isinstance(ceiling, np.ndarray) else float(ceiling)
-        lo, ex, hi = self
-        if lo is ex is hi:
-            v = _min(lo, c)
-            return tuple.__new__(Range, (v, v, v))
-        return tuple.__new__(Range, (_min(lo, c), _min(ex, c), _min(hi, c)))
+        return self._at_each_end(_min, ceiling if isinstance(ceiling, np.ndarray) else float(ceiling))
 
     def floor_at(self, floor: Number) -> Range:
-        f = floor if isinstance(floor, np.ndarray) else float(floor)
-        lo, ex, hi = self
-        if lo is ex is hi:
-            v = _max(lo, f)
-            return tuple.__new__(Range, (v, v, v))
-        return tuple.__new__(Range, (_max(lo, f), _max(ex, f), _max(hi, f)))
+        return self._at_each_end(_max, floor if isinstance(floor, np.ndarray) else float(floor))
 
     def ceil(self) -> Range:
+        return self._at_each_end(_ceil)
+
+    def _at_each_end(self, fn: Callable[..., Any], *args: Any) -> Range:
+        """``fn(end, *args)`` at each end, in order (``fn`` keeps the order: it is monotone increasing)."""
         lo, ex, hi = self
         if lo is ex is hi:
-            v = _ceil(lo)
+            v = fn(lo, *args)
             return tuple.__new__(Range, (v, v, v))
-        return tuple.__new__(Range, (_ceil(lo), _ceil(ex), _ceil(hi)))
+        return tuple.__new__(Range, (fn(lo, *args), fn(ex, *args), fn(hi, *args)))
 
 
 def triangular_mean(low: float, mode: float, high: float) -> float:

@@ -129,18 +129,7 @@ async def create(
     session.add(row)
     await session.flush()  # the row's id, which the audit event names
     await _audited(
-        session,
-        actor=actor,
-        action="key.create",
-        subject=f"key {row.id} ({name})",
-        detail={
-            "key_id": row.id,
-            "name": name,
-            "key_prefix": row.key_prefix,
-            "scopes": valid,
-            "expires_at": _iso(row.expires_at),
-            "org": org,
-        },
+        session, row, actor=actor, action="key.create", scopes=valid, expires_at=_iso(row.expires_at), org=org
     )
     return Created(row, key)
 
@@ -171,18 +160,14 @@ async def rotate(
     old.replaced_by_id = created.row.id
     await _audited(
         session,
+        old,
         actor=actor,
         action="key.rotate",
-        subject=f"key {old.id} ({old.name}) replaced by key {created.row.id}",
-        detail={
-            "key_id": old.id,
-            "new_key_id": created.row.id,
-            "name": old.name,
-            "key_prefix": old.key_prefix,
-            "new_key_prefix": created.row.key_prefix,
-            "grace_seconds": int(grace.total_seconds()),
-            "old_expires_at": _iso(old.expires_at),
-        },
+        said=f" replaced by key {created.row.id}",
+        new_key_id=created.row.id,
+        new_key_prefix=created.row.key_prefix,
+        grace_seconds=int(grace.total_seconds()),
+        old_expires_at=_iso(old.expires_at),
     )
     return created, old
 
@@ -210,13 +195,7 @@ async def revoke(session: AsyncSession, key_id: int, *, actor: str) -> sr.ApiKey
     if row.revoked_at is not None:
         return row
     row.revoked_at = dt.datetime.now(dt.UTC)
-    await _audited(
-        session,
-        actor=actor,
-        action="key.revoke",
-        subject=f"key {row.id} ({row.name})",
-        detail={"key_id": row.id, "name": row.name, "key_prefix": row.key_prefix},
-    )
+    await _audited(session, row, actor=actor, action="key.revoke")
     return row
 
 
@@ -244,7 +223,15 @@ async def find(session: AsyncSession, key: str) -> sr.ApiKey | None:
 
 
 async def _audited(
-    session: AsyncSession, *, actor: str, action: AuditAction, subject: str, detail: dict[str, Any]
+    session: AsyncSession, row: sr.ApiKey, *, actor: str, action: AuditAction, said: str = "", **detail: Any
 ) -> None:
-    """Write the change and record it in the audit trail (a key change leaves the knowledge version as is)."""
-    await audit.change(session, actor=actor, action=action, subject=subject, detail=detail)
+    """Write the change to key ``row`` and record it in the audit trail: the subject names the key (then
+    ``said``), the detail gives its id, name and prefix (then ``detail``). A key change leaves the knowledge
+    version as is."""
+    await audit.change(
+        session,
+        actor=actor,
+        action=action,
+        subject=f"key {row.id} ({row.name}){said}",
+        detail={"key_id": row.id, "name": row.name, "key_prefix": row.key_prefix, **detail},
+    )

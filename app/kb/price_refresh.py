@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.constraints import MIN_NODE_GPUS
+from app.kb.price_yaml import OFFER_TERMS
 from app.kb.seeds import PriceSeed
 
 #: what an offer is over time: the natural key of a price row but for its date
@@ -25,18 +26,7 @@ PERIOD_KEY = ("option", "provider", "item", "subject", "gpu_model", "plan", "reg
 INSTANCE_KEY = ("option", "provider", "item", "subject", "gpu_model")
 #: what a row says beyond its price and its source: a file that does not state one of these leaves it
 #: to the row the new row replaces
-CARRIED = (
-    "gpus_per_unit",
-    "capacity_gpus",
-    "lead_time_days_low",
-    "lead_time_days_high",
-    "min_gpus",
-    "residency",
-    "interconnect",
-    "billing",
-    "min_kw",
-    "max_term_days",
-)
+CARRIED = ("gpus_per_unit", *OFFER_TERMS)
 #: of those, what the instance type decides (not its plan or region): also taken from the instance
 #: type's other rows when they agree
 INSTANCE_FACTS = ("gpus_per_unit", "residency", "interconnect")

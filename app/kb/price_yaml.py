@@ -11,6 +11,19 @@ import yaml
 
 from app.kb.seeds import PriceSeed
 
+#: what a price row says of its offer beyond its unit, price, period and source: capacity, lead time, size,
+#: residency, interconnect, billing, power and longest term
+OFFER_TERMS = (
+    "capacity_gpus",
+    "lead_time_days_low",
+    "lead_time_days_high",
+    "min_gpus",
+    "residency",
+    "interconnect",
+    "billing",
+    "min_kw",
+    "max_term_days",
+)
 #: the field order of the seed files (``seeds/41-offers-hyperscalers.yaml``); a test keeps it equal to PriceSeed's
 FIELD_ORDER = (
     "option",
@@ -29,15 +42,7 @@ FIELD_ORDER = (
     "regions",
     "valid_from",
     "valid_to",
-    "capacity_gpus",
-    "lead_time_days_low",
-    "lead_time_days_high",
-    "min_gpus",
-    "residency",
-    "interconnect",
-    "billing",
-    "min_kw",
-    "max_term_days",
+    *OFFER_TERMS,
     "source",
     "source_quality",
     "retrieved_on",

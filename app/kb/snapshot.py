@@ -16,21 +16,9 @@ from typing import Any, TypeVar
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core import records as rec
 from app.core.entities import declared
-from app.core.knowledge import (
-    Assumption,
-    AvailabilityRule,
-    Condition,
-    DataSecurityLevel,
-    ExchangeRate,
-    GpuSpec,
-    Knowledge,
-    Price,
-    Provider,
-    Region,
-    Rule,
-    Server,
-)
+from app.core.knowledge import Knowledge
 from app.core.ranges import Range
 from app.core.vocab import PriceBook
 from app.kb import models as m
@@ -111,12 +99,19 @@ def build(cls: type[T], row: Any, **given: Any) -> T:
     return cls(**{name: given[name] if name in given else _plain(getattr(row, name)) for name in names})
 
 
-def prices_of(row: Any, *, book: PriceBook = "list", **given: Any) -> list[Price]:
+def prices_of(row: Any, *, book: PriceBook = "list", **given: Any) -> list[rec.Price]:
     """The snapshot's rows of one price row (one per region it holds in), from the list (``price_items``, a
     seed record) or an organisation's private book (``org_prices``: ``app.kb.books``); ``given`` overrides."""
     return [
         build(
-            Price, row, value=_range(row), mode=_mode(row), lead_time_days=_lead_time(row), book=book, **where, **given
+            rec.Price,
+            row,
+            value=_range(row),
+            mode=_mode(row),
+            lead_time_days=_lead_time(row),
+            book=book,
+            **where,
+            **given,
         )
         for where in _each_region(row)
     ]
@@ -182,20 +177,20 @@ def assemble(
     return Knowledge(
         version=version,
         created_at=created_at,
-        gpus={g.key: build(GpuSpec, g) for g in gpu_models},
-        servers={x.key: build(Server, x) for x in servers},
+        gpus={g.key: build(rec.GpuSpec, g) for g in gpu_models},
+        servers={x.key: build(rec.Server, x) for x in servers},
         prices=tuple(price for p in prices for price in prices_of(p)),
-        assumptions={(a.option, a.key): build(Assumption, a, value=_range(a), mode=_mode(a)) for a in assumptions},
+        assumptions={(a.option, a.key): build(rec.Assumption, a, value=_range(a), mode=_mode(a)) for a in assumptions},
         rules=tuple(
-            build(Rule, r, conditions=tuple(Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
+            build(rec.Rule, r, conditions=tuple(rec.Condition(c["field"], c["op"], c["value"]) for c in r.conditions))
             for r in rules
         ),
-        providers={x.key: build(Provider, x) for x in providers},
-        rates=tuple(build(ExchangeRate, r) for r in exchange_rates),
+        providers={x.key: build(rec.Provider, x) for x in providers},
+        rates=tuple(build(rec.ExchangeRate, r) for r in exchange_rates),
         security_levels={
-            x.key: build(DataSecurityLevel, x, accepted_residencies=tuple(x.accepted_residencies))
+            x.key: build(rec.DataSecurityLevel, x, accepted_residencies=tuple(x.accepted_residencies))
             for x in data_security_levels
         },
-        regions={x.key: build(Region, x, members=tuple(x.members) if x.members else None) for x in regions},
-        availability=tuple(build(AvailabilityRule, x) for x in availability_rules),
+        regions={x.key: build(rec.Region, x, members=tuple(x.members) if x.members else None) for x in regions},
+        availability=tuple(build(rec.AvailabilityRule, x) for x in availability_rules),
     )

@@ -86,16 +86,6 @@ def _caused_by(exc: BaseException | None, kinds: tuple[type[BaseException], ...]
     return False
 
 
-def database_conflict(exc: BaseException | None) -> bool:
-    """Whether an error, or one it was raised from, is a deadlock or a serialization failure."""
-    return _caused_by(exc, CONFLICT_ERRORS)
-
-
-def database_timed_out(exc: BaseException | None) -> bool:
-    """Whether an error, or one it was raised from, is a statement or lock timeout."""
-    return _caused_by(exc, TIMEOUT_ERRORS)
-
-
 def _unavailable(
     request: Request[Any, Any, Any], slug: str, title: str, detail: str, retry_after: int | str
 ) -> Response[bytes]:
@@ -113,27 +103,34 @@ def _unavailable(
     )
 
 
-def handle_database_timeout(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
-    log.warning("database timeout: %s: %s", type(exc).__name__, exc)
-    return _unavailable(
-        request,
+#: each condition the database answers but breaks a statement off for: (its name in the log, the driver errors
+#: that mean it, type slug, title, what it means for the client); either way a retry a second later will likely pass
+BUSY_PROBLEMS = (
+    (
+        "timeout",
+        TIMEOUT_ERRORS,
         "database-timeout",
         "The database did not answer in time",
         "A statement waited too long for a lock or ran too long and was cancelled; nothing was changed. Retry later.",
-        "1",
-    )
-
-
-def handle_database_conflict(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
-    log.warning("database conflict: %s: %s", type(exc).__name__, exc)
-    return _unavailable(
-        request,
+    ),
+    (
+        "conflict",
+        CONFLICT_ERRORS,
         "database-conflict",
         "The database broke off the transaction",
         "The database broke off this request's transaction to let a concurrent one go on (a deadlock "
         "or a serialization failure); nothing was changed. Retry: the same request will likely pass.",
-        "1",
-    )
+    ),
+)
+
+
+def _busy(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes] | None:
+    """The 503 of a statement timeout or a broken-off transaction (``BUSY_PROBLEMS``), or None."""
+    for name, kinds, slug, title, detail in BUSY_PROBLEMS:
+        if _caused_by(exc, kinds):
+            log.warning("database %s: %s: %s", name, type(exc).__name__, exc)
+            return _unavailable(request, slug, title, detail, "1")
+    return None
 
 
 #: each storage condition's problem: (type slug, title, what it means for the client)
@@ -180,11 +177,7 @@ def _answered_apart(request: Request[Any, Any, Any], exc: BaseException) -> Resp
     condition = storage.noticed(exc) if storage is not None else None
     if condition is not None:
         return handle_storage_error(request, exc, condition)
-    if database_timed_out(exc):
-        return handle_database_timeout(request, exc)
-    if database_conflict(exc):
-        return handle_database_conflict(request, exc)
-    return None
+    return _busy(request, exc)
 
 
 def _store(request: Request[Any, Any, Any]) -> KnowledgeStore | None:

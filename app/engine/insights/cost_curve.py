@@ -25,12 +25,16 @@ CURVE_STEPS = 30
 
 @dataclass(frozen=True, slots=True)
 class CurvePoint:
+    """One option's cost per useful GPU-hour at one utilization."""
+
     utilization: float
     cost_per_useful_gpu_hour: Range
 
 
 @dataclass(frozen=True, slots=True)
 class CostCurves:
+    """Each assessed option's cost per useful GPU-hour over utilization, and where two options' curves cross."""
+
     #: per option that could be assessed: its points, by increasing utilization
     series: Mapping[str, tuple[CurvePoint, ...]]
     #: each pair of assessed options (in the order of ``options``): where their curves cross

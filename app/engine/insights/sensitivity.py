@@ -19,6 +19,8 @@ from app.engine.insights.common import Decider, Model
 
 @dataclass(frozen=True, slots=True)
 class Effect:
+    """One option's cost per useful GPU-hour and score with an input at the low and at the high end of its range."""
+
     cost_low: float
     cost_high: float
     score_low: float
@@ -27,6 +29,9 @@ class Effect:
 
 @dataclass(frozen=True, slots=True)
 class InputSensitivity:
+    """How each option moves while one input (a knowledge row or a profile field) goes from its low to its
+    high end, the others at their expected values."""
+
     kind: str  # "assumption" | "price" | "profile"
     ref: str
     label: str
@@ -40,6 +45,8 @@ class InputSensitivity:
 
 @dataclass(frozen=True, slots=True)
 class WeightChange:
+    """The smallest shift of weight onto one dimension that recommends another option."""
+
     dimension: str
     #: share of the total weight moved onto ``dimension`` (0–1)
     shift: float
@@ -49,12 +56,17 @@ class WeightChange:
 
 @dataclass(frozen=True, slots=True)
 class UtilizationChange:
+    """The nearest utilization at which another option is recommended."""
+
     utilization: float
     recommended_option: str
 
 
 @dataclass(frozen=True, slots=True)
 class Sensitivity:
+    """The recommendation at the expected values, and what moves it: each input across its range, the weights,
+    the utilization."""
+
     recommended_option: str | None
     baseline: Mapping[str, tuple[float, float]]  # option -> (cost per useful GPU-hour, score)
     inputs: tuple[InputSensitivity, ...]
