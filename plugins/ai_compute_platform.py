@@ -334,6 +334,7 @@ class AiComputePlatform(OptionPlugin):
         "the GPU-hours jobs use.",
         version=VERSION,
         price_plans=tuple(PLAN_TERM_YEARS),
+        billings=(POOLED, JOB_SECONDS, HELD_CLUSTER),
     )
     kernel = PlatformKernel
     messages = OptionPlugin.catalogs("plugins", "locales/ai_compute_platform.{lang}.toml")

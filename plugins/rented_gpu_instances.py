@@ -306,6 +306,7 @@ class RentedGpuInstances(OptionPlugin):
         price_plans=tuple(PLAN_TERM_YEARS),
         rental_plans=tuple(PLAN_TERM_YEARS),
         bridges_lead_time=True,
+        price_formats=("skypilot",),  # a cloud's catalog of VM instances (``prices import --format skypilot``)
     )
     kernel = RentedKernel
     messages = OptionPlugin.catalogs("plugins", "locales/rented_gpu_instances.{lang}.toml")

@@ -204,3 +204,40 @@ def test_no_module_of_app_imports_itself_round_a_circle() -> None:
 
     for module in sorted(graph):
         visit(module, ())
+
+
+#: where app/'s code may name a built-in option, each with its reason (docstrings and comments always may)
+NAMES_AN_OPTION: dict[str, str] = {
+    "app/domain/procurement/prices_controller.py": "the OpenAPI example of a private price row (an example, no rule)",
+}
+
+
+def _code_strings(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line, text)`` of every string constant of ``path`` that is not a docstring."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def test_app_names_no_built_in_option() -> None:
+    """The service knows options from the loaded plugins alone: a rule bound to a built-in option's key
+    belongs on its plugin's ``OptionSpec`` (``billings``, ``price_formats``, ``price_plans``, …)."""
+    keys = {p.stem for p in (ROOT / "plugins").glob("*.py") if not p.name.startswith("_")}
+    assert {"rented_gpu_instances", "ai_compute_platform", "self_built_cluster"} <= keys
+    named = [
+        f"{path.relative_to(ROOT)}:{line}: {text[:60]!r}"
+        for path in sorted((ROOT / "app").rglob("*.py"))
+        if str(path.relative_to(ROOT)) not in NAMES_AN_OPTION
+        for line, text in _code_strings(path)
+        if any(re.search(rf"\b{key}\b", text) for key in keys)
+    ]
+    assert not named, "app/ names a built-in option:\n" + "\n".join(named)

@@ -161,6 +161,29 @@ def test_a_price_row_on_a_plan_its_option_does_not_sell_is_refused(db_url: str, 
     assert scalar(db_url, "SELECT count(*) FROM knowledge_versions") == 0
 
 
+def test_a_price_row_of_an_option_that_declares_no_billing_is_refused_one_that_says_how_it_bills(
+    db_url: str, capsys, tmp_path: Path
+) -> None:
+    # how a row bills is declared by the plugins whose rows say it (OptionSpec.billings: the platform's);
+    # the rented option's plugin declares none
+    file_name, said = "41-offers-hyperscalers.yaml", "option rented_gpu_instances does not say how its rows bill"
+    cli(capsys, "migrate")
+    broken = tmp_path / "seeds"
+    shutil.copytree(SEEDS, broken)
+    file = broken / file_name
+    doc = yaml.safe_load(file.read_text(encoding="utf-8"))
+    row = next(p for p in doc["prices"] if p["item"] in ("instance_hour", "gpu_hour"))
+    row["billing"] = "held_cluster"
+    file.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+    for command in ("check", "load"):
+        code, out, err = cli(capsys, "seeds", command, str(broken))
+        assert (code, out) == (2, "")
+        assert f"{file}: prices {row['option']}/{row['provider']}/{row['item']}: field 'billing':" in err
+        assert said in err
+    assert scalar(db_url, "SELECT count(*) FROM knowledge_versions") == 0
+
+
 def test_plugins_lists_the_three_built_in_options(capsys) -> None:
     code, out, _ = cli(capsys, "plugins")
 
@@ -172,7 +195,7 @@ def test_plugins_lists_the_three_built_in_options(capsys) -> None:
         "self_built_cluster",
     ]
     assert all("SDK >=4,<5" in line for line in options)
-    assert version == "SDK 4.0.0"
+    assert version == "SDK 4.1.0"
 
 
 @pytest.mark.slow

@@ -198,6 +198,8 @@ def test_a_row_of_several_regions_is_one_row_per_region(acme: TestClient[Litesta
         ([quote(region="atlantis")], "prices.0.region", "unknown region 'atlantis'"),
         ([quote(plan="pay_as_you_go")], "prices.0.plan", "not a plan option rented_gpu_instances sells"),
         ([quote(option="rented_moon_instances")], "prices.0.option", "no loaded option"),
+        # how a row bills is the platform plugin's word alone (OptionSpec.billings)
+        ([quote(billing="held_cluster")], "prices.0.billing", "rented_gpu_instances does not say how its rows bill"),
         ([quote(capacity_gpus=2**40)], "prices.0.capacity_gpus", "more than the book holds"),
         ([quote(retrieved_on="2999-01-01")], "prices.0.retrieved_on", "in the future"),
         ([quote(colour="blue")], "prices.0.colour", "unknown field"),

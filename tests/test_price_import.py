@@ -16,6 +16,7 @@ import yaml
 from conftest import SEEDS, Databases, make_client, shipped_seeds
 
 from app.cli import main
+from app.cli import prices as prices_cli
 from app.kb import price_import as pi
 from app.kb import price_refresh
 from app.kb.seeds import PriceSeed
@@ -31,6 +32,7 @@ SHEET = pi.Sheet(
     retrieved_on=dt.date(2026, 12, 2),
     provider="aws",
     valid_from=dt.date(2026, 12, 10),
+    option="rented_gpu_instances",
     providers=frozenset(p.key for p in SEED_SET.records["providers"]),  # type: ignore[attr-defined]
     gpu_models=frozenset(g.key for g in SEED_SET.records["gpu_models"]),  # type: ignore[attr-defined]
 )
@@ -396,6 +398,29 @@ def test_import_refusals_exit_2_and_write_nothing(seeds_dir: Path, capsys, tmp_p
     )
 
 
+def test_skypilot_rows_are_offers_of_the_option_whose_plugin_declares_the_format(
+    seeds_dir: Path, capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the rented option's plugin declares the format (OptionSpec.price_formats); app/ names no option
+    out = tmp_path / "out.yaml"
+    assert import_sample(capsys, out)[0] == 0
+    assert {p["option"] for p in yaml.safe_load(out.read_text(encoding="utf-8"))["prices"]} == {"rented_gpu_instances"}
+
+    # --option names the option; one no plugin provides is refused
+    code, _, err = import_sample(capsys, out, "--force", "--option", "rented_moon_instances")
+    assert code == 2 and "error: --option: no loaded option 'rented_moon_instances' (the options are" in err, err
+
+    # no loaded plugin declares the format: the admin is asked to name the option
+    loaded = prices_cli.loaded_options()
+    undeclared = {
+        k: dataclasses.replace(o, spec=dataclasses.replace(o.spec, price_formats=())) for k, o in loaded.items()
+    }
+    monkeypatch.setattr(prices_cli, "loaded_options", lambda: undeclared)
+    code, _, err = import_sample(capsys, out, "--force")
+    assert code == 2, err
+    assert "no loaded option declares the skypilot format: name the option its rows are offers of with --option" in err
+
+
 def test_import_usage_errors_and_an_existing_file(seeds_dir: Path, capsys, tmp_path: Path) -> None:
     out = tmp_path / "out.yaml"
     code, _, err = cli(capsys, "prices", "import", "--format", "skypilot", "--out", str(out), str(SAMPLE))
@@ -405,7 +430,7 @@ def test_import_usage_errors_and_an_existing_file(seeds_dir: Path, capsys, tmp_p
     code, _, err = cli(
         capsys, "prices", "import", "--format", "csv", "--residency", "dedicated", "--out", str(out), str(SAMPLE)
     )
-    assert (code, "--source-quality and --residency are columns of a csv sheet" in err) == (2, True)
+    assert (code, "--option, --source-quality and --residency are columns of a csv sheet" in err) == (2, True)
     assert not out.exists()
 
     out.write_text("keep me\n", encoding="utf-8")

@@ -41,6 +41,7 @@ SHEET = pi.Sheet(
     retrieved_on=dt.date(2026, 12, 2),
     provider="aws",
     valid_from=dt.date(2026, 12, 10),
+    option="rented_gpu_instances",
 )
 
 

@@ -97,17 +97,6 @@ def test_an_unknown_interconnect_billing_or_plan_spelling_is_refused(
     assert str(caught.value).endswith(f"(line {first})"), caught.value
 
 
-def test_billing_belongs_to_platform_rows_only(tmp_path: Path) -> None:
-    path = copy_seeds(tmp_path)
-
-    def spoil(doc: dict[str, Any]) -> None:
-        doc["prices"][0]["billing"] = "held_cluster"
-
-    edit(path / OFFERS, spoil)
-    with pytest.raises(seeds.SeedError, match=r"field 'billing': only ai_compute_platform rows say how they bill"):
-        seeds.read_seeds(path)
-
-
 def test_a_region_chain_that_does_not_end_at_global_is_refused(tmp_path: Path) -> None:
     """Europe made to lie in Germany, which lies in Europe: a cycle, never reaching global."""
     path = copy_seeds(tmp_path)

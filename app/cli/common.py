@@ -8,7 +8,7 @@ registers it (no import cycle), and so that each new command module reuses the s
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
@@ -89,29 +89,36 @@ def tally_of(counts: Mapping[str, Any]) -> str:
 
 def check_plans(prices: Iterable[tuple[Mapping[str, Any], PriceSeed]], options: Options | None = None) -> None:
     """Refuse price rows whose option does not sell their plan (``OptionSpec.price_plans`` of the loaded
-    plugins): a ``SeedError`` naming each row (``(where, row)`` pairs: where is the row's ``file`` and
-    ``line``, as ``SeedSet.locate`` gives them, or empty) and the plans its option sells. A row of an
-    option no plugin provides, or of a plugin that declares no plans, passes: ``seeds check`` is about
-    the files, and the service ignores such rows. ``options``: the loaded options (default: loaded here)."""
+    plugins) or does not bill as they say (``OptionSpec.billings``): a ``SeedError`` naming each row
+    (``(where, row)`` pairs: where is the row's ``file`` and ``line``, as ``SeedSet.locate`` gives them, or
+    empty) and what its option sells. A row of an option no plugin provides, or a plan of a plugin that
+    declares no plans, passes: ``seeds check`` is about the files, and the service ignores such rows.
+    ``options``: the loaded options (default: loaded here)."""
     specs = {key: loaded.spec for key, loaded in (options or loaded_options()).items()}
     problems = []
     for where, row in prices:
         spec = specs.get(row.option)
-        sold = None if spec is None else spec.price_plans
-        if sold is None or row.plan == "*" or row.plan in sold:
+        if spec is None:
             continue
-        listed = ", ".join(sold) if sold else "none (its rows carry no plan: *)"
-        problems.append(
-            SeedProblem(
-                f"'{row.plan}' is not a plan option {row.option} sells ({listed})",
-                section="prices",
-                record=f"{row.option}/{row.provider}/{row.item}",
-                field=("plan",),
-                **where,
+        record = {"section": "prices", "record": f"{row.option}/{row.provider}/{row.item}", **where}
+        sold = spec.price_plans
+        if sold is not None and row.plan != "*" and row.plan not in sold:
+            listed = ", ".join(sold) if sold else "none (its rows carry no plan: *)"
+            text = f"'{row.plan}' is not a plan option {row.option} sells ({listed})"
+            problems.append(SeedProblem(text, field=("plan",), **record))
+        if row.billing is not None and row.billing not in spec.billings:
+            problems.append(
+                SeedProblem(billing_refused(row.option, row.billing, spec.billings), field=("billing",), **record)
             )
-        )
     if problems:
         raise SeedError(*problems)
+
+
+def billing_refused(option: str, billing: str, billings: Sequence[str]) -> str:
+    """Why a row of ``option`` may not say it bills as ``billing`` (the option's plugin declares ``billings``)."""
+    if not billings:
+        return f"option {option} does not say how its rows bill: leave billing out"
+    return f"'{billing}' is not how option {option} bills ({', '.join(billings)})"
 
 
 def check_seed_plans(seed_set: SeedSet) -> None:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from app.cli.common import Group, check_plans, pass_settings
+from app.cli.common import Group, check_plans, loaded_options, pass_settings
 from app.cli.stale import stale_command
 from app.cli.stale import today as _today
 from app.core.vocab import INTERCONNECTS, RESIDENCIES, SOURCE_QUALITIES
@@ -162,6 +162,7 @@ class _Stated:
 
     provider: str | None
     valid_from: dt.datetime | None
+    option: str | None
     retrieved_on: dt.datetime | None
     source: str | None
     source_quality: str
@@ -172,8 +173,8 @@ class _Stated:
         """A usage error where the options do not suit FILE's format."""
         if fmt == "skypilot" and (self.provider is None or self.valid_from is None):
             raise click.UsageError("--format skypilot needs --provider and --valid-from")
-        if fmt == "csv" and (self.source_quality != "verified" or self.residency is not None):
-            raise click.UsageError("--source-quality and --residency are columns of a csv sheet")
+        if fmt == "csv" and (self.source_quality != "verified" or self.residency is not None or self.option):
+            raise click.UsageError("--option, --source-quality and --residency are columns of a csv sheet")
 
     def sheet(self, sheet: Path, fmt: str, joined: SeedSet, seeds: Path) -> price_import.Sheet:
         """What the conversion is told of FILE, with the provider and GPU model keys of the seeds it joins;
@@ -190,17 +191,35 @@ class _Stated:
             retrieved_on=self.retrieved_on.date() if self.retrieved_on else _today(),
             provider=self.provider,
             valid_from=self.valid_from.date() if self.valid_from else None,
+            option=self.option_of(fmt) if fmt == price_import.SKYPILOT_FORMAT else None,
             source_quality=self.source_quality,
             residency=self.residency,
             providers=providers,
             gpu_models=frozenset(g.key for g in joined.records["gpu_models"]),  # type: ignore[attr-defined]
         )
 
+    def option_of(self, fmt: str) -> str:
+        """The option every row of a ``fmt`` sheet is an offer of: ``--option``, else the one loaded option
+        whose plugin declares the format (``OptionSpec.price_formats``)."""
+        options = loaded_options()
+        if self.option is not None:
+            if self.option not in options:
+                raise PriceImportError(
+                    f"--option: no loaded option '{self.option}' (the options are {', '.join(options)})"
+                )
+            return self.option
+        declaring = [key for key, loaded in options.items() if fmt in loaded.spec.price_formats]
+        if len(declaring) != 1:
+            which = f"options {', '.join(declaring)} all declare" if declaring else "no loaded option declares"
+            raise PriceImportError(f"{which} the {fmt} format: name the option its rows are offers of with --option")
+        return declaring[0]
+
     def flags(self, context: price_import.Sheet) -> list[str]:
         """The options as the seed file's header repeats them (``--retrieved-on``: the day it was read)."""
         given = {
             "--provider": self.provider,
             "--valid-from": self.valid_from and self.valid_from.date(),
+            "--option": self.option,
             "--retrieved-on": context.retrieved_on,
             "--source-quality": None if self.source_quality == "verified" else self.source_quality,
             "--residency": self.residency,
@@ -217,6 +236,12 @@ def _stated_options(command: F) -> F:
         ),
         click.option(
             "--valid-from", type=DATE, help="First day the prices apply (skypilot: required; csv: fills blanks)."
+        ),
+        click.option(
+            "--option",
+            metavar="KEY",
+            help="skypilot only: the option its rows are offers of (default: the loaded option whose plugin "
+            "declares the format).",
         ),
         click.option("--retrieved-on", type=DATE, help="When the prices were read (default: today, UTC)."),
         click.option(
@@ -269,6 +294,7 @@ def import_(
     out: Path,
     provider: str | None,
     valid_from: dt.datetime | None,
+    option: str | None,
     retrieved_on: dt.datetime | None,
     source: str | None,
     source_quality: str,
@@ -285,6 +311,7 @@ def import_(
     stated = _Stated(
         provider=provider,
         valid_from=valid_from,
+        option=option,
         retrieved_on=retrieved_on,
         source=source,
         source_quality=source_quality,

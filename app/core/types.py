@@ -390,3 +390,11 @@ class OptionSpec:
     bridges_lead_time: bool = False
     #: the fields of a profile this option reads beyond the service's own (``ProfileField``)
     profile_fields: tuple[ProfileField, ...] = ()
+    #: how the option's price rows may bill (``billing``: ``job_seconds``, ``held_cluster``, ``pooled``); empty:
+    #: its rows say nothing of it, and ``seeds check`` / ``seeds load`` / ``prices import`` / a private price
+    #: book refuse a row of the option that does
+    billings: tuple[str, ...] = ()
+    #: the price-sheet formats of ``prices import`` whose every row is an offer of this option (``skypilot``: a
+    #: cloud's catalog of rented VM instances); the importer files such a sheet's rows under the one loaded
+    #: option that declares its format, unless ``--option`` names another
+    price_formats: tuple[str, ...] = ()

@@ -41,9 +41,10 @@ SKYPILOT_GPU_MODELS: Mapping[str, str] = {
 #: a key for an SXM part is refused to a row whose instance type or GpuInfo says it is another form factor
 NOT_SXM = ("pcie", "nvl")
 SKYPILOT_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
-#: what every SkyPilot row is: an instance of a rented VM, priced per instance-hour in US dollars
+#: what every SkyPilot row is: an instance of a rented VM, priced per instance-hour in US dollars (its option:
+#: the loaded one that declares the format, ``OptionSpec.price_formats``, or ``--option``)
+SKYPILOT_FORMAT = "skypilot"
 SKYPILOT_ROW = {
-    "option": "rented_gpu_instances",
     "item": "instance_hour",
     "unit": "per_server_hour",
     "currency": "USD",
@@ -73,6 +74,8 @@ class Sheet:
     retrieved_on: dt.date
     provider: str | None = None
     valid_from: dt.date | None = None
+    #: the option every SkyPilot row is an offer of
+    option: str | None = None
     source_quality: str = "verified"
     #: every SkyPilot row's residency; None: the replaced row's, else ``DEFAULT_RESIDENCY``
     residency: str | None = None
@@ -181,8 +184,8 @@ def from_skypilot(text: str, sheet: Sheet) -> Imported:
     """Price seeds from a SkyPilot catalog: one on-demand and (where SpotPrice is below on demand) one
     spot row per GPU instance type and region, availability zones collapsed (low = the cheapest zone,
     high = the dearest). Columns may come in any order; AvailabilityZone, SpotPrice and GpuInfo are optional."""
-    if sheet.provider is None or sheet.valid_from is None:
-        raise PriceImportError("a SkyPilot catalog needs the provider and valid_from of its rows")
+    if sheet.provider is None or sheet.valid_from is None or sheet.option is None:
+        raise PriceImportError("a SkyPilot catalog needs the option, provider and valid_from of its rows")
     unstated = SKYPILOT_UNSTATED - ({"residency"} if sheet.residency is not None else set())
     result = Imported(prices=[], rows_read=0, unstated=unstated, checked=SKYPILOT_CHECKED)
     groups: dict[tuple[str, str], _Instance] = {}
@@ -238,6 +241,7 @@ def _instance_rows(group: _Instance, sheet: Sheet, result: Imported) -> list[Pri
     """The on-demand and the spot row of one instance type in one region (zones collapsed)."""
     base = {
         **SKYPILOT_ROW,
+        "option": sheet.option,
         "provider": sheet.provider,
         "subject": group.instance,
         "gpu_model": group.gpu_model,

@@ -30,8 +30,8 @@ CARRIED = ("gpus_per_unit", *OFFER_TERMS)
 #: of those, what the instance type decides (not its plan or region): also taken from the instance
 #: type's other rows when they agree
 INSTANCE_FACTS = ("gpus_per_unit", "residency", "interconnect")
-#: the options whose instances jobs run on (an own cluster's rows are components)
-RENTED = ("rented_gpu_instances", "ai_compute_platform")
+#: the item of a row that prices an instance jobs run on (an own cluster's rows are components)
+INSTANCE_ITEM = "instance_hour"
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ def superseded(new: Iterable[PriceSeed], existing: Iterable[PriceSeed]) -> list[
 
 def needs_interconnect(row: PriceSeed) -> bool:
     """Whether a job may span several of the row's instances, so that their interconnect decides it:
-    a rented instance of ``MIN_NODE_GPUS`` GPUs or more."""
-    return row.option in RENTED and row.item == "instance_hour" and (row.gpus_per_unit or 1) >= MIN_NODE_GPUS
+    an instance of ``MIN_NODE_GPUS`` GPUs or more, whichever option rents it."""
+    return row.item == INSTANCE_ITEM and (row.gpus_per_unit or 1) >= MIN_NODE_GPUS
 
 
 def _key(row: PriceSeed, names: Sequence[str]) -> tuple[Any, ...]:

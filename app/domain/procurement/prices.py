@@ -122,6 +122,17 @@ def _reference_problem(p: PriceSeed, kb: Knowledge, options: Mapping[str, Loaded
         listed = ", ".join(sold) if sold else "none (its rows carry no plan: *)"
         text = f"'{p.plan}' is not a plan option {p.option} sells ({listed})"
         return _blame("plan", msg("procurement.prices.plan_not_sold", text, plan=p.plan, option=p.option, plans=listed))
+    billings = () if p.option == ANY else options[p.option].spec.billings
+    if p.billing is not None and p.billing not in billings:
+        if not billings:
+            text = f"option {p.option} does not say how its rows bill: leave billing out"
+            return _blame("billing", msg("procurement.prices.billing_unsaid", text, option=p.option))
+        listed = ", ".join(billings)
+        text = f"'{p.billing}' is not how option {p.option} bills ({listed})"
+        return _blame(
+            "billing",
+            msg("procurement.prices.billing_not_sold", text, billing=p.billing, option=p.option, billings=listed),
+        )
     return None
 
 

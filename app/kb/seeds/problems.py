@@ -21,7 +21,7 @@ from app.core.vocab import PLAN_PATTERN
 PATTERN_WORDS: dict[str, str] = {
     KEY_40: "a key: 1 to 40 lower-case letters, digits or underscores, e.g. h100_sxm",
     KEY_60: "a key: 1 to 60 lower-case letters, digits or underscores, e.g. aws or alibaba_cloud",
-    KEY_OR_ANY: "a key of 1 to 40 lower-case letters, digits or underscores (e.g. rented_gpu_instances), or *",
+    KEY_OR_ANY: "a key of 1 to 40 lower-case letters, digits or underscores (e.g. h100_sxm), or *",
     PLAN_PATTERN: (
         "a plan: a lower-case letter, then lower-case letters, digits or underscores, at most 24 characters, "
         "e.g. on_demand, spot, reserved_1y or capacity_block (null for a row sold on no plan)"

@@ -47,8 +47,6 @@ SECTIONS = (
     "rules",
     "availability_rules",
 )
-#: the only option whose rows say how they bill (``billing``)
-PLATFORM_OPTION = "ai_compute_platform"
 
 
 class _RangeSeed(DerivedSeed):
@@ -141,8 +139,6 @@ class PriceSeed(_RangeSeed):
         low, high = self.lead_time_days_low, self.lead_time_days_high
         if (low is None) != (high is None) or (low is not None and high is not None and low > high):
             raise FieldProblem("lead_time_days_high", "give lead_time_days_low and _high together, low ≤ high")
-        if self.billing is not None and self.option != PLATFORM_OPTION:
-            raise FieldProblem("billing", f"only {PLATFORM_OPTION} rows say how they bill")
         if self.regions is None and self.region is None:
             raise FieldProblem("region", "give the region the price holds in (or regions, a list of several)")
         if self.regions is not None:
