@@ -1,6 +1,7 @@
 """What a kernel prices and answers with (docs/plugins.md "Kernels"): a compiled ``Candidate`` offer,
 the ``Quote`` of one candidate for a profile — numbers and broken constraints, no words — and the
-element-wise choice among quotes over a batch or Monte Carlo draws (``select_each``).
+element-wise choice among quotes over a batch or Monte Carlo draws (``select_each``), which keeps the
+quote it chose per element (``Quote.chosen``: the offer each element is priced on).
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ class Quote:
     breaks, as ``(code, where)`` pairs. ``lines`` and ``extras`` are ``(key, annual, upfront, total)``
     per line; ``detail`` is what the option's ``materialise`` needs to write its sentences. ``cost``
     is the ``Cost`` of these figures, made when it is first read (a kernel quotes many candidates and
-    answers few)."""
+    answers few). ``each``, set by ``select_each`` where its choice differs between elements: the
+    quote chosen per element, as (an index per element, the quotes it points into)."""
 
     __slots__ = (
         "_cost",
@@ -76,6 +78,7 @@ class Quote:
         "candidate",
         "committed",
         "detail",
+        "each",
         "effective",
         "efficiency",
         "equivalent_annual",
@@ -135,6 +138,7 @@ class Quote:
         self.extras = extras
         self.violations = violations
         self.detail = detail
+        self.each: tuple[np.ndarray, tuple[Quote, ...]] | None = None
         self._cost: Cost | None = None
 
     @classmethod
@@ -196,6 +200,14 @@ class Quote:
             )
         return found
 
+    def chosen(self, n: int) -> list[Quote]:
+        """Per element of its ``n`` (a batch's profiles, draws): the quote chosen there, whose candidate
+        and ``committed`` it is priced on — this quote everywhere where one was chosen for all."""
+        if self.each is None:
+            return [self] * n
+        index, quotes = self.each
+        return [quotes[i] for i in index.tolist()]
+
     def broken(self) -> Any:
         """Where the offer breaks a constraint: a bool, or an array over a batch."""
         found: Any = False
@@ -215,7 +227,8 @@ RANGED = ("annual", "total", "upfront", "paid", "per_useful", "effective", "npv"
 def select_each(quotes: Sequence[Quote]) -> Quote:
     """Per element of a batch or of Monte Carlo draws: the cheapest feasible quote, figure by figure
     (when every quote breaks a constraint there, the cheapest, marked by the one violation
-    ``every``). Where one quote is chosen everywhere, it is that quote's figures as they are."""
+    ``every``). Where one quote is chosen everywhere, it is that quote's figures as they are; else the
+    first quote's candidate, lines and detail, with which quote was chosen per element (``Quote.each``)."""
     n = max(np.size(q.effective.expected) for q in quotes)
     keys = np.stack([np.broadcast_to(q.effective.expected, (n,)) for q in quotes])
     broken = [q.broken() for q in quotes]
@@ -241,6 +254,7 @@ def select_each(quotes: Sequence[Quote]) -> Quote:
     pick = _Picker(place[index])
     head = quotes[0]
     chosen = _with(head, head, every)
+    chosen.each = (pick.index, tuple(chosen_quotes))
     for name in RANGED:
         values = [getattr(q, name) for q in chosen_quotes]
         setattr(chosen, name, None if values[0] is None else pick(values))

@@ -90,126 +90,174 @@ def portfolio_of(
     bridges: Mapping[int, tuple[Variant, Priced, Request]] | None = None,
     owned: Sequence[tuple[str, int, bool]] = (),
 ) -> Portfolio:
-    """The solution's segments, each re-priced on its own by its kernel at the size chosen; a first
-    cluster's bridge until installed (``bridges``, by level) as a segment of its own. ``owned``: each
-    entry of GPUs already owned as (GPU model, count, of the demand's model)."""
-    base, n = pricer.base, len(demand)
+    """The solution's segments, each re-priced on its own by its kernel at the size chosen (the
+    segments of an option in one kernel call: ``Pricer.each``); a first cluster's bridge until
+    installed (``bridges``, by level) as a segment of its own. ``owned``: each entry of GPUs already
+    owned as (GPU model, count, of the demand's model)."""
     segments: list[Segment] = []
-    used: dict[tuple[str, str | None], dict[int, float]] = {}
+    used: dict[Variant, dict[int, float]] = {}
     levels: dict[int, int] = {}
     commitments: dict[tuple[Variant, int, int], Item] = {}
     for item, amount in solution.taken:
         if item.acquired == BUY:
             levels[item.first] = max(levels.get(item.first, 0), item.level_gpus)
-            continue
-        if item.acquired == COMMIT:
+        elif item.acquired == COMMIT:
             span = (item.variant, item.first, item.last)
             if span not in commitments or commitments[span].level_gpus < item.level_gpus:
                 commitments[span] = item
-            continue
-        if item.acquired == USE:
-            by_phase = used.setdefault((item.variant.option, item.variant.plan), {})
+        elif item.acquired == USE:
+            by_phase = used.setdefault(item.variant, {})
             by_phase[item.first] = by_phase.get(item.first, 0.0) + amount * item.gpus
-            continue
-        held = math.floor(item.serves + 1e-9)  # owned: GPUs of the demand's model they are worth
-        gpus = tuple(held if item.first <= p <= item.last else 0 for p in range(n))
-        offer = None if item.request is None else pricer.one(item.variant, item.request)
-        v = item.variant
-        entry = owned[item.owned] if item.owned is not None and item.owned < len(owned) else None
-        model, count = (None, None) if entry is None else entry[:2]
-        segments.append(
-            Segment(
-                v.option,
-                v.plan,
-                item.acquired,
-                gpus,
-                demand[item.first].start_month,
-                item.price,
-                item.price.objective,
-                offer,
-                item.request,
-                gpu_model=model,
-                owned_gpus=count,
-            )
-        )
-    for (v, first, last), item in commitments.items():
-        assert item.request is not None
-        whole = pricer.one(v, item.request)
-        gpus = tuple(item.level_gpus if first <= p <= last else 0 for p in range(n))
-        segments.append(
-            Segment(
-                v.option,
-                v.plan,
-                COMMIT,
-                gpus,
-                demand[first].start_month,
-                whole,
-                whole.objective,
-                whole,
-                item.request,
-                order_day=item.request.order_years * DAYS_PER_YEAR,
-                lead_time_days=whole.lead_days,
-            )
-        )
-    below = 0
+        else:
+            segments.append(_owned(pricer, demand, item, owned))
+    segments += _committed(pricer, demand, commitments)
     owner = next((i.variant for i, _ in solution.taken if i.level is not None), None)
+    if owner is not None:
+        segments += _grown(pricer, demand, owner, levels, clusters, bridges)
+    for v, by_phase in used.items():
+        segments += _used(pricer, demand, v, by_phase)
+    segments.sort(key=lambda s: (_ORDER.index(s.acquired), s.start_month, s.option))
+    return assemble(key, kind, tuple(segments), demand, True)
+
+
+def _owned(pricer: Pricer, demand: Sequence[Phase], item: Item, owned: Sequence[tuple[str, int, bool]]) -> Segment:
+    """GPUs already owned, through the horizon: as many GPUs of the demand's model as they are worth."""
+    held = math.floor(item.serves + 1e-9)
+    gpus = tuple(held if item.first <= p <= item.last else 0 for p in range(len(demand)))
+    offer = None if item.request is None else pricer.one(item.variant, item.request)
+    v = item.variant
+    entry = owned[item.owned] if item.owned is not None and item.owned < len(owned) else None
+    model, count = (None, None) if entry is None else entry[:2]
+    return Segment(
+        v.option,
+        v.plan,
+        item.acquired,
+        gpus,
+        demand[item.first].start_month,
+        item.price,
+        item.price.objective,
+        offer,
+        item.request,
+        gpu_model=model,
+        owned_gpus=count,
+    )
+
+
+def _committed(
+    pricer: Pricer, demand: Sequence[Phase], commitments: Mapping[tuple[Variant, int, int], Item]
+) -> list[Segment]:
+    """Each commitment taken (its largest size per span), priced whole: a plan's spans in one call."""
+    wholes: dict[tuple[Variant, int, int], Priced] = {}
+    for v in dict.fromkeys(span[0] for span in commitments):
+        spans = [span for span in commitments if span[0] == v]
+        wholes.update(zip(spans, pricer.each(v, [_request(commitments[span]) for span in spans]), strict=True))
+    return [
+        _tranche(
+            v.option,
+            v.plan,
+            COMMIT,
+            tuple(item.level_gpus if first <= p <= last else 0 for p in range(len(demand))),
+            demand[first].start_month,
+            wholes[(v, first, last)],
+            wholes[(v, first, last)],
+            _request(item),
+        )
+        for (v, first, last), item in commitments.items()
+    ]
+
+
+def _tranche(
+    option: str,
+    plan: str | None,
+    acquired: str,
+    gpus: tuple[int, ...],
+    start_month: int,
+    price: Priced,
+    offer: Priced,
+    request: Request,
+) -> Segment:
+    """A tranche's segment: ``request`` ordered at ``start − lead`` (at once for the first phase), the
+    lead time its offer's."""
+    return Segment(
+        option,
+        plan,
+        acquired,
+        gpus,
+        start_month,
+        price,
+        price.objective,
+        offer,
+        request,
+        order_day=request.order_years * DAYS_PER_YEAR,
+        lead_time_days=offer.lead_days,
+    )
+
+
+def _request(item: Item) -> Request:
+    assert item.request is not None
+    return item.request
+
+
+def _grown(
+    pricer: Pricer,
+    demand: Sequence[Phase],
+    owner: Variant,
+    levels: Mapping[int, int],
+    clusters: Mapping[int, Mapping[int, tuple[Priced, Request]]],
+    bridges: Mapping[int, tuple[Variant, Priced, Request]] | None,
+) -> list[Segment]:
+    """The owned cluster's tranches: at each phase it is raised at, the level reached less the level
+    before (a level never falls), with the offer of the whole tranche (all in one call); the first
+    one's bridge until installed, where it has one."""
+    steps: list[tuple[int, int, int]] = []  # (phase, level before, level reached)
+    below = 0
     for first in sorted(levels):
         level = max(levels[first], below)
-        if owner is None or level <= below:
-            continue
+        if level > below:
+            steps.append((first, below, level))
+            below = level
+    offers = pricer.each(owner, [clusters[first][level][1] for first, _, level in steps])
+    found = []
+    for (first, below, level), offer in zip(steps, offers, strict=True):
         price, request = clusters[first][level]
         step = price if below == 0 else price.less(clusters[first][below][0])
-        gpus = tuple(level - below if p >= first else 0 for p in range(n))
-        offer = pricer.one(owner, request)
         bridged = first == 0 and bridges is not None and level in bridges
         if bridged:  # the wait for delivery is served by the bridge
             step = replace(step, lost_gpu_hours=0.0, waits=False)
-        segments.append(
-            Segment(
-                owner.option,
-                None,
-                BUY,
-                gpus,
-                demand[first].start_month,
-                step,
-                step.objective,
-                offer,
-                request,
-                order_day=request.order_years * DAYS_PER_YEAR,
-                lead_time_days=offer.lead_days,
-            )
-        )
+        gpus = tuple(level - below if p >= first else 0 for p in range(len(demand)))
+        found.append(_tranche(owner.option, None, BUY, gpus, demand[first].start_month, step, offer, request))
         if bridged:
             assert bridges is not None
-            segments.append(_bridged(pricer, demand, *bridges[level]))
-        below = level
-    for (option, plan_), by_phase in used.items():
-        v = Variant(option, plan_)
-        sizes = {p: math.ceil(g - 1e-6) for p, g in sorted(by_phase.items()) if g > 1e-6}
-        exact = {
-            p: pricer.one(v, use_request(demand[p], g, deadline_for(demand[p], deadline_of(base))))
-            for p, g in sizes.items()
-        }
-        groups: dict[tuple[str | None, bool], list[int]] = {}
-        for p, pr in exact.items():
-            groups.setdefault((None if pr.offer is None else pr.offer.plan, pr.committed), []).append(p)
-        for (chosen, committed), phases in groups.items():
-            parts = [exact[p] for p in phases]
-            gpus = tuple(sizes[p] if p in phases else 0 for p in range(n))
-            segments.append(
-                Segment(
-                    option,
-                    chosen,
-                    COMMIT if committed else USE,
-                    gpus,
-                    demand[phases[0]].start_month,
-                    _sum(parts),
-                    sum(x.objective for x in parts),
-                    parts[0],
-                )
+            found.append(_bridged(pricer, demand, *bridges[level]))
+    return found
+
+
+def _used(pricer: Pricer, demand: Sequence[Phase], v: Variant, by_phase: Mapping[int, float]) -> list[Segment]:
+    """An option billed as used: each phase's GPUs rounded up to whole ones and priced on their own
+    (every phase in one call), one segment per plan its kernel chose (and whether it commits)."""
+    sizes = {p: math.ceil(g - 1e-6) for p, g in sorted(by_phase.items()) if g > 1e-6}
+    deadline = deadline_of(pricer.base)
+    asked = [use_request(demand[p], g, deadline_for(demand[p], deadline)) for p, g in sizes.items()]
+    exact = dict(zip(sizes, pricer.each(v, asked), strict=True))
+    groups: dict[tuple[str | None, bool], list[int]] = {}
+    for p, pr in exact.items():
+        groups.setdefault((None if pr.offer is None else pr.offer.plan, pr.committed), []).append(p)
+    found = []
+    for (chosen, committed), phases in groups.items():
+        parts = [exact[p] for p in phases]
+        found.append(
+            Segment(
+                v.option,
+                chosen,
+                COMMIT if committed else USE,
+                tuple(sizes[p] if p in phases else 0 for p in range(len(demand))),
+                demand[phases[0]].start_month,
+                _sum(parts),
+                sum(x.objective for x in parts),
+                parts[0],
             )
-    segments.sort(key=lambda s: (_ORDER.index(s.acquired), s.start_month, s.option))
-    return assemble(key, kind, tuple(segments), demand, True)
+        )
+    return found
 
 
 _ORDER = (OWNED, BUY, BRIDGE, COMMIT, USE)

@@ -227,11 +227,16 @@ class Pricer:
 
     def one(self, v: Variant, request: Request, gpu_model: str | None = None) -> Priced:
         """One request priced on its own, with the offer the kernel chose."""
-        key = (v, request, gpu_model)
-        found = self._one.get(key)
-        if found is None:
-            found = self._one[key] = self.price(v, [request], gpu_model)[0]
-        return found
+        return self.each(v, [request], gpu_model)[0]
+
+    def each(self, v: Variant, requests: Sequence[Request], gpu_model: str | None = None) -> list[Priced]:
+        """Each request priced as on its own (``one``: kept), with the offer the kernel chose for it;
+        those not priced yet in one kernel call, which chooses element by element (``select_each``)."""
+        keys = [(v, r, gpu_model) for r in requests]
+        missing = [k for k in dict.fromkeys(keys) if k not in self._one]
+        if missing:
+            self._one.update(zip(missing, self.price(v, [r for _, r, _ in missing], gpu_model), strict=True))
+        return [self._one[k] for k in keys]
 
     def _unpack(self, v: Variant, quote: Any, requests: Sequence[Request]) -> list[Priced]:
         n = len(requests)
@@ -254,7 +259,9 @@ class Pricer:
         lead = col(quote.efficiency.lead_time_days.expected)
         rate = self.rate(v.option)
         shift = np.array([discount_factor(r.order_years, rate) for r in requests])
-        offer = quote.candidate.info if n == 1 and quote.candidate is not None else None
+        # the offer (and whether it commits) each request was priced on
+        chosen = quote.chosen(n)
+        offers = [None if q.candidate is None else q.candidate.info for q in chosen]
         # plain floats, column by column (a table prices hundreds of requests at once)
         totals, npvs = [e.tolist() for e in total], [(e * shift).tolist() for e in npv]
         upfronts, effectives = [e.tolist() for e in upfront], [e.tolist() for e in effective]
@@ -267,10 +274,10 @@ class Pricer:
                 effective=Range(effectives[0][i], effectives[1][i], effectives[2][i]),
                 lost_gpu_hours=max(0.0, losts[i]),
                 lead_days=leads[i],
-                committed=bool(c.committed),
+                committed=bool(chosen[i].committed),
                 feasible=not breaks[i],
                 objective=_objective(npvs[1][i], effectives[1][i], totals[1][i]),
-                offer=offer,
+                offer=offers[i],
                 waits=losts[i] > SERVED_TOLERANCE * max(requests[i].useful_gpu_hours, 1.0),
             )
             for i in range(n)
