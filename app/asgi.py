@@ -15,7 +15,6 @@ from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import OpenAPI
 from litestar.plugins import InitPluginProtocol, PluginProtocol
@@ -57,7 +56,7 @@ from app.openapi.generators import document_for_generators
 from app.settings import Settings
 from app.web import metrics, tracing
 from app.web.allow import allow_every_method
-from app.web.auth import ApiKeyMiddleware, KeyUsage, KeyVerifier, Lookup, Principal, document_security
+from app.web.auth import KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.web.bodies import StrictJsonRequest
 from app.web.caching import KnownEtags, known_not_modified, plugins_fingerprint
 from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
@@ -68,8 +67,7 @@ from app.web.logs import configure_logging, flush_logs
 from app.web.negotiation import JSON, negotiate, require_json_body
 from app.web.offload import WorkerPool
 from app.web.problems import EXCEPTION_HANDLERS, PROBLEM_TYPES
-from app.web.public import PUBLIC_PATHS
-from app.web.rate_limits import rate_limiter
+from app.web.rate_limits import body_charge, rate_limiter
 
 #: response headers a browser page may read (CORS_ORIGINS)
 EXPOSED_HEADERS = [
@@ -299,12 +297,13 @@ class Parts:
         BOOK.set(None if org is None else await self.books.current(org))
 
     async def before_request(self, request: Request[Any, Any, Any]) -> Response[None] | None:
-        """Every request's checks before its handler: a JSON body, its cost charged, an acceptable
-        ``Accept``, its organisation's price book; a catalog read's 304 without its handler, or None."""
+        """Every request's checks before its handler: a JSON body, the cost of its body charged (the edge
+        charged the others), an acceptable ``Accept``, its organisation's price book; a catalog read's 304
+        without its handler, or None."""
         self.request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
-        if self.limiter is not None:
-            await self.limiter.charge_request(request)  # the request's cost, against its key
+        if self.limiter is not None and (owed := body_charge(request.scope)) is not None:
+            await self.limiter.charge_request(request, owed.cost)  # the body's cost, against its key
         require_acceptable(request)
         await self.price_with_book(request)
         return known_not_modified(request.scope)
@@ -346,11 +345,16 @@ def create_app(
     )
     allow_every_method(app)  # OPTIONS names every method of a path whose handlers were registered apart
     document_when_asked(app, _document_finisher(app, parts.host))  # built at its first reader, not at every start
-    # outermost, around Litestar's router and exception handling (app.web.edge): 404s and 405s, and the
-    # 401/403/429 raised inside, get their headers, their metrics and their log line too
+    # outermost, around Litestar's router and exception handling (app.web.edge): the key and the limit
+    # before any route runs; 404s and 405s get their headers, their metrics and their log line too
     store = parts.store
     app.asgi_handler = Edge(
-        app.asgi_handler, knowledge_version=lambda: store.version, knowledge_source=store.source_header
+        app,
+        knowledge_version=lambda: store.version,
+        knowledge_source=store.source_header,
+        verifier=parts.key_verifier,
+        usage=parts.key_usage,
+        limiter=parts.limiter,
     )
     return app
 
@@ -404,12 +408,9 @@ def _dependencies(parts: Parts) -> dict[str, Provide]:
 
 
 def _middleware(parts: Parts) -> list[Any]:
-    """Tracing's request span name (when on), the rate limiter (when on), then authentication."""
-    return [
-        *([tracing.name_request_span] if parts.provider is not None else []),
-        *([parts.limiter.middleware] if parts.limiter else []),  # before auth: floods never reach the key lookup
-        DefineMiddleware(ApiKeyMiddleware, verifier=parts.key_verifier, exclude=PUBLIC_PATHS, usage=parts.key_usage),
-    ]
+    """Tracing's request span name (when on). Authentication and the rate limit are the edge's
+    (``app.web.edge``, made by ``create_app``), in front of the router."""
+    return [tracing.name_request_span] if parts.provider is not None else []
 
 
 def _state(parts: Parts) -> State:

@@ -1,15 +1,15 @@
-"""API keys at the edge: one authentication middleware reads ``X-API-Key``, one guard checks scopes.
+"""API keys: who a request's ``X-API-Key`` is (``authenticate``) and whether it may use a route
+(``require_scope``), both called by the service's edge (``app.web.edge``) for every route that asks for a key.
 
 Every route handler except health and docs declares the scope it needs in ``opt={"scope": ...}``;
-``require_scope`` checks it against the key's scopes (``admin`` holds them all), inside the
-authentication middleware: a Litestar guard would copy the route handler and run in a thread on
-every request.
+``require_scope`` checks it against the key's scopes (``admin`` holds them all), in the edge's one pass:
+a Litestar guard would copy the route handler and run in a thread on every request.
 A missing, unknown or revoked key gets 401 (with ``WWW-Authenticate``), an expired one 401 of type
 ``…:key-expired`` saying when it expired (checked against the clock at every request, cached or not),
 a key without the scope 403. ``KeyUsage`` records when each key was last used, written in the
 background at most once a minute per key and process — never a write per request.
 
-The middleware looks each key up in the database (the rate limits decide first whether it may be: a
+Each key is looked up in the database (the rate limits decide first whether it may be: a
 key not among the active keys' digests, ``app.web.known_keys``, is a guess with a budget of its own),
 so a revocation reaches every worker and replica;
 a verified key is trusted in-process for ``API_KEY_CACHE_SECONDS`` (default 1 s) to keep requests
@@ -35,7 +35,6 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException, ServiceUnavailableException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.handlers.http_handlers import HTTPRouteHandler
-from litestar.middleware import AbstractAuthenticationMiddleware, AuthenticationResult
 from litestar.openapi.spec import (
     Components,
     OpenAPI,
@@ -49,7 +48,7 @@ from litestar.openapi.spec import (
     SecurityScheme,
 )
 from litestar.routes import HTTPRoute
-from litestar.types import ASGIApp
+from litestar.types import Scope
 
 from app.core.text import msg
 from app.core.vocab import ADMIN, API_KEY_MAX_LENGTH, SCOPES
@@ -258,46 +257,30 @@ class KeyUsage:
             await asyncio.shield(self._task)
 
 
-class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
-    """Reads ``X-API-Key``; sets ``request.user`` to the key's Principal or answers 401."""
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        verifier: KeyVerifier,
-        exclude: list[str] | None = None,
-        usage: KeyUsage | None = None,
-    ) -> None:
-        super().__init__(app, exclude=exclude)
-        self.verifier = verifier
-        self.usage = usage
-
-    async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        key, digest = presented_key(connection.scope)
-        if not key:
-            raise NotAuthorizedException(
-                detail=msg(
-                    "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
-                )
+async def authenticate(scope: Scope, verifier: KeyVerifier) -> Principal:
+    """The principal of the request's ``X-API-Key`` (``app.web.edge`` calls this for every route that asks
+    for a key); 401 without a key, with an unknown, revoked or expired one."""
+    key, digest = presented_key(scope)
+    if not key:
+        raise NotAuthorizedException(
+            detail=msg(
+                "problem.detail.no_key", f"send an API key in the {API_KEY_HEADER} header", header=API_KEY_HEADER
             )
-        principal = await self.verifier.verify(key, digest) if len(key) <= API_KEY_MAX_LENGTH else None
-        if principal is None:
-            raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
-        if principal.expired(dt.datetime.now(dt.UTC)):
-            assert principal.expires_at is not None
-            raise ProblemException(
-                401,
-                "key-expired",
-                "The API key has expired",
-                f"the API key {principal.key_prefix}… expired at {principal.expires_at:%Y-%m-%d %H:%M:%S} UTC; "
-                "ask for a new one (`compute-advisor keys rotate` or `keys create`)",
-                headers={"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'},
-            )
-        if self.usage is not None:
-            self.usage.touch(principal.id)
-        connection.scope["user"] = principal
-        require_scope(connection, connection.route_handler)
-        return AuthenticationResult(user=principal, auth=principal.id)
+        )
+    principal = await verifier.verify(key, digest) if len(key) <= API_KEY_MAX_LENGTH else None
+    if principal is None:
+        raise NotAuthorizedException(detail=msg("problem.detail.unknown_key", "the API key is unknown or revoked"))
+    if principal.expired(dt.datetime.now(dt.UTC)):
+        assert principal.expires_at is not None
+        raise ProblemException(
+            401,
+            "key-expired",
+            "The API key has expired",
+            f"the API key {principal.key_prefix}… expired at {principal.expires_at:%Y-%m-%d %H:%M:%S} UTC; "
+            "ask for a new one (`compute-advisor keys rotate` or `keys create`)",
+            headers={"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'},
+        )
+    return principal
 
 
 def route_scope(handler: BaseRouteHandler) -> str | None:
@@ -316,19 +299,14 @@ def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     return user
 
 
-def require_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
-    """The key must hold the handler's ``opt["scope"]`` (or ``admin``).
+def require_scope(principal: Principal, required: str | None) -> None:
+    """The key must hold the route's ``opt["scope"]`` (or ``admin``): 403 otherwise.
 
-    Routes the middleware leaves open (health, docs) carry no scope and never get here; a route
-    reached with a key but declaring no scope is refused (fail closed).
+    Routes open to everyone (health, docs) ask for no key and never get here; a route reached with a
+    key but declaring no scope is refused (fail closed).
     """
-    required = route_scope(handler)
-    user = connection.scope.get("user")
     if required is None:
-        if user is None:
-            return
         raise PermissionDeniedException("this route declares no scope")
-    principal = principal_of(connection)
     if not principal.allows(required):
         raise PermissionDeniedException(
             detail=msg("problem.detail.missing_scope", f"the API key lacks the scope '{required}'", scope=required)

@@ -3,8 +3,9 @@ the work it asks for (``app.domain.shared.costs``: one unit is about one profile
 
 Charges, so that a flood never reaches the key lookup and a made-up key never gets a budget:
 
-1. **Before authentication** (``RateLimiter.middleware``): a request whose ``X-API-Key`` is not a key this
-   worker has verified recently costs one unit of a budget of its **client address** — one of two:
+1. **Before authentication** (``app.web.edge``, ``RateLimiter.charge_address``): a request whose
+   ``X-API-Key`` is not a key this worker has verified recently costs one unit of a budget of its
+   **client address** — one of two:
    - **known keys** (``known:``): the key's SHA-256 is one of the active keys' (``app.web.known_keys``,
      refreshed every few seconds): a valid key's first requests on this worker;
    - **guesses** (``guess:``): anything else — no key, an empty, malformed, made-up or revoked one, or a
@@ -12,9 +13,11 @@ Charges, so that a flood never reaches the key lookup and a made-up key never ge
      whose lookup fails (revoked meanwhile) costs a unit of it too: a failed lookup is a guess.
    Guessing thus never spends what valid keys behind the same address (a NAT) need, while a flood of
    made-up keys stops at its own budget. Readiness (``PUBLIC_CHARGED_PATHS``) is charged the same way.
-2. **After authentication** (``RateLimiter.charge_request``, the app's ``before_request``): the
-   request's cost is charged to its **key**, identified by a hash of the normalised header (the string
-   authentication verified, surrounding spaces removed; never the key itself).
+2. **After authentication**: the request's cost is charged to its **key**, identified by a hash of the
+   normalised header (the string authentication verified, surrounding spaces removed; never the key
+   itself) — by the edge itself when the request has no body to read (``RateLimiter.charge_key``), by
+   the app's ``before_request`` when its cost is read from its body (``RateLimiter.charge_request``:
+   the body Litestar decodes once, for the cost and the handler alike; ``defer_body_charge``).
 
 The client address is the connection's peer, or — only when that peer is one of
 ``FORWARDED_ALLOW_IPS`` (none by default) — the right-most address of ``X-Forwarded-For`` that is not a
@@ -36,25 +39,22 @@ import contextlib
 import hashlib
 import ipaddress
 import math
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from litestar.enums import ScopeType
-from litestar.exceptions import ClientException, HTTPException, NotAuthorizedException, TooManyRequestsException
+from litestar.exceptions import ClientException, HTTPException, TooManyRequestsException
 
 from app.settings import TrustedProxies
 from app.web import metrics
 from app.web.bodies import StrictJsonRequest
 from app.web.counters import REDIS_FALLBACK, Counters, MemoryCounters, RedisCounters, SharedCounters
 from app.web.dependencies import Circuit, Dependencies
-from app.web.public import PUBLIC_CHARGED_PATHS, PUBLIC_PATHS
 
 if TYPE_CHECKING:
     from litestar import Request
-    from litestar.types import ASGIApp, Receive, Scope, Send
+    from litestar.types import Scope
 
     from app.settings import Settings
 
@@ -68,8 +68,9 @@ REFUSED_BYTES_PER_UNIT = 16_384
 WINDOW_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _STATE = "rate_limit"  # scope["state"] key: the last charge, for the response's headers
 _KEY_STATE = "api_key"  # scope["state"] key: the request's ``PresentedKey``, hashed once
-_PUBLIC = [re.compile(p) for p in PUBLIC_PATHS]
-_PUBLIC_CHARGED = [re.compile(p) for p in PUBLIC_CHARGED_PATHS]
+_BODY_STATE = "rate_limit_body"  # scope["state"] key: the cost to charge from the body (``defer_body_charge``)
+#: the methods whose cost is read from the body (``charge_request``); the others' cost is known without it
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: an IPv6 client is budgeted by this network (its /64)
 IPV6_BUDGET_PREFIX = 64
 
@@ -227,47 +228,41 @@ class RateLimiter:
         budget = budget_address(client_address(scope, self.proxies))
         return ("known:" if standing is not Standing.UNKNOWN else "guess:") + budget
 
-    async def _standing_of(self, scope: Scope) -> Standing:
+    async def standing_of(self, scope: Scope) -> Standing:
+        """The standing of the request's key (``UNKNOWN`` without one)."""
         presented = presented_key(scope)
         return await self._standing(presented.digest) if presented.key else Standing.UNKNOWN
 
-    async def _charge_address(self, scope: Scope, standing: Standing) -> None:
+    async def charge_address(self, scope: Scope, standing: Standing) -> None:
+        """One unit of the request's address budget (its known keys' or its guesses'): 429 over it."""
         charge = await self.charge(self.address_identity(scope, standing), 1)
         if not charge.allowed:
             raise self._refuse(charge)
         scope.setdefault("state", {})[_STATE] = charge
 
-    def middleware(self, app: ASGIApp) -> ASGIApp:
-        async def rate_limit(scope: Scope, receive: Receive, send: Send) -> None:
-            handler = scope.get("route_handler")
-            if scope["type"] != ScopeType.HTTP or (handler is not None and handler.opt.get(SKIP_OPT)):
-                await app(scope, receive, send)
-                return
-            if any(p.search(scope["path"]) for p in _PUBLIC):
-                if any(p.search(scope["path"]) for p in _PUBLIC_CHARGED):  # readiness: a probe, charged
-                    await self._charge_address(scope, await self._standing_of(scope))
-                await app(scope, receive, send)
-                return
-            standing = await self._standing_of(scope)
-            if standing is not Standing.VERIFIED:
-                await self._charge_address(scope, standing)
-            try:
-                await app(scope, receive, send)
-            except NotAuthorizedException:
-                if standing is Standing.KNOWN:  # looked up and refused (revoked since): a guess after all
-                    with contextlib.suppress(Exception):
-                        await self.charge(self.address_identity(scope, Standing.UNKNOWN), 1)
-                raise
-
-        return rate_limit
+    async def charge_guess(self, scope: Scope) -> None:
+        """A known key whose lookup refused it (revoked since): a guess after all, charged as one."""
+        with contextlib.suppress(Exception):
+            await self.charge(self.address_identity(scope, Standing.UNKNOWN), 1)
 
     # ---- 2. after authentication: the request's cost against its key --------------------------------
 
-    async def charge_request(self, request: Request[Any, Any, Any]) -> None:
-        """Charge the authenticated key the request's cost (``opt["cost"]`` of its handler, from the body)."""
-        handler = request.route_handler
-        if handler.opt.get(SKIP_OPT) or request.scope.get("user") is None:
-            return
+    async def charge_key(self, scope: Scope, units: int) -> None:
+        """Charge the authenticated key ``units``: 422 when they exceed the whole budget, 429 over it."""
+        if units > self.budget:
+            raise HTTPException(
+                status_code=422,
+                detail=f"this request costs {units} units, more than the whole budget of {self.budget} per "
+                f"{self.window_seconds} s (RATE_LIMIT): split it into smaller ones",
+            )
+        charge = await self.charge("key:" + presented_key(scope).digest[:32], units)
+        if not charge.allowed:
+            raise self._refuse(charge)
+        scope.setdefault("state", {})[_STATE] = charge
+
+    async def charge_request(self, request: Request[Any, Any, Any], cost: Cost | None) -> None:
+        """Charge the authenticated key the cost of a request with a body: ``cost`` (its route's
+        ``opt["cost"]``) of the decoded body; a refused body by its size."""
         refused: ClientException | None = None
         try:
             body = await _body_or_none(request)
@@ -276,18 +271,9 @@ class RateLimiter:
         units = (
             min(self.budget, refused_cost(_refused_size(request)))  # refused: its 400 or 413, never a 422
             if refused is not None
-            else request_cost(handler.opt.get(COST_OPT), request.method, body)
+            else request_cost(cost, request.method, body)
         )
-        if units > self.budget:
-            raise HTTPException(
-                status_code=422,
-                detail=f"this request costs {units} units, more than the whole budget of {self.budget} per "
-                f"{self.window_seconds} s (RATE_LIMIT): split it into smaller ones",
-            )
-        charge = await self.charge("key:" + presented_key(request.scope).digest[:32], units)
-        if not charge.allowed:
-            raise self._refuse(charge)
-        request.scope.setdefault("state", {})[_STATE] = charge
+        await self.charge_key(request.scope, units)
         if refused is not None:
             raise refused
 
@@ -325,6 +311,23 @@ def request_cost(cost: Cost | None, method: str, body: Any) -> int:
         return max(1, int(cost(body)))
     except Exception:  # a malformed body: validation will answer 400
         return 1
+
+
+class BodyCharge(NamedTuple):
+    """The key's charge a request still owes once its body is read (``RateLimiter.charge_request``)."""
+
+    cost: Cost | None
+
+
+def defer_body_charge(scope: Scope, cost: Cost | None) -> None:
+    """The edge leaves the key's charge of a request with a body to the app's ``before_request``."""
+    scope.setdefault("state", {})[_BODY_STATE] = BodyCharge(cost)
+
+
+def body_charge(scope: Scope) -> BodyCharge | None:
+    """The charge the edge left to ``before_request``, or None: charged already, or never charged."""
+    found = scope.get("state", {}).get(_BODY_STATE)
+    return found if isinstance(found, BodyCharge) else None
 
 
 def charge_of(scope: Scope) -> Charge | None:
