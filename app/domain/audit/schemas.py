@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from app.core.vocab import AuditAction
+from app.domain.shared.schemas import StoredList
 
 
 class AuditEventRead(msgspec.Struct):
@@ -22,8 +23,5 @@ class AuditEventRead(msgspec.Struct):
     detail: dict[str, Any]
 
 
-class AuditList(msgspec.Struct):
-    total: int
-    limit: int
-    offset: int
+class AuditList(StoredList):
     items: list[AuditEventRead]

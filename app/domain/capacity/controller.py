@@ -4,9 +4,9 @@ a stacked capacity-over-time chart (``Accept: image/svg+xml``), CSV or XLSX per 
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Controller, Request, Response, post
+from litestar import Controller, Response
 from litestar.di import NamedDependency
 from litestar.params import Body
 
@@ -15,9 +15,9 @@ from app.domain.capacity.schemas import CapacityPlanCreate, CapacityPlanRead
 from app.domain.capacity.service import CapacityService
 from app.domain.shared import costs
 from app.domain.shared.represent import CSV, Formats, Representation
+from app.domain.shared.routes import AnyRequest, computation
 from app.i18n import Lang
 from app.web.bodies import CAPACITY_BODY_BYTES
-from app.web.problems import BODY_PROBLEMS
 
 PLAN = Formats(file="capacity-plan", vary=True)
 
@@ -26,20 +26,18 @@ class CapacityController(Controller):
     path = "/v1"
     tags = ["planning"]
 
-    @post(
+    @computation(
         "/capacity-plans",
         operation_id="computeCapacityPlan",
-        opt={"scope": "decisions:run", "cost": costs.capacity_plan},
-        request_max_body_size=CAPACITY_BODY_BYTES,
+        cost=costs.capacity_plan,
+        max_body=CAPACITY_BODY_BYTES,
         summary="Portfolios for a demand that changes over the horizon: every single option and the cost-optimal "
         "mix of owned, reserved, rented and platform capacity (JSON; a chart with Accept: image/svg+xml; CSV "
         "or XLSX per phase)",
-        status_code=200,
-        responses={**BODY_PROBLEMS},
     )
     async def compute_capacity_plan(
         self,
-        request: Request[Any, Any, Any],
+        request: AnyRequest,
         capacity: NamedDependency[CapacityService],
         data: Annotated[CapacityPlanCreate, Body()],
     ) -> Response[CapacityPlanRead]:

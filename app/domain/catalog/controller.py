@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import Example
@@ -15,16 +16,21 @@ from app.core.vocab import AvailabilityKind, AvailabilityScope
 from app.domain.catalog import schemas as s
 from app.domain.catalog.service import CatalogService, OfferQuery
 from app.domain.shared.represent import CSV, Formats, Representation
+from app.domain.shared.routes import PAGING, Page, reading
 from app.i18n import Lang, language
 from app.kb.repositories import KnowledgeVersionRepository
 from app.web.caching import conditional_get_middleware
 from app.web.negotiation import rows_csv
-from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
-from app.web.problems import COMMON_PROBLEMS
 from app.web.spreadsheets import offers_workbook
 
+Catalog = NamedDependency[CatalogService]
+GpuKey = Annotated[
+    str, Parameter(max_length=40, description="A key from /v1/gpus.", examples=[Example(value="h100_sxm")])
+]
 OptionFilter = Annotated[str | None, Parameter(max_length=40, description="Option key, or * for general rows.")]
 OFFERS = Formats(file="offers")
+#: every catalog read: the scope it needs and the problems it may answer
+_read = partial(reading, scope="catalog:read")
 
 
 class CatalogController(Controller):
@@ -32,96 +38,52 @@ class CatalogController(Controller):
     tags = ["catalog"]
     #: ETag, If-None-Match → 304 and Cache-Control for every catalog read
     middleware = [conditional_get_middleware]
+    #: ``page``: a list's ``limit`` and ``offset``
+    dependencies = PAGING
 
-    @get(
-        "/options",
-        operation_id="listOptions",
-        opt={"scope": "catalog:read"},
-        summary="The deployment options the loaded plugins provide",
-        responses=COMMON_PROBLEMS,
-    )
-    async def list_options(
-        self, request: Request[Any, Any, Any], catalog: NamedDependency[CatalogService]
-    ) -> s.OptionList:
+    @_read("/options", operation_id="listOptions", summary="The deployment options the loaded plugins provide")
+    async def list_options(self, request: Request[Any, Any, Any], catalog: Catalog) -> s.OptionList:
         return catalog.options(language(request.scope))
 
-    @get(
-        "/gpus",
-        operation_id="listGpus",
-        opt={"scope": "catalog:read"},
-        summary="GPU models with their specifications and sources",
-        responses=COMMON_PROBLEMS,
-    )
-    async def list_gpus(
-        self, catalog: NamedDependency[CatalogService], limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
-    ) -> s.GpuList:
-        return catalog.gpus(window(limit, offset))
+    @_read("/gpus", operation_id="listGpus", summary="GPU models with their specifications and sources")
+    async def list_gpus(self, catalog: Catalog, page: Page) -> s.GpuList:
+        return catalog.gpus(page)
 
-    @get(
-        "/gpus/{key:str}",
-        operation_id="getGpu",
-        opt={"scope": "catalog:read"},
-        summary="One GPU model",
-        responses=COMMON_PROBLEMS,
-    )
-    async def get_gpu(
-        self,
-        catalog: NamedDependency[CatalogService],
-        key: Annotated[
-            str, Parameter(max_length=40, description="A key from /v1/gpus.", examples=[Example(value="h100_sxm")])
-        ],
-    ) -> s.GpuRead:
+    @_read("/gpus/{key:str}", operation_id="getGpu", summary="One GPU model")
+    async def get_gpu(self, catalog: Catalog, key: GpuKey) -> s.GpuRead:
         gpu = catalog.gpu(key)
         if gpu is None:
             raise NotFoundException(f"no GPU model '{key}'")
         return gpu
 
-    @get(
-        "/servers",
-        operation_id="listServers",
-        opt={"scope": "catalog:read"},
-        summary="Server SKUs",
-        responses=COMMON_PROBLEMS,
-    )
-    async def list_servers(
-        self, catalog: NamedDependency[CatalogService], limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
-    ) -> s.ServerList:
-        return catalog.servers(window(limit, offset))
+    @_read("/servers", operation_id="listServers", summary="Server SKUs")
+    async def list_servers(self, catalog: Catalog, page: Page) -> s.ServerList:
+        return catalog.servers(page)
 
-    @get(
-        "/prices",
-        operation_id="listPrices",
-        opt={"scope": "catalog:read"},
-        summary="Price items, filtered; as_of keeps those valid that day",
-        responses=COMMON_PROBLEMS,
-    )
+    @_read("/prices", operation_id="listPrices", summary="Price items, filtered; as_of keeps those valid that day")
     async def list_prices(
         self,
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         option: OptionFilter = None,
         provider: Annotated[str | None, Parameter(max_length=60)] = None,
         region: Annotated[str | None, Parameter(max_length=40)] = None,
         item: Annotated[str | None, Parameter(max_length=40)] = None,
         as_of: Annotated[dt.date | None, Parameter(description="Only prices valid on this date.")] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> s.PriceList:
-        return catalog.prices(
-            window(limit, offset), option=option, provider=provider, region=region, item=item, as_of=as_of
-        )
+        return catalog.prices(page, option=option, provider=provider, region=region, item=item, as_of=as_of)
 
-    @get(
+    @_read(
         "/offers",
         operation_id="listOffers",
-        opt={"scope": "catalog:read"},
         summary="Offers: instance-hours, platform GPU-hours, servers and reservation discounts, filtered; "
         "CSV with Accept: text/csv",
-        responses=COMMON_PROBLEMS,
     )
     async def list_offers(
         self,
         request: Request[Any, Any, Any],
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         option: OptionFilter = None,
         gpu_model: Annotated[str | None, Parameter(max_length=40, description="A key from /v1/gpus.")] = None,
         provider: Annotated[str | None, Parameter(max_length=60, description="A key from /v1/providers.")] = None,
@@ -132,41 +94,37 @@ class CatalogController(Controller):
             int | None,
             Parameter(ge=1, le=36_500, description="Only offers whose newest row is older than this many days."),
         ] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> Response[s.OfferList]:
         shown = Representation(request, OFFERS)
         today = catalog.advisor.today()
         query = OfferQuery(option, gpu_model, provider, region, plan, as_of, stale_days, today)
-        return shown.answer(catalog.offers(window(limit, offset), query), _offers, day=as_of or today)
+        return shown.answer(catalog.offers(page, query), _offers, day=as_of or today)
 
-    @get(
+    @_read(
         "/providers",
         operation_id="listProviders",
-        opt={"scope": "catalog:read"},
         summary="Providers of the offers: clouds, GPU clouds, platforms, hardware channels",
-        responses=COMMON_PROBLEMS,
     )
     async def list_providers(
         self,
         request: Request[Any, Any, Any],
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         kind: Annotated[str | None, Parameter(max_length=20)] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> s.ProviderList:
-        return catalog.providers(window(limit, offset), kind=kind, lang=language(request.scope))
+        return catalog.providers(page, kind=kind, lang=language(request.scope))
 
-    @get(
+    @_read(
         "/regions",
         operation_id="listRegions",
-        opt={"scope": "catalog:read"},
         summary="The region hierarchy: provider regions in countries, subdivisions, countries, continents, global",
-        responses=COMMON_PROBLEMS,
     )
     async def list_regions(
         self,
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         kind: Annotated[
             str | None,
             Parameter(max_length=20, description="provider_region, subdivision, country, continent or global."),
@@ -174,22 +132,20 @@ class CatalogController(Controller):
         parent: Annotated[
             str | None, Parameter(max_length=40, description="Only the regions directly under this one.")
         ] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> s.RegionList:
-        return catalog.regions(window(limit, offset), kind=kind, parent=parent)
+        return catalog.regions(page, kind=kind, parent=parent)
 
-    @get(
+    @_read(
         "/availability-rules",
         operation_id="listAvailabilityRules",
-        opt={"scope": "catalog:read"},
         summary="Export and import rules: GPU models unavailable, licensed or discouraged for a buyer or a place, "
         "with sources",
-        responses=COMMON_PROBLEMS,
     )
     async def list_availability_rules(
         self,
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         gpu_model: Annotated[str | None, Parameter(max_length=40, description="A key from /v1/gpus.")] = None,
         jurisdiction: Annotated[
             str | None,
@@ -211,77 +167,43 @@ class CatalogController(Controller):
             Parameter(description="Only export rules (the supplier's country) or import rules (the buyer's)."),
         ] = None,
         as_of: Annotated[dt.date | None, Parameter(description="Only rules in force on this date.")] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> s.AvailabilityRuleList:
         if jurisdiction is not None and not catalog.is_region(jurisdiction):
             # never an empty list: "no rule" must not be read off a misspelt jurisdiction
             raise NotFoundException(f"unknown jurisdiction '{jurisdiction}' (see /v1/regions)")
         return catalog.availability_rules(
-            window(limit, offset), gpu_model=gpu_model, jurisdiction=jurisdiction, scope=binds, kind=kind, as_of=as_of
+            page, gpu_model=gpu_model, jurisdiction=jurisdiction, scope=binds, kind=kind, as_of=as_of
         )
 
-    @get(
+    @_read(
         "/exchange-rates",
         operation_id="listExchangeRates",
-        opt={"scope": "catalog:read"},
         summary="Dated exchange rates to CNY; as_of gives the one in effect that day per currency",
-        responses=COMMON_PROBLEMS,
     )
     async def list_exchange_rates(
         self,
-        catalog: NamedDependency[CatalogService],
+        catalog: Catalog,
         as_of: Annotated[dt.date | None, Parameter(description="The rates in effect on this date.")] = None,
         base: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
         quote: Annotated[str | None, Parameter(pattern=r"^[A-Z]{3}$")] = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        *,
+        page: Page,
     ) -> s.ExchangeRateList:
-        return catalog.exchange_rates(window(limit, offset), as_of=as_of, base=base, quote=quote)
+        return catalog.exchange_rates(page, as_of=as_of, base=base, quote=quote)
 
-    @get(
-        "/assumptions",
-        operation_id="listAssumptions",
-        opt={"scope": "catalog:read"},
-        summary="Non-price parameters with sources and rationale",
-        responses=COMMON_PROBLEMS,
-    )
-    async def list_assumptions(
-        self,
-        catalog: NamedDependency[CatalogService],
-        option: OptionFilter = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
-    ) -> s.AssumptionList:
-        return catalog.assumptions(window(limit, offset), option=option)
+    @_read("/assumptions", operation_id="listAssumptions", summary="Non-price parameters with sources and rationale")
+    async def list_assumptions(self, catalog: Catalog, option: OptionFilter = None, *, page: Page) -> s.AssumptionList:
+        return catalog.assumptions(page, option=option)
 
-    @get(
-        "/rules",
-        operation_id="listRules",
-        opt={"scope": "catalog:read"},
-        summary="Scenario rules: conditions, effects and their sources",
-        responses=COMMON_PROBLEMS,
-    )
-    async def list_rules(
-        self,
-        catalog: NamedDependency[CatalogService],
-        option: OptionFilter = None,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
-    ) -> s.RuleList:
-        return catalog.rules(window(limit, offset), option=option)
+    @_read("/rules", operation_id="listRules", summary="Scenario rules: conditions, effects and their sources")
+    async def list_rules(self, catalog: Catalog, option: OptionFilter = None, *, page: Page) -> s.RuleList:
+        return catalog.rules(page, option=option)
 
-    @get(
-        "/knowledge-version",
-        operation_id="getKnowledgeVersion",
-        opt={"scope": "catalog:read"},
-        summary="The knowledge version being served",
-        responses=COMMON_PROBLEMS,
-    )
+    @_read("/knowledge-version", operation_id="getKnowledgeVersion", summary="The knowledge version being served")
     async def knowledge_version(
-        self,
-        catalog: NamedDependency[CatalogService],
-        knowledge_versions: NamedDependency[KnowledgeVersionRepository],
+        self, catalog: Catalog, knowledge_versions: NamedDependency[KnowledgeVersionRepository]
     ) -> s.KnowledgeVersionRead:
         return await catalog.knowledge_version(knowledge_versions)
 

@@ -119,16 +119,9 @@ class CatalogService:
                     plugin_version=o.plugin_version,
                     price_plans=None if o.spec.price_plans is None else list(o.spec.price_plans),
                     rental_plans=list(o.spec.rental_plans),
+                    # each field's declaration as it stands, its choices a list
                     profile_fields=[
-                        s.ProfileFieldRead(
-                            name=f.name,
-                            description=f.description,
-                            kind=f.kind,
-                            default=f.default,
-                            minimum=f.minimum,
-                            maximum=f.maximum,
-                            choices=list(f.choices),
-                        )
+                        s.ProfileFieldRead(**dataclasses.asdict(f) | {"choices": list(f.choices)})
                         for f in o.spec.profile_fields
                     ],
                 )

@@ -5,12 +5,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any, cast
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import Body, HeaderParameter, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.text import msg
 from app.domain.decisions import schemas as s
@@ -22,6 +21,7 @@ from app.domain.procurement.drift_schemas import RecommendationList
 from app.domain.shared import costs
 from app.domain.shared.demand import ComparisonCreate, RecommendationCreate
 from app.domain.shared.represent import CSV, XLSX, Formats, Representation
+from app.domain.shared.routes import AnyRequest, DbSession, computation, reading
 from app.i18n import Lang, language, pin_language
 from app.kb.recommendations import IDEMPOTENCY_KEY_MAX_LENGTH
 from app.kb.repositories import RecommendationRepository
@@ -30,7 +30,7 @@ from app.web.auth import principal_of
 from app.web.bodies import SINGLE_BODY_BYTES
 from app.web.offload import worker_pool
 from app.web.pagination import DEFAULT_LIMIT, Limit, Offset
-from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
+from app.web.problems import BODY_PROBLEMS, problem
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 #: ``?store=false`` is deprecated since 2026-12-03 (RFC 9745's ``@`` date); its successor is POST /v1/evaluations
@@ -43,14 +43,11 @@ class DecisionController(Controller):
     path = "/v1"
     tags = ["decisions"]
 
-    @post(
+    @computation(
         "/price-comparisons",
         operation_id="comparePrices",
-        opt={"scope": "decisions:run", "cost": costs.comparison},
-        request_max_body_size=SINGLE_BODY_BYTES,
+        cost=costs.comparison,
         summary="Compare the options' costs (JSON, or CSV with Accept: text/csv)",
-        status_code=200,
-        responses={**BODY_PROBLEMS},
     )
     async def compare(
         self,
@@ -94,7 +91,7 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         decisions: NamedDependency[DecisionService],
-        db_session: NamedDependency[AsyncSession],
+        db_session: DbSession,
         data: Annotated[RecommendationCreate, Body()],
         # deprecated, outside the documented contract (README, Deprecations): POST /v1/evaluations answers it
         store: Annotated[bool, Parameter(include_in_schema=False)] = True,
@@ -142,16 +139,15 @@ class DecisionController(Controller):
         stored = Response(answer.doc, status_code=answer.status, headers=headers)
         return cast("Response[s.RecommendationRead]", stored)
 
-    @get(
+    @reading(
         "/recommendations/{rec_id:str}",
         operation_id="getRecommendation",
-        opt={"scope": "recommendations:write"},
+        scope="recommendations:write",
         summary="A stored recommendation, exactly as it was answered",
-        responses={**COMMON_PROBLEMS},
     )
     async def get_recommendation(
         self,
-        request: Request[Any, Any, Any],
+        request: AnyRequest,
         recommendations: NamedDependency[RecommendationRepository],
         rec_id: Annotated[str, Parameter(max_length=36)],
     ) -> Response[s.RecommendationRead]:
@@ -166,20 +162,19 @@ class DecisionController(Controller):
         pin_language(request.scope, "zh" if doc.get("language") == "zh" else "en")
         return Response(doc)  # type: ignore[arg-type]
 
-    @get(
+    @reading(
         "/recommendations",
         operation_id="listRecommendations",
-        opt={"scope": "recommendations:write"},
+        scope="recommendations:write",
         summary="The stored recommendations this key may read, newest first",
         description="An organisation's key lists its organisation's; a key of no organisation its own; an "
         "`admin` key every one. Each item says what tells it apart, not its whole answer (GET "
         "/v1/recommendations/{rec_id} has that; GET /v1/recommendations/{rec_id}/drift its drift).",
-        responses={**COMMON_PROBLEMS},
     )
     async def list_recommendations(
         self,
-        request: Request[Any, Any, Any],
-        db_session: NamedDependency[AsyncSession],
+        request: AnyRequest,
+        db_session: DbSession,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> RecommendationList:

@@ -17,6 +17,7 @@ from app.domain.shared.schemas import (
     DimensionScores,
     LineItemRead,
     OfferRead,
+    ProfileAnswer,
     ProfileCreate,
     RangeRead,
 )
@@ -87,15 +88,7 @@ class ComparisonItem(msgspec.Struct):
     segments: list[SegmentRead] | UnsetType = UNSET
 
 
-class ComparisonRead(msgspec.Struct):
-    knowledge_version: str
-    methodology_version: str
-    currency: str
-    as_of: dt.date
-    gpus: int
-    utilization: float
-    horizon_years: float
-    rental_plan: str | None
+class ComparisonRead(ProfileAnswer):
     items: list[ComparisonItem]
     #: the `demand` as phases (absent on a plain profile); `gpus` and `utilization` are then its peak phase's
     demand: list[PhaseRead] | UnsetType = UNSET

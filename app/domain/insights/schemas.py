@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import msgspec
 from pydantic import Field
 
-from app.domain.shared.schemas import OptionUncertaintyRead, ProfileCreate, RangeRead
+from app.domain.shared.schemas import OptionUncertaintyRead, ProfileAnswer, ProfileCreate, RangeRead
 
 MAX_DRAWS = 100_000
 
@@ -137,15 +135,7 @@ class BreakEvenPointRead(msgspec.Struct):
     statement: str
 
 
-class CostCurvesRead(msgspec.Struct):
-    knowledge_version: str
-    methodology_version: str
-    currency: str
-    as_of: dt.date
-    gpus: int
-    utilization: float
-    horizon_years: float
-    rental_plan: str | None
+class CostCurvesRead(ProfileAnswer):
     series: list[CostSeriesRead]
     break_even: list[BreakEvenPointRead]
     errors: dict[str, str]

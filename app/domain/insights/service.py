@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
+
+import msgspec
 
 from app.core.model import METHODOLOGY_VERSION
 from app.domain.insights import charts
@@ -12,11 +15,24 @@ from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import confidence_read, profile_head, range_read
 from app.domain.shared.schemas import ProfileCreate
 from app.engine import insights as ins
+from app.engine.insights import Crossing
 from app.i18n import DEFAULT_LANG, Lang, name_of, render
 
 
 def _nullable(values: Mapping[str, float | int | None]) -> si.NullableRange:
     return si.NullableRange(low=values.get("low"), expected=values.get("expected"), high=values.get("high"))
+
+
+def _crossing(c: Crossing, lang: Lang) -> dict[str, Any]:
+    """Where two options' costs cross, as both answers show it: the pair, where (null: never), which one is
+    cheaper above it, and in words."""
+    return {
+        "first": c.first,
+        "second": c.second,
+        "utilization": _nullable(c.utilization),
+        "cheaper_above": dict(c.cheaper_above),
+        "statement": render(statements.crossing_statement(c), lang),
+    }
 
 
 class InsightService:
@@ -40,16 +56,7 @@ class InsightService:
             methodology_version=METHODOLOGY_VERSION,
             utilization=profile.utilization,
             gpus=profile.gpus,
-            crossings=[
-                si.CrossingRead(
-                    first=c.first,
-                    second=c.second,
-                    utilization=_nullable(c.utilization),
-                    cheaper_above=dict(c.cheaper_above),
-                    statement=render(statements.crossing_statement(c), lang),
-                )
-                for c in be.crossings
-            ],
+            crossings=[si.CrossingRead(**_crossing(c, lang)) for c in be.crossings],
             own_cheapest_from_gpus=_nullable(be.own_cheapest_from_gpus),
             own_cheapest_statement=render(
                 statements.cheapest_statement(be.own_cheapest_from_gpus, profile.utilization), lang
@@ -92,12 +99,7 @@ class InsightService:
             ],
             break_even=[
                 si.BreakEvenPointRead(
-                    first=c.first,
-                    second=c.second,
-                    utilization=_nullable(c.utilization),
-                    cheaper_above=dict(c.cheaper_above),
-                    cost_per_useful_gpu_hour=None if cost is None else round(cost, 4),
-                    statement=render(statements.crossing_statement(c), lang),
+                    **_crossing(c, lang), cost_per_useful_gpu_hour=None if cost is None else round(cost, 4)
                 )
                 for c, cost in zip(cc.crossings, cc.crossing_costs, strict=True)
             ],
@@ -187,13 +189,7 @@ class InsightService:
             seed=req.seed,
         )
         c = confidence_read(u)
+        # the confidence block a recommendation carries, under the versions it was computed with
         return si.UncertaintyRead(
-            knowledge_version=kb.version,
-            methodology_version=METHODOLOGY_VERSION,
-            draws=c.draws,
-            seed=c.seed,
-            distribution=c.distribution,
-            options=c.options,
-            errors=c.errors,
-            error_codes=c.error_codes,
+            knowledge_version=kb.version, methodology_version=METHODOLOGY_VERSION, **msgspec.structs.asdict(c)
         )

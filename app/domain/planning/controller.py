@@ -5,9 +5,9 @@ candidates (or, on one GPU model, of the options)."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Controller, Request, Response, post
+from litestar import Controller, Response
 from litestar.di import NamedDependency
 from litestar.params import Body
 
@@ -18,10 +18,9 @@ from app.domain.planning.service import plan
 from app.domain.shared import costs
 from app.domain.shared.advisor import Advisor
 from app.domain.shared.represent import CSV, XLSX, Formats, Representation
+from app.domain.shared.routes import AnyRequest, computation
 from app.engine.planner import FLOPS_PER_PARAMETER_TOKEN
 from app.i18n import Lang
-from app.web.bodies import SINGLE_BODY_BYTES
-from app.web.problems import BODY_PROBLEMS
 
 PLAN = Formats(file="training-plan", vary=True)
 
@@ -30,19 +29,16 @@ class PlanningController(Controller):
     path = "/v1"
     tags = ["planning"]
 
-    @post(
+    @computation(
         "/training-plans",
         operation_id="computeTrainingPlan",
-        opt={"scope": "decisions:run", "cost": costs.training_plan},
-        request_max_body_size=SINGLE_BODY_BYTES,
+        cost=costs.training_plan,
         summary="Plan a training run: calendar time and cost on each option, on one GPU model or ranked across "
         "GPU models by cost per million tokens (JSON; a chart with Accept: image/svg+xml; CSV or XLSX)",
-        status_code=200,
-        responses={**BODY_PROBLEMS},
     )
     async def compute_training_plan(
         self,
-        request: Request[Any, Any, Any],
+        request: AnyRequest,
         advisor: NamedDependency[Advisor],
         data: Annotated[TrainingPlanCreate, Body()],
     ) -> Response[TrainingPlanRead | TrainingCandidatesRead]:

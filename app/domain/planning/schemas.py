@@ -8,9 +8,10 @@ from typing import Annotated, Any
 
 import msgspec
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from app.core.vocab import PLAN_NAME_PATTERN, DataSecurity, OpsTeam
+from app.core.vocab import DataSecurity, OpsTeam
 from app.domain.decisions.schemas import ReasonCode
 from app.domain.shared.schemas import (
     MAX_GPUS,
@@ -46,9 +47,11 @@ PROFILE_FIELDS = ("providers", "regions", "team_size", "data_security", "start_w
                   "option_fields")  # fmt: skip
 
 
-def _profile(name: str) -> Any:
-    """``ProfileFields``' declaration of ``name``: the same bounds, default and description."""
-    return copy.copy(ProfileFields.model_fields[name])
+def _profile(name: str, **changed: Any) -> Any:
+    """``ProfileFields``' declaration of ``name``: the same bounds, default and description (but those
+    ``changed``)."""
+    declared = ProfileFields.model_fields[name]
+    return FieldInfo.merge_field_infos(declared, **changed) if changed else copy.copy(declared)
 
 
 class TrainingPlanCreate(RequestModel):
@@ -115,11 +118,8 @@ class TrainingPlanCreate(RequestModel):
         le=1,
         description="Model FLOPs utilization, 0.01–1; default: the knowledge base's range (assumption */mfu).",
     )
-    rental_plan: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=24,
-        pattern=PLAN_NAME_PATTERN,
+    rental_plan: str | None = _profile(
+        "rental_plan",
         description="The plan to rent on, one the options sell (`rental_plans` of /v1/options: on_demand, spot, "
         "reserved_1y, committed_use_1y…); absent: the cheapest feasible plan is chosen.",
     )

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
@@ -20,6 +20,7 @@ from app.domain.procurement.drift import NotRepriceable, Stored, drift
 from app.domain.procurement.drift_csv import drift_csv
 from app.domain.shared.advisor import Advisor
 from app.domain.shared.represent import Formats, Representation
+from app.domain.shared.routes import reading
 from app.i18n import Lang, name_of
 from app.kb.books import Book, Books
 from app.kb.repositories import RecommendationRepository
@@ -33,10 +34,10 @@ class DriftController(Controller):
     path = "/v1"
     tags = ["watches"]  # drift is what a watch is sent
 
-    @get(
+    @reading(
         "/recommendations/{rec_id:str}/drift",
         operation_id="getRecommendationDrift",
-        opt={"scope": "recommendations:write"},
+        scope="recommendations:write",
         summary="A stored recommendation beside its request priced now (JSON, or CSV with Accept: text/csv)",
         description="The stored request is priced again on today's knowledge and the organisation's price "
         "book (as of today unless the request pinned `as_of`): both sides' knowledge versions, recommended "

@@ -7,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from app.domain.shared.schemas import RangeRead
+from app.domain.shared.schemas import RangeRead, StoredList
 
 #: why an offer the stored answer priced is gone now (``app.domain.procurement.drift``)
 GoneWhy = Literal["unpriced", "infeasible", "replaced"]
@@ -88,8 +88,5 @@ class RecommendationSummary(msgspec.Struct):
     horizon_years: float | None = None
 
 
-class RecommendationList(msgspec.Struct):
-    total: int
-    limit: int
-    offset: int
+class RecommendationList(StoredList):
     items: list[RecommendationSummary]

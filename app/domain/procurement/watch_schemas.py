@@ -9,6 +9,7 @@ import msgspec
 from pydantic import Field
 
 from app.core.vocab import DeliveryStatus
+from app.domain.shared.schemas import StoredList
 from app.web.schemas import RequestModel
 
 #: the shortest and longest secret accepted (characters)
@@ -57,10 +58,7 @@ class WatchRead(msgspec.Struct):
     org: str | None
 
 
-class WatchList(msgspec.Struct):
-    total: int
-    limit: int
-    offset: int
+class WatchList(StoredList):
     items: list[WatchRead]
 
 
@@ -89,10 +87,7 @@ class DeliveryRead(msgspec.Struct):
     history: list[AttemptRead]
 
 
-class DeliveryList(msgspec.Struct):
-    total: int
-    limit: int
-    offset: int
+class DeliveryList(StoredList):
     items: list[DeliveryRead]
 
 

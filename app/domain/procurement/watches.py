@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import msgspec
@@ -34,6 +34,8 @@ from app.kb import audit
 from app.kb import service_records as sr
 from app.web.auth import Principal
 
+Shown = TypeVar("Shown", bound=msgspec.Struct)
+
 
 class InvalidWatch(DomainError):
     """The watch cannot be made as asked (422, naming the field)."""
@@ -45,31 +47,23 @@ def utc(value: dt.datetime) -> dt.datetime:
 
 
 def read(row: sr.Watch) -> s.WatchRead:
-    return s.WatchRead(
-        id=row.id,
-        recommendation_id=row.recommendation_id,
-        url=row.url,
-        min_cost_change=row.min_cost_change,
-        on_rank_change=row.on_rank_change,
-        created_at=utc(row.created_at),
-        checked_version=row.checked_version,
-        org=row.org,
-    )
+    return _shown(row, s.WatchRead, created_at=utc(row.created_at))
 
 
 def delivery_read(row: sr.WatchDelivery) -> s.DeliveryRead:
-    return s.DeliveryRead(
-        id=row.id,
-        event=row.event,
-        status=row.status,
-        attempts=row.attempts,
+    return _shown(
+        row,
+        s.DeliveryRead,
         next_attempt_at=utc(row.next_attempt_at),
-        last_status=row.last_status,
-        last_error=row.last_error,
         created_at=utc(row.created_at),
         delivered_at=None if row.delivered_at is None else utc(row.delivered_at),
         history=msgspec.convert(row.history or [], list[s.AttemptRead]),
     )
+
+
+def _shown(row: Any, schema: type[Shown], **worked: Any) -> Shown:
+    """``schema`` of a stored row: each field the row's column of that name, but those ``worked`` out."""
+    return schema(**{name: getattr(row, name) for name in schema.__struct_fields__ if name not in worked}, **worked)
 
 
 def visible(principal: Principal) -> ColumnElement[bool]:

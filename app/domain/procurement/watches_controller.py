@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Controller, Request, delete, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, delete, post
 from litestar.params import Body, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.procurement import watch_schemas as s
 from app.domain.procurement import watches
 from app.domain.procurement.watches_dispatch import WatchDispatcher
+from app.domain.shared.routes import PAGING, AnyRequest, DbSession, Page, reading
 from app.web.auth import principal_of
-from app.web.pagination import DEFAULT_LIMIT, Limit, Offset, window
 from app.web.problems import BODY_PROBLEMS, COMMON_PROBLEMS, problem
 
 WatchId = Annotated[str, Parameter(max_length=36)]
 
 
-def _dispatcher(request: Request[Any, Any, Any]) -> WatchDispatcher:
+def _dispatcher(request: AnyRequest) -> WatchDispatcher:
     found: WatchDispatcher = request.app.state.watches
     return found
 
@@ -28,6 +26,8 @@ def _dispatcher(request: Request[Any, Any, Any]) -> WatchDispatcher:
 class WatchController(Controller):
     path = "/v1/watches"
     tags = ["watches"]
+    #: ``page``: a list's ``limit`` and ``offset``
+    dependencies = PAGING
 
     @post(
         "/",
@@ -53,8 +53,8 @@ class WatchController(Controller):
     )
     async def create_watch(
         self,
-        request: Request[Any, Any, Any],
-        db_session: NamedDependency[AsyncSession],
+        request: AnyRequest,
+        db_session: DbSession,
         data: Annotated[s.WatchCreate, Body()],
     ) -> s.WatchRead:
         dispatcher = _dispatcher(request)
@@ -66,32 +66,19 @@ class WatchController(Controller):
             version_of=dispatcher.version_of,
         )
 
-    @get(
+    @reading(
         "/",
         operation_id="listWatches",
-        opt={"scope": "recommendations:write"},
+        scope="recommendations:write",
         summary="The watches of this key's organisation (of this key, for a key of none), newest first",
-        responses={**COMMON_PROBLEMS},
     )
-    async def list_watches(
-        self,
-        request: Request[Any, Any, Any],
-        db_session: NamedDependency[AsyncSession],
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
-    ) -> s.WatchList:
-        return await watches.listed(db_session, principal_of(request), window(limit, offset))
+    async def list_watches(self, request: AnyRequest, db_session: DbSession, page: Page) -> s.WatchList:
+        return await watches.listed(db_session, principal_of(request), page)
 
-    @get(
-        "/{watch_id:str}",
-        operation_id="getWatch",
-        opt={"scope": "recommendations:write"},
-        summary="A watch (never its secret)",
-        responses={**COMMON_PROBLEMS},
+    @reading(
+        "/{watch_id:str}", operation_id="getWatch", scope="recommendations:write", summary="A watch (never its secret)"
     )
-    async def get_watch(
-        self, request: Request[Any, Any, Any], db_session: NamedDependency[AsyncSession], watch_id: WatchId
-    ) -> s.WatchRead:
+    async def get_watch(self, request: AnyRequest, db_session: DbSession, watch_id: WatchId) -> s.WatchRead:
         return watches.read(await watches.find(db_session, watch_id, principal_of(request)))
 
     @delete(
@@ -102,24 +89,16 @@ class WatchController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         responses={**COMMON_PROBLEMS},
     )
-    async def delete_watch(
-        self, request: Request[Any, Any, Any], db_session: NamedDependency[AsyncSession], watch_id: WatchId
-    ) -> None:
+    async def delete_watch(self, request: AnyRequest, db_session: DbSession, watch_id: WatchId) -> None:
         await watches.delete(db_session, watch_id, principal_of(request))
 
-    @get(
+    @reading(
         "/{watch_id:str}/deliveries",
         operation_id="listWatchDeliveries",
-        opt={"scope": "recommendations:write"},
+        scope="recommendations:write",
         summary="A watch's deliveries, newest first: status, attempts and each attempt's outcome",
-        responses={**COMMON_PROBLEMS},
     )
     async def list_deliveries(
-        self,
-        request: Request[Any, Any, Any],
-        db_session: NamedDependency[AsyncSession],
-        watch_id: WatchId,
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = 0,
+        self, request: AnyRequest, db_session: DbSession, watch_id: WatchId, page: Page
     ) -> s.DeliveryList:
-        return await watches.deliveries(db_session, watch_id, principal_of(request), window(limit, offset))
+        return await watches.deliveries(db_session, watch_id, principal_of(request), page)

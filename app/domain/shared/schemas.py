@@ -164,6 +164,28 @@ class ProfileCreate(ProfileFields):
 # ---- out ------------------------------------------------------------------------------------
 
 
+class StoredList(msgspec.Struct):
+    """A page of stored rows: how many there are in all and the window asked for (its ``items`` follow)."""
+
+    total: int
+    limit: int
+    offset: int
+
+
+class ProfileAnswer(msgspec.Struct):
+    """What an answer about one profile says first: the versions it was computed with and the profile's terms
+    (its subclasses' own fields follow these)."""
+
+    knowledge_version: str
+    methodology_version: str
+    currency: str
+    as_of: dt.date
+    gpus: int
+    utilization: float
+    horizon_years: float
+    rental_plan: str | None
+
+
 class RangeRead(msgspec.Struct):
     low: float
     expected: float
