@@ -38,9 +38,6 @@ class Offering(Protocol):
     def jurisdiction(self, c: Candidate, profile: Profile) -> str: ...
 
 
-#: the fabrics that join a multi-node training job's nodes (ethernet without GPUDirect does not); each scales a
-#: job across nodes by its ``multi_node_scaling_<fabric>`` assumption (GPUDirect-TCPX/TCPXO below RDMA fabrics)
-TRAINING_FABRICS = frozenset({"infiniband", "roce", "efa", "tcpxo", "tcpx"})
 #: interconnects as sentences name them
 FABRIC_NAMES = {
     "infiniband": "InfiniBand",
@@ -51,20 +48,12 @@ FABRIC_NAMES = {
     "ethernet": "Ethernet",
     "unknown": "unknown",
 }
-#: the smallest node a multi-node training job spans
-MIN_NODE_GPUS = 8
-
-
-def multi_node(c: Candidate) -> bool:
-    """Whether a job may span several of the offer's nodes: nodes of ``MIN_NODE_GPUS`` or more joined
-    by a training fabric."""
-    return c.node_gpus >= MIN_NODE_GPUS and c.interconnect in TRAINING_FABRICS
 
 
 def scaling_key(c: Candidate) -> str | None:
     """The assumption that scales a job spanning the offer's nodes (``multi_node_scaling_<fabric>``), None
     where a job cannot span them."""
-    return f"multi_node_scaling_{c.interconnect}" if multi_node(c) else None
+    return f"multi_node_scaling_{c.interconnect}" if c.multi_node else None
 
 
 def availability(kernel: Offering, c: Candidate, profile: Profile) -> list[AvailabilityRule]:
@@ -100,7 +89,7 @@ def checks(kernel: Offering, c: Candidate, lead: Range) -> Checks:
         min_gpus=row.min_gpus,
         lead_expected=lead.expected,
         refused=frozenset(level for level in kb.security_levels if not kb.accepts(level, row.residency)),
-        node_gpus=None if multi_node(c) else c.node_gpus,
+        node_gpus=None if c.multi_node else c.node_gpus,
         preemptible=c.plan in kernel.preemptible_plans,
     )
 

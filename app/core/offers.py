@@ -30,6 +30,11 @@ from app.core.types import OfferInfo
 
 #: units priced for a whole instance or server: divided by its GPUs for a per-GPU figure
 PER_UNIT = ("per_server_hour", "per_server")
+#: the fabrics that join a multi-node training job's nodes (ethernet without GPUDirect does not); each scales a
+#: job across nodes by its ``multi_node_scaling_<fabric>`` assumption (GPUDirect-TCPX/TCPXO below RDMA fabrics)
+TRAINING_FABRICS = frozenset({"infiniband", "roce", "efa", "tcpxo", "tcpx"})
+#: the smallest node a multi-node training job spans
+MIN_NODE_GPUS = 8
 
 
 @dataclass(frozen=True, slots=True)

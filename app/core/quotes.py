@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.offers import Offer, level
+from app.core.offers import MIN_NODE_GPUS, TRAINING_FABRICS, Offer, level
 from app.core.ranges import Range, holds_anywhere
 from app.core.types import Cost, OfferInfo, metrics_of
 
@@ -56,11 +56,9 @@ class Candidate:
 
     @property
     def multi_node(self) -> bool:
-        """Whether a job may span several of the offer's nodes: nodes of eight GPUs or more joined by a
-        training fabric (``app.core.constraints.multi_node``)."""
-        from app.core.constraints import multi_node  # constraints reads candidates
-
-        return multi_node(self)
+        """Whether a job may span several of the offer's nodes: nodes of ``MIN_NODE_GPUS`` or more joined
+        by a training fabric (``TRAINING_FABRICS``)."""
+        return self.node_gpus >= MIN_NODE_GPUS and self.interconnect in TRAINING_FABRICS
 
 
 class Quote:

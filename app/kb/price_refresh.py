@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.constraints import MIN_NODE_GPUS
+from app.core.offers import MIN_NODE_GPUS
 from app.kb.price_yaml import OFFER_TERMS
 from app.kb.seeds import PriceSeed
 
