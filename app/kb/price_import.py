@@ -10,9 +10,7 @@ is taken from the rows it replaces by ``app.kb.price_refresh``. The formats: doc
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -20,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.kb import csv_text
 from app.kb.price_refresh import CARRIED, PERIOD_KEY
 from app.kb.price_yaml import FIELD_ORDER, STARRED, WHEN_SET, to_yaml
 from app.kb.seeds import PriceSeed, validation_problems
@@ -107,14 +106,11 @@ def _rows(
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """The records of a CSV text with the line each starts on; the header must hold ``required``
     (and, when ``known`` is given, nothing else); a record must have as many cells as the header."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise PriceImportError("line 1: the file is empty (a header line is needed)") from None
-    except csv.Error as exc:
-        raise PriceImportError(f"line 1: {exc}") from exc
-    header = [h.strip() for h in header]
+    lines = csv_text.records(text, lambda line, exc: PriceImportError(f"line {line}: {exc}"))
+    first = next(lines, None)
+    if first is None:
+        raise PriceImportError("line 1: the file is empty (a header line is needed)")
+    header = [h.strip() for h in first[1]]
     missing = [c for c in required if c not in header]
     if missing:
         raise PriceImportError(f"line 1: missing column{'s' * (len(missing) > 1)} {', '.join(missing)}")
@@ -124,19 +120,11 @@ def _rows(
         raise PriceImportError(
             f"line 1: a column appears twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})"
         )
-    line = reader.line_num + 1
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise PriceImportError(f"line {line}: {exc}") from exc
+    for line, cells in lines:
         if cells:
             if len(cells) != len(header):
                 raise PriceImportError(f"line {line}: {len(cells)} cells, the header has {len(header)}")
             yield line, {h: c.strip() for h, c in zip(header, cells, strict=True)}
-        line = reader.line_num + 1
 
 
 def _number(value: str, line: int, column: str) -> Decimal:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from app.core.text import msg
 from app.domain.procurement.price_schemas import MAX_ROWS, STORED_COLUMNS, UPLOAD_COLUMNS, PriceRowsCreate
+from app.kb import csv_text
 from app.kb.seeds import PriceSeed, validation_problems
 from app.web.spreadsheets import FORMULA_STARTS
 
@@ -85,23 +86,13 @@ def rows_of_csv(body: bytes) -> list[Sent]:
     except UnicodeDecodeError as exc:
         said = msg("procurement.prices.not_utf8", f"not UTF-8 text (byte {exc.start})", byte=str(exc.start))
         raise _whole(said) from None
-    return _records(_csv_lines(text), "line")
+    return _records(csv_text.records(text, _not_csv), "line")
 
 
-def _csv_lines(text: str) -> Iterator[tuple[int, list[str]]]:
-    """Each record of a CSV text with the line it starts on."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    line = 1
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            said = msg("procurement.prices.not_csv", f"not CSV: {exc}", error=str(exc))
-            raise _whole(_at("line", line, said)) from None
-        yield line, cells
-        line = reader.line_num + 1
+def _not_csv(line: int, exc: csv.Error) -> Refused:
+    """``line 3: not CSV: …``: a record the file cannot be read past."""
+    said = msg("procurement.prices.not_csv", f"not CSV: {exc}", error=str(exc))
+    return _whole(_at("line", line, said))
 
 
 def rows_of_xlsx(body: bytes) -> list[Sent]:
