@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar, Request, Response
+from litestar import Litestar, Request
 from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
@@ -58,7 +58,7 @@ from app.web import metrics, tracing
 from app.web.allow import allow_every_method
 from app.web.auth import KeyUsage, KeyVerifier, Lookup, Principal, document_security
 from app.web.bodies import StrictJsonRequest
-from app.web.caching import KnownEtags, known_not_modified, plugins_fingerprint
+from app.web.caching import KnownEtags, plugins_fingerprint
 from app.web.degraded import DATABASE_EXCEPTION_HANDLERS
 from app.web.dependencies import Dependencies
 from app.web.edge import Edge
@@ -296,17 +296,16 @@ class Parts:
         org = getattr(user, "org", None)
         BOOK.set(None if org is None else await self.books.current(org))
 
-    async def before_request(self, request: Request[Any, Any, Any]) -> Response[None] | None:
+    async def before_request(self, request: Request[Any, Any, Any]) -> None:
         """Every request's checks before its handler: a JSON body, the cost of its body charged (the edge
-        charged the others), an acceptable ``Accept``, its organisation's price book; a catalog read's 304
-        without its handler, or None."""
+        charged the others), an acceptable ``Accept``, its organisation's price book. (A catalog read's
+        304 for an ETag this worker answered is the edge's: ``app.web.edge``.)"""
         self.request_metrics.started(request.scope)  # in progress from here to the edge's end of the request
         await require_json_body(request)
         if self.limiter is not None and (owed := body_charge(request.scope)) is not None:
             await self.limiter.charge_request(request, owed.cost)  # the body's cost, against its key
         require_acceptable(request)
         await self.price_with_book(request)
-        return known_not_modified(request.scope)
 
 
 def require_acceptable(request: Request[Any, Any, Any]) -> None:

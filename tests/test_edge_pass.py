@@ -133,3 +133,34 @@ def test_a_key_without_the_scope_is_refused_by_the_edge_with_its_name_in_the_log
         assert r.status_code == 403 and r.json()["type"] == "urn:compute-advisor:problem:forbidden"
     line = next(rec for rec in caplog.records if rec.name == "app.request" and "/metrics" in rec.getMessage())
     assert line.fields["key"] == "catalog only" and line.fields["route"] == "/metrics"  # type: ignore[attr-defined]
+
+
+def test_a_known_etag_is_answered_304_by_the_edge_as_the_route_would(db, key):
+    """The route answers an ETag's first 200; a request naming it is the edge's 304 (the router never runs),
+    after the key and its charge, with the 200's caching headers, the CORS headers and the request's metrics;
+    a stale or unknown ETag still goes to the route."""
+    with make_client(db, api_key=key, settings=limited(db, cors_origins=(ORIGIN,))) as c:
+        edge = the_edge(c)
+        inner, routed = edge.app, []
+
+        async def counting(scope: Any, receive: Any, send: Any) -> None:
+            routed.append(scope["path"])
+            await inner(scope, receive, send)
+
+        edge.app = counting
+        first = c.get("/v1/gpus/h100_sxm", headers={"Origin": ORIGIN})
+        assert first.status_code == 200 and routed == ["/v1/gpus/h100_sxm"]
+        etag = first.headers["etag"]
+        r = c.get("/v1/gpus/h100_sxm", headers={"Origin": ORIGIN, "If-None-Match": etag})
+        assert r.status_code == 304 and r.content == b"" and routed == ["/v1/gpus/h100_sxm"]
+        assert (r.headers["etag"], r.headers["cache-control"]) == (etag, first.headers["cache-control"])
+        assert r.headers["access-control-allow-origin"] == ORIGIN and r.headers["vary"] == first.headers["vary"]
+        assert r.headers["ratelimit-remaining"] == "98" and r.headers["x-request-id"]
+        assert "content-type" not in r.headers
+        assert c.get("/v1/gpus/h100_sxm", headers={"If-None-Match": '"stale"'}).status_code == 200
+        assert c.get("/v1/gpus/h100_sxm", headers={"If-None-Match": etag, "X-API-Key": ""}).status_code == 401
+        assert routed == ["/v1/gpus/h100_sxm"] * 2
+        scraped = c.get("/metrics").text
+    labels = ('method="GET"', 'path="/v1/gpus/{key}"', 'status_code="304"')
+    counted = [line for line in scraped.splitlines() if line.startswith("compute_advisor_requests_total{")]
+    assert any(all(label in line for label in labels) for line in counted), counted

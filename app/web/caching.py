@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from litestar import Response
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
@@ -96,10 +95,6 @@ class KnownEtags:
         self._etags.add(etag)
 
 
-#: the scope state's key for the ETag the conditional middleware made for the request
-_ETAG_STATE = "conditional_etag"
-
-
 def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     """For the catalog's GETs: add ``ETag``/``Cache-Control``/``Vary`` to a 200, and turn that 200 into a
     304 when the client's ``If-None-Match`` names the ETag.
@@ -108,22 +103,19 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     still answers 404, and a 400 stays a 400 (RFC 9110 §13.1.2: the condition applies to the
     representation the request would select). The handler runs the first time an ETag is made, and the
     ETags answered 200 are remembered (:class:`KnownEtags`): a later request naming one of them is
-    answered 304 by :func:`known_not_modified`, from the app's ``before_request`` — after authentication,
-    the rate limit's charge and the request metrics, before the handler. The ETag is made of everything
-    the answer depends on (the knowledge version and plugins, the language, the path, the query and the
-    media type), so the handler would answer that same 200."""
+    answered 304 by the service's edge (:func:`known_not_modified`, ``app.web.edge``) — after
+    authentication, the rate limit's charge and the request metrics, before the router runs the route.
+    The ETag is made of everything the answer depends on (the knowledge version and plugins, the
+    language, the path, the query and the media type), so the handler would answer that same 200."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP or scope["method"] not in ("GET", "HEAD"):
             await app(scope, receive, send)
             return
-        etag = answer_etag(
-            scope, scope["path"], _normalised_query(scope.get("query_string", b"")), _header(scope, b"accept")
-        )
+        etag = read_etag(scope, scope["path"])
         if etag is None:
             await app(scope, receive, send)
             return
-        scope.setdefault("state", {})[_ETAG_STATE] = etag
         known: KnownEtags | None = scope["app"].state.get("known_etags")
         headers = caching_headers(etag)
         replaced = False
@@ -151,14 +143,27 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
-def known_not_modified(scope: Scope) -> Response[None] | None:
-    """A 304 for a catalog read whose ETag this worker already answered 200 and whose ``If-None-Match``
-    names it (the app's ``before_request`` answers it instead of the handler); else None."""
-    etag = (scope.get("state") or {}).get(_ETAG_STATE)
+def read_etag(scope: Scope, path: str) -> str | None:
+    """The ETag of a catalog read's answer (its routed ``path``, normalised query and ``Accept``), or
+    None while no knowledge is loaded."""
+    return answer_etag(scope, path, _normalised_query(scope.get("query_string", b"")), _header(scope, b"accept"))
+
+
+def known_not_modified(scope: Scope, path: str) -> str | None:
+    """The ETag of a catalog read this worker already answered 200 and the request's ``If-None-Match``
+    names (``path``: as routed): a 304 will do without its handler (``app.web.edge`` answers it,
+    ``answer_not_modified``); else None."""
     known: KnownEtags | None = scope["app"].state.get("known_etags")
-    if etag is None or known is None or etag not in known or not not_modified(scope, etag):
+    if known is None or not _header(scope, b"if-none-match"):
         return None
-    return Response(None, status_code=304, headers=caching_headers(etag))
+    etag = read_etag(scope, path)
+    return etag if etag is not None and etag in known and not_modified(scope, etag) else None
+
+
+async def answer_not_modified(scope: Scope, etag: str, send: Send) -> None:
+    """The 304 of ``etag``: its caching headers, no body."""
+    await send(_not_modified_start(caching_headers(etag)))
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _not_modified_start(headers: dict[str, str]) -> Any:

@@ -14,6 +14,9 @@ a single wrapper of ``send``:
   refusal (401, 403, 429, 503, 422) is answered here, by the route's exception handlers as Litestar
   would (``app.web.problems``: the same problem, the same headers), behind the same CORS and tracing
   layers as every answer;
+- the **known 304**: a catalog read (a route with ``app.web.caching.conditional_get_middleware``)
+  whose ``If-None-Match`` names an ETag this worker answered 200 is answered 304 here, once the key is
+  checked and charged, behind the same layers — the route would answer that same 304;
 - the **response headers** every answer carries, added in one pass over the answer's raw headers:
   the security headers (``app.web.security``), ``Cache-Control: private, no-store`` where the handler
   said nothing of caching (not on ``/docs``), ``Content-Language`` (``app.i18n``), the ``RateLimit-*``
@@ -22,7 +25,8 @@ a single wrapper of ``send``:
 - the **request metrics**: count, duration and errors by route template, method and status
   (``app.web.metrics.RequestMetrics``; a request no route matched is not counted: its raw path would
   be a label anyone could multiply); the in-progress gauge is raised when the handler's route is known
-  (``RequestMetrics.started``, from the app's ``before_request``) and lowered here;
+  (``RequestMetrics.started``, from the app's ``before_request``, or here for a known 304) and lowered
+  here;
 - the **access log**: one line per request when it ends (``app.web.logs.log_request``).
 """
 
@@ -32,7 +36,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from litestar._asgi.utils import is_valid_host
 from litestar.enums import ScopeType
@@ -44,7 +48,7 @@ from litestar.utils import normalize_path
 from app.i18n import CONTENT_LANGUAGE, language
 from app.web import metrics, tracing
 from app.web.auth import KeyUsage, KeyVerifier, authenticate, require_scope, route_scope
-from app.web.caching import NO_STORE
+from app.web.caching import NO_STORE, answer_not_modified, conditional_get_middleware, known_not_modified
 from app.web.degraded import KNOWLEDGE_SOURCE_HEADER
 from app.web.logs import log_request
 from app.web.public import PUBLIC_CHARGED_PATHS, PUBLIC_PATHS
@@ -72,6 +76,7 @@ if TYPE_CHECKING:
         HTTPScope,
         Message,
         Receive,
+        RouteHandlerType,
         Scope,
         Send,
         TypeEncodersMap,
@@ -84,6 +89,7 @@ _CHARGED = re.compile("|".join(PUBLIC_CHARGED_PATHS))
 #: Litestar's ``opt`` key of a route handler that asks for no key
 _EXCLUDE_FROM_AUTH = "exclude_from_auth"
 _REFUSAL = "edge_refusal"  # scope["state"] key: what refused the request, for its answer
+_NOT_MODIFIED = "edge_not_modified"  # scope["state"] key: the ETag of a 304 the edge answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,9 @@ class RouteRules:
     charged: bool
     #: a key is asked (neither open nor ``opt["exclude_from_auth"]``)
     asks_key: bool
+    #: a catalog read answered 304 where ``If-None-Match`` names an ETag it answered 200
+    #: (``app.web.caching.conditional_get_middleware`` among its middleware)
+    conditional: bool
     #: how the route answers an exception, and encodes what it answers (Litestar's, resolved)
     exception_handlers: ExceptionHandlersMap
     type_encoders: TypeEncodersMap | None
@@ -117,6 +126,7 @@ class RouteRules:
             open=is_open,
             charged=bool(_CHARGED.search(template)),
             asks_key=not is_open and not opt.get(_EXCLUDE_FROM_AUTH),
+            conditional=conditional_get_middleware in handler.resolve_middleware(),
             exception_handlers=handler.resolve_exception_handlers(),
             type_encoders=handler.resolve_type_encoders(),
         )
@@ -154,7 +164,8 @@ class Edge:
         #: the rules of each route handler at each path template, read at its first request
         self.rules: dict[tuple[BaseRouteHandler, str], RouteRules] = {}
         self.cors = app.cors_config is not None
-        self.refusals = _refusal_layers(app, self._answer_refusal)
+        self.refusals = _answer_layers(app, self._answer_refusal)
+        self.not_modified = _answer_layers(app, self._answer_not_modified)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
@@ -175,20 +186,19 @@ class Edge:
             await send(message)
 
         try:
-            if await self.admitted(scope):
-                await self.app(scope, receive, edge_send)
-            else:
-                await self.refusals(scope, receive, edge_send)
+            answer = await self.answer_of(scope)
+            await answer(scope, receive, edge_send)
         finally:
             seconds = (finished or time.perf_counter()) - started
             self.metrics.finished(scope, status, seconds)
             log_request(scope, status, seconds, self.knowledge_version())
             CURRENT_REQUEST_ID.reset(token)
 
-    async def admitted(self, scope: HTTPScope) -> bool:
-        """Whether the request goes on to its route; False: refused, its reason kept for its answer. A
-        request no route answers (404, 405, a bad ``Host``) and a CORS preflight go on: the router and the
-        CORS layer answer them, as before any key."""
+    async def answer_of(self, scope: HTTPScope) -> ASGIApp:
+        """Who answers the request: the application (its router and route), or the edge itself — a
+        refusal, its reason kept in the scope, or a catalog read's 304 (``app.web.caching``). A request
+        no route answers (404, 405, a bad ``Host``) and a CORS preflight go to the application: the router
+        and the CORS layer answer them, as before any key."""
         path = scope["path"]
         if root_path := scope.get("root_path", ""):
             path = path.split(root_path, maxsplit=1)[-1]
@@ -196,24 +206,28 @@ class Edge:
         if (host is not None and not is_valid_host(host)) or (
             self.cors and scope["method"] == "OPTIONS" and any(name == b"origin" for name, _ in scope["headers"])
         ):
-            return True
+            return self.app
         try:
             _, handler, path, params, template = self.router.handle_routing(
                 path=normalize_path(path), method=scope["method"]
             )
         except Exception:  # the router's 404 or 405, answered when it routes the request itself
-            return True
+            return self.app
         rules = self.rules.get((handler, template))
         if rules is None:
             rules = self.rules[handler, template] = RouteRules.of(handler, template)
         try:
             await self.admit(scope, rules)
         except Exception as exc:  # answered as the route would have answered it, from where the router leaves it
-            scope["path"], scope["path_params"] = path, params
-            scope["route_handler"], scope["path_template"] = handler, template
+            _routed(scope, handler, path, params, template)
             scope["state"][_REFUSAL] = (exc, rules)
-            return False
-        return True
+            return self.refusals
+        if rules.conditional and (etag := known_not_modified(scope, path)) is not None:
+            _routed(scope, handler, path, params, template)
+            self.metrics.started(scope)
+            scope["state"][_NOT_MODIFIED] = etag
+            return self.not_modified
+        return self.app
 
     async def admit(self, scope: HTTPScope, rules: RouteRules) -> None:
         """The request's checks, in order; raises what refuses it. The address is charged before the key
@@ -256,6 +270,10 @@ class Edge:
             scope, receive, send
         )
 
+    async def _answer_not_modified(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A catalog read's 304, for an ETag this worker answered 200 (``app.web.caching``)."""
+        await answer_not_modified(scope, scope["state"].pop(_NOT_MODIFIED), send)
+
     def headers(self, scope: Scope, status: int, given: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
         """The answer's headers and the edge's, in one list: the edge's replace those of the same name,
         except ``Cache-Control``, which the edge only adds where the handler set none."""
@@ -283,7 +301,13 @@ class Edge:
         return kept
 
 
-def _refusal_layers(app: Litestar, answer: ASGIApp) -> ASGIApp:
+def _routed(scope: HTTPScope, handler: RouteHandlerType, path: str, params: dict[str, Any], template: str) -> None:
+    """The scope as Litestar's router leaves it for the route (its handler, path, parameters, template)."""
+    scope["path"], scope["path_params"] = path, params
+    scope["route_handler"], scope["path_template"] = handler, template
+
+
+def _answer_layers(app: Litestar, answer: ASGIApp) -> ASGIApp:
     """``answer`` behind the layers Litestar puts around its router (``Litestar._create_asgi_handler``):
     CORS when configured, the request span when tracing is on (named after the route, as
     ``app.web.tracing.name_request_span`` names it for every routed request)."""
