@@ -96,6 +96,8 @@ class VersionListener:
             self._on_notify(None)  # something may have been announced while not listening
             await self._until_lost()
             await self._close()
+            if self._stopping:  # stopped (the cancellation ``wait_for`` may have swallowed): no retry
+                return
             await asyncio.sleep(min(1.0, self.retry_seconds))
 
     async def _until_lost(self) -> None:
