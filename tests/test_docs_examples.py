@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Databases, create_key, load_seeds, migrate
+from conftest import Databases, create_key
 from test_recovery_served import Server
 
 from app.settings import PROJECT_ROOT
@@ -74,14 +74,13 @@ def test_the_docs_mark_their_examples_runnable() -> None:
 
 @pytest.fixture(scope="module")
 def served(databases: Databases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     _, key = create_key(url, sorted(SCOPES), name="docs-examples")
     with Server(url, tmp_path_factory.mktemp("served") / "server.log") as server:
         yield server, key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", [d for d in DOCUMENTS if blocks(d)], ids=lambda d: d.name)
 def test_the_runnable_examples_run(document: Path, served: tuple[Server, str], tmp_path: Path) -> None:
     if shutil.which("curl") is None:

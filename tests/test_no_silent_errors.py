@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import Databases, load_seeds, make_client, migrate
+from conftest import Databases, make_client
 from litestar.testing import TestClient
 
 from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
@@ -33,9 +33,7 @@ Narrowing = tuple[list[str], list[str]]
 
 @pytest.fixture(scope="module")
 def client(databases: Databases) -> Iterator[Client]:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     with make_client(url) as c:
         yield c
 
@@ -129,6 +127,7 @@ def test_comparisons_and_recommendations_over_every_gpu_currency_and_plan(
     assert _failures() == before
 
 
+@pytest.mark.slow
 def test_batches_draws_and_insights_over_every_gpu_and_currency(
     client: Client, gpu_models: list[str | None], narrowing: Narrowing, plans: list[str | None]
 ) -> None:

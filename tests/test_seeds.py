@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SEEDS, load_seeds, make_client
+from conftest import SEEDS, Databases, load_seeds, make_client
 from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
@@ -49,6 +49,13 @@ TOTAL = sum(SHIPPED.values())
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def seeded_copy(databases: Databases, backend: str) -> str:
+    """A fresh database of the test's own holding the shipped seeds, as ``load_seeds`` leaves an empty one
+    (a copy of the seeded template): for tests whose subject is the next load, not the first."""
+    return databases.seeded(backend)
 
 
 def copy_seeds(tmp_path: Path) -> Path:
@@ -225,9 +232,8 @@ def test_no_shipped_figure_was_retrieved_in_the_future() -> None:
     assert days and max(days) <= dt.date.today() + dt.timedelta(days=1)
 
 
-def test_a_broken_file_leaves_the_database_exactly_as_it_was(empty_db: str, tmp_path: Path) -> None:
-    load_seeds(empty_db)
-    before = dump(empty_db)
+def test_a_broken_file_leaves_the_database_exactly_as_it_was(seeded_copy: str, tmp_path: Path) -> None:
+    before = dump(seeded_copy)
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / HARDWARE)
     doc["gpu_models"].append({**doc["gpu_models"][0], "key": "gpu_x"})  # a good change in one file…
@@ -237,13 +243,14 @@ def test_a_broken_file_leaves_the_database_exactly_as_it_was(empty_db: str, tmp_
     write_yaml(path / ARTICLE, doc)
 
     with pytest.raises(seeds.SeedError, match=r"20-article-reference\.yaml: prices .*instance_hour.*'currency'"):
-        load_seeds(empty_db, path)
-    assert dump(empty_db) == before
+        load_seeds(seeded_copy, path)
+    assert dump(seeded_copy) == before
 
 
-def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(empty_db: str, tmp_path: Path) -> None:
-    load_seeds(empty_db)
-    before = dump(empty_db)
+def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(
+    seeded_copy: str, tmp_path: Path
+) -> None:
+    before = dump(seeded_copy)
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / HARDWARE)
     find(doc["gpu_models"], key="h20")["notes"] = "an allowed edit, planned before the refused one"
@@ -255,7 +262,7 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
     seeds.read_seeds(path)  # the files themselves are valid
 
     with pytest.raises(seeds.SeedError) as caught:
-        load_seeds(empty_db, path)
+        load_seeds(seeded_copy, path)
 
     message = str(caught.value)
     assert str(path / ARTICLE) in message
@@ -263,7 +270,7 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
     assert "field 'high'" in message
     assert "append-only" in message
     assert "(line " in message and "100 in the database, 120 in the file" in message
-    assert dump(empty_db) == before
+    assert dump(seeded_copy) == before
 
     # dropping a loaded price from the files is refused too: close it with valid_to instead
     path = copy_seeds(tmp_path / "dropped")
@@ -272,8 +279,8 @@ def test_changing_or_dropping_a_loaded_price_is_refused_and_nothing_is_written(e
     write_yaml(path / ARTICLE, doc)
 
     with pytest.raises(seeds.SeedError, match=r"reservation_discount.*in no seed file.*append-only"):
-        load_seeds(empty_db, path)
-    assert dump(empty_db) == before
+        load_seeds(seeded_copy, path)
+    assert dump(seeded_copy) == before
 
 
 def test_a_failure_inside_the_database_rolls_the_whole_load_back(empty_db: str, tmp_path: Path) -> None:
@@ -387,27 +394,26 @@ def test_a_price_change_made_the_right_way_keeps_the_old_price_for_old_dates(emp
         assert new_cost == {"low": 700_800, "expected": 700_800, "high": 700_800}
 
 
-def test_retiring_a_gpu_model_is_reported_and_removes_it(empty_db: str, tmp_path: Path) -> None:
-    load_seeds(empty_db)
+def test_retiring_a_gpu_model_is_reported_and_removes_it(seeded_copy: str, tmp_path: Path) -> None:
     path = copy_seeds(tmp_path)
     doc = read_yaml(path / HARDWARE)
     doc["gpu_models"] = [g for g in doc["gpu_models"] if g["key"] != "rtx_4090"]
     write_yaml(path / HARDWARE, doc)
 
-    dry = run(_with_session(empty_db, lambda s: seeds.apply(s, seeds.read_seeds(path), dry_run=True)))
+    dry = run(_with_session(seeded_copy, lambda s: seeds.apply(s, seeds.read_seeds(path), dry_run=True)))
     assert [(c.kind, c.section, c.key) for c in dry.changes] == [("retire", "gpu_models", ("rtx_4090",))]
-    assert counts(empty_db)["gpu_models"] == SHIPPED["gpu_models"]
+    assert counts(seeded_copy)["gpu_models"] == SHIPPED["gpu_models"]
 
-    plan = load_seeds(empty_db, path, note="retire the 4090")
+    plan = load_seeds(seeded_copy, path, note="retire the 4090")
 
     assert [(c.kind, c.section, c.key) for c in plan.changes] == [("retire", "gpu_models", ("rtx_4090",))]
     assert plan.summary() == {"add": 0, "change": 0, "retire": 1}
     assert list(seeds.describe(plan.changes)) == ["- gpu_models rtx_4090"]
-    assert len(versions(empty_db)) == 2
-    gpus = {row[0] for row in dump(empty_db)["gpu_models"]}
+    assert len(versions(seeded_copy)) == 2
+    gpus = {row[0] for row in dump(seeded_copy)["gpu_models"]}
     assert "rtx_4090" not in gpus
     assert len(gpus) == SHIPPED["gpu_models"] - 1
-    with make_client(empty_db) as client:
+    with make_client(seeded_copy) as client:
         assert client.get("/v1/gpus/rtx_4090").status_code == 404
         assert client.get("/v1/gpus/h100_sxm").status_code == 200
 

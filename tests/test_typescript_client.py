@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import NODE_TOOLS, Databases, create_key, load_seeds, migrate, require_node_tool
+from conftest import NODE_TOOLS, Databases, create_key, require_node_tool
 from test_recovery_served import Server
 
 
@@ -41,9 +41,7 @@ def compiled() -> Path:
 
 @pytest.fixture(scope="module")
 def served(databases: Databases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    url = databases.new("sqlite")
-    migrate(url)
-    load_seeds(url)
+    url = databases.seeded("sqlite")
     _, key = create_key(url, ["catalog:read", "decisions:run", "recommendations:write"], name="typescript-client")
     with Server(url, tmp_path_factory.mktemp("served") / "server.log") as server:
         yield server, key
