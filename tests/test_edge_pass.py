@@ -41,6 +41,19 @@ def the_edge(client: Any) -> Edge:
     return edge
 
 
+def routed_paths(client: Any) -> list[str]:
+    """The paths of the requests the edge passes on to the application (its router), as they come."""
+    edge = the_edge(client)
+    inner, routed = edge.app, []
+
+    async def counting(scope: Any, receive: Any, send: Any) -> None:
+        routed.append(scope["path"])
+        await inner(scope, receive, send)
+
+    edge.app = counting
+    return routed
+
+
 def test_no_litestar_middleware_authenticates_or_limits(db, key):
     with make_client(db, api_key=key, settings=limited(db)) as c:
         assert c.app.middleware == []  # tracing is off: the app adds no middleware of its own
@@ -77,14 +90,7 @@ def test_what_a_route_asks_is_read_once_per_route(db, key, monkeypatch):
 
 def test_a_refusal_is_answered_before_the_router(db, key):
     with make_client(db, api_key=None, settings=limited(db)) as c:
-        edge = the_edge(c)
-        inner, routed = edge.app, []
-
-        async def counting(scope: Any, receive: Any, send: Any) -> None:
-            routed.append(scope["path"])
-            await inner(scope, receive, send)
-
-        edge.app = counting
+        routed = routed_paths(c)
         r = c.get(OPTIONS + "/", headers={"Accept-Language": "zh"})
         assert routed == []
         assert r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
@@ -140,14 +146,7 @@ def test_a_known_etag_is_answered_304_by_the_edge_as_the_route_would(db, key):
     after the key and its charge, with the 200's caching headers, the CORS headers and the request's metrics;
     a stale or unknown ETag still goes to the route."""
     with make_client(db, api_key=key, settings=limited(db, cors_origins=(ORIGIN,))) as c:
-        edge = the_edge(c)
-        inner, routed = edge.app, []
-
-        async def counting(scope: Any, receive: Any, send: Any) -> None:
-            routed.append(scope["path"])
-            await inner(scope, receive, send)
-
-        edge.app = counting
+        routed = routed_paths(c)
         first = c.get("/v1/gpus/h100_sxm", headers={"Origin": ORIGIN})
         assert first.status_code == 200 and routed == ["/v1/gpus/h100_sxm"]
         etag = first.headers["etag"]
