@@ -218,7 +218,8 @@ class Kernel:
                 if key not in listed and self.acceptable(c, at):
                     listed.add(key)
                     chosen.append(c)
-            rest = [c for c in rest if c not in chosen]
+            kept = {id(c) for c in chosen}  # the same objects: by identity, not field by field
+            rest = [c for c in rest if id(c) not in kept]
         return chosen + rest[:extra]
 
     def assess(self, profile: Profile) -> Assessment:
