@@ -218,8 +218,8 @@ class Kernel:
                 if key not in listed and self.acceptable(c, at):
                     listed.add(key)
                     chosen.append(c)
-            kept = {id(c) for c in chosen}  # the same objects: by identity, not field by field
-            rest = [c for c in rest if id(c) not in kept]
+            chosen_ids = {id(c) for c in chosen}  # the same objects: by identity, not field by field
+            rest = [c for c in rest if id(c) not in chosen_ids]
         return chosen + rest[:extra]
 
     def assess(self, profile: Profile) -> Assessment:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from app.core import bom, offers, pricing, storage
 from app.core.capital import Bridge, Ownership, own
 from app.core.cluster import Bill
@@ -146,12 +148,24 @@ class OfferReads:
         return storage.storage_of(self, self.option, row)  # type: ignore[arg-type]
 
     def stored(self, at: Columns, store: Storage, e: int, rate: float) -> Stored:
-        """The data's storage and egress at end ``e`` for the horizon."""
-        return storage.stored(self, at, store, e, rate)  # type: ignore[arg-type]
+        """The data's storage and egress at end ``e`` for the horizon: the same for every offer of a
+        provider and region, computed once per call."""
+        key = ("stored", id(store), e, id(rate) if isinstance(rate, np.ndarray) else rate)
+        found = at.memo.get(key)
+        if found is None:  # the memo keeps what its key names alive
+            found = at.memo[key] = (storage.stored(self, at, store, e, rate), store, rate)  # type: ignore[arg-type]
+        result: Stored = found[0]
+        return result
 
     def storage_lines(self, at: Columns, kept: list[Stored], with_egress: bool) -> tuple[Line, ...]:
-        """The quote's storage line and, where egress is billed, its egress line."""
-        return storage.lines(at, kept, with_egress)
+        """The quote's storage line and, where egress is billed, its egress line: once per call for
+        the same figures (``stored`` gives offers of one provider and region the same ones)."""
+        key = ("storage_lines", with_egress, *map(id, kept))
+        found = at.memo.get(key)
+        if found is None:
+            found = at.memo[key] = (storage.lines(at, kept, with_egress), kept)
+        result: tuple[Line, ...] = found[0]
+        return result
 
     def storage_items(self, row: Price, lines: Sequence[Line]) -> tuple[LineItem, ...]:
         """The breakdown's storage and egress lines of the offer ``row`` from its quote's lines (the

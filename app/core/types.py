@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -159,8 +159,11 @@ class Efficiency:
     sources: tuple[SourceRef, ...]
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Efficiency:
-        """The same figures citing ``sources``."""
-        return replace(self, sources=sources)
+        """The same figures citing ``sources`` (made field by field: ``dataclasses.replace`` reads the
+        fields each time, and every materialised answer makes three of these)."""
+        return Efficiency(
+            self.lead_time_days, self.setup_minutes_per_run, self.execution_efficiency, self.productive_share, sources
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +182,14 @@ class Stability:
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Stability:
         """The same figures citing ``sources``."""
-        return replace(self, sources=sources)
+        return Stability(
+            self.interruptions_per_year,
+            self.hours_lost_per_interruption,
+            self.lost_gpu_hours_per_year,
+            self.goodput,
+            sources,
+            self.checkpoint_interval_hours,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +206,7 @@ class Usability:
 
     def sourced(self, sources: tuple[SourceRef, ...]) -> Usability:
         """The same figures citing ``sources``."""
-        return replace(self, sources=sources)
+        return Usability(self.infra_fte_needed, self.infra_fte_unmet, self.setup_steps, self.model_focus_share, sources)
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,6 +131,10 @@ VERBATIM = "text.verbatim"
 OWN_ENGLISH = ("rule.",)
 
 
+#: where a message keeps its last rendering, with the catalog it was rendered from
+SHOWN = "_shown"
+
+
 def render(text: str, lang: Lang) -> str:
     """``text`` in ``lang``: a :class:`~app.core.text.Msg` from its catalog template, English included
     (nested messages rendered too: an option's, offer's, provider's or plan's name is the catalog's in
@@ -139,14 +143,21 @@ def render(text: str, lang: Lang) -> str:
     string as it is."""
     if not isinstance(text, Msg):
         return str(text)
-    if lang == DEFAULT_LANG and text.code.startswith(OWN_ENGLISH):
-        return str(text)
-    template = catalog(lang).get(text.code)
-    if template is None:
-        return str(text)
-    if text.code.startswith("join."):
-        return template.join(render(item, lang) for item in text.params["items"])
-    return template.format(**{k: _param(v, lang) for k, v in text.params.items()})
+    table = _merged.get(lang) or catalog(lang)
+    # a message is rendered once per catalog (a language's, until plugins load again): the names and
+    # labels a kernel compiles once are in every answer that cites their offers
+    shown = text.__dict__.get(SHOWN)
+    if shown is not None and shown[0] is table:
+        found: str = shown[1]
+        return found
+    if (lang == DEFAULT_LANG and text.code.startswith(OWN_ENGLISH)) or (template := table.get(text.code)) is None:
+        found = str(text)
+    elif text.code.startswith("join."):
+        found = template.join(render(item, lang) for item in text.params["items"])
+    else:
+        found = template.format(**{k: _param(v, lang) for k, v in text.params.items()})
+    text.__dict__[SHOWN] = (table, found)
+    return found
 
 
 def _param(value: Any, lang: Lang) -> str:
