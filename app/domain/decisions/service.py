@@ -361,14 +361,17 @@ def _scored_results(found: batch.Rankings) -> list[s.ScoredResult]:
     return list(map(s.ScoredResult, found.recommended, found.arranged(made)))
 
 
+#: the profile's fields an evaluation echoes, in order (``option_fields`` as an object of its own)
+_ECHOED = tuple(f.name for f in dataclasses.fields(Profile) if f.name != "option_fields")
+
+
 def _profile_echo(profile: Profile) -> dict[str, Any]:
     """The profile an evaluation was computed for: its fields, and the options' own fields as an object
     where it has any (``option_fields``)."""
-    echo = {
-        k: (v.isoformat() if isinstance(v, dt.date) else v)
-        for k, v in dataclasses.asdict(profile).items()
-        if k != "option_fields"
-    }
+    echo = {}
+    for k in _ECHOED:  # its fields are numbers, words and tuples of words: read as they are, not deep-copied
+        v = getattr(profile, k)
+        echo[k] = v.isoformat() if isinstance(v, dt.date) else v
     if profile.option_fields:
         echo["option_fields"] = dict(profile.option_fields)
     return echo
