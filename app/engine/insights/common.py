@@ -66,7 +66,8 @@ class Costs:
         key = (v.option, v.plan, utilization, gpus or self.profile.gpus)
         if key not in self.cache:
             profile = self.at(v, utilization=utilization, gpus=gpus or self.profile.gpus)
-            self.cache[key] = self.model.choose(v.option, profile, self.knowledge)[0]
+            # only the ends the caller reads (the break-even sentence: the expected end alone)
+            self.cache[key] = self.model.choose(v.option, profile, self.knowledge, self.kernel_ends)[0]
         return self.cache[key]
 
     def per_hour(self, v: Variant, utilization: float, end: str) -> float:
