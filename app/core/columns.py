@@ -177,8 +177,11 @@ class Columns:
     def at_ends(self, ends: tuple[int, ...]) -> Columns:
         """The same profile's columns for other ``ends``: a new memo (its records depend on the ends),
         the constraints found shared (they do not)."""
-        other = Columns(self.profile, ends, sampled=self.sampled)
-        other.constraints = self.constraints
+        other = object.__new__(Columns)
+        for name in _COPIED:  # the profile's numbers as they are: not read from it again
+            setattr(other, name, getattr(self, name))
+        other.ends = ends
+        other.memo = {}
         return other
 
     def ranges(self, rows: Sequence[Sequence[Num]]) -> list[Range]:
@@ -204,6 +207,10 @@ class Columns:
             found[e] = v
         return tuple.__new__(Range, tuple(found))
 
+
+#: what ``Columns.at_ends`` keeps of the columns it copies: all but the ends and the memo (the
+#: constraints found are shared: they do not depend on the ends)
+_COPIED = tuple(name for name in Columns.__slots__ if name not in ("ends", "memo"))
 
 #: a profile's numbers (``PROFILE_NUMBERS``), read at once
 _numbers = attrgetter(*PROFILE_NUMBERS)
