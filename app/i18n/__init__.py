@@ -143,7 +143,7 @@ def render(text: str, lang: Lang) -> str:
     string as it is."""
     if not isinstance(text, Msg):
         return str(text)
-    table = _merged.get(lang) or catalog(lang)
+    table = catalog(lang)
     # a message is rendered once per catalog (a language's, until plugins load again): the names and
     # labels a kernel compiles once are in every answer that cites their offers
     shown = text.__dict__.get(SHOWN)
