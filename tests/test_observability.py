@@ -465,6 +465,60 @@ def test_queued_lines_are_written_in_order_by_the_thread_and_flushed(monkeypatch
     assert {x["request_id"] for x in lines} == {"queued-rid"}  # read where the line was logged
 
 
+@pytest.mark.parametrize("log_format", ["json", "console"])
+def test_a_request_line_queued_without_its_record_reads_as_its_record(
+    monkeypatch: pytest.MonkeyPatch, log_format: str
+) -> None:
+    """The serving worker queues a request's line as its fields where its handler alone takes it; the writer
+    thread writes the same line as the record would have made. Another handler on the way (pytest's
+    own, here) takes the record as before."""
+    from app.web import logs
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    logs.configure_logging(Settings(database_url="sqlite:///unused.db", log_format=log_format), queued=True)
+    root = logging.getLogger()
+    ours = next(h for h in root.handlers if h.get_name() == logs.HANDLER_NAME)
+    others = [h for h in root.handlers if h is not ours]
+    monkeypatch.setattr(time, "time", lambda: 1_765_000_000.25)  # the record's clock and the line's
+    monkeypatch.setattr(time, "time_ns", lambda: 1_765_000_000_250_000_000)
+    user = type("Principal", (), {"name": "procurement system"})()
+    scope: Any = {"method": "GET", "path": "/v1/gpus", "path_template": "/v1/gpus", "client": ("10.0.0.7", 1)}
+    token = CURRENT_REQUEST_ID.set("rid-7")
+    try:
+        for handler in others:  # this handler alone: the line without a record
+            root.removeHandler(handler)
+        assert isinstance(ours, logs._QueuedStderrHandler) and ours.sole_taker()
+        logs.log_request({**scope, "user": user, "state": {"trace_id": "ab" * 16}}, 304, 0.0012345, "kv-1")
+        logs.log_request({**scope, "state": {}}, None, 0.5, None)  # no answer: an error line
+        queued = [type(item) for item in ours.queued]
+        logs.flush_logs()
+        fast = stream.getvalue().splitlines()
+        stream.truncate(0), stream.seek(0)
+        root.addHandler(logging.NullHandler())  # another taker: records, as before
+        assert not ours.sole_taker()
+        logs.log_request({**scope, "user": user, "state": {"trace_id": "ab" * 16}}, 304, 0.0012345, "kv-1")
+        logs.log_request({**scope, "state": {}}, None, 0.5, None)
+        queued += [type(item) for item in ours.queued]
+        logs.flush_logs()
+        slow = stream.getvalue().splitlines()
+    finally:
+        CURRENT_REQUEST_ID.reset(token)
+        root.handlers = [h for h in root.handlers if not isinstance(h, logging.NullHandler)]
+        for handler in others:
+            root.addHandler(handler)
+        logs.configure_logging(Settings(database_url="sqlite:///unused.db"))  # the plain handler back
+    assert queued == [logs.RequestLine] * 2 + [logging.LogRecord] * 2
+    assert fast == slow and len(fast) == 2
+    if log_format == "json":
+        first, second = (json.loads(line) for line in fast)
+        assert first["request_id"] == "rid-7" and first["status"] == 304 and first["key"] == "procurement system"
+        assert first["trace_id"] == "ab" * 16 and first["time"] == "2025-12-06T05:46:40.250Z"
+        assert second["level"] == "error" and second["status"] is None
+    else:
+        assert "INFO    app.request [rid-7] GET /v1/gpus 304 1.234 ms" in fast[0] and "key=procurement system" in fast[0]
+
+
 def test_lines_past_the_queue_limit_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.web import logs
 

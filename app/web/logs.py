@@ -28,8 +28,9 @@ import logging
 import os
 import sys
 import threading
+import time
 import weakref
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import msgspec
 
@@ -58,9 +59,28 @@ def _time(created: float) -> str:
     return dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    found = getattr(record, "fields", None)
+def _fields(said: Any) -> dict[str, Any]:
+    """The ``fields`` of a record (or of a queued request line): ``{}`` where it has none."""
+    found = getattr(said, "fields", None)
     return found if isinstance(found, dict) else {}
+
+
+class RequestLine(NamedTuple):
+    """A request's own line as the serving worker queues it when its handler alone takes the line
+    (``log_request``): what its record would carry, formatted by the writer thread without a record."""
+
+    created: float
+    levelno: int
+    message: str
+    request_id: str | None
+    fields: dict[str, Any]
+
+    def record(self) -> logging.LogRecord:
+        """The record the line would have been, for a formatter that formats records only."""
+        record = logging.makeLogRecord({"name": REQUEST_LOGGER, "levelno": self.levelno, "msg": self.message})
+        record.levelname = logging.getLevelName(self.levelno)
+        record.created, record.request_id, record.fields = self.created, self.request_id, self.fields
+        return record
 
 
 class RequestContextFilter(logging.Filter):
@@ -77,37 +97,48 @@ class JsonFormatter(logging.Formatter):
     ``request_id`` (within a request), the record's ``fields`` and ``exception`` (a traceback)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        doc: dict[str, Any] = {
-            "time": _time(record.created),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if (rid := getattr(record, "request_id", None)) is not None:
-            doc["request_id"] = rid
-        doc.update(_fields(record))
+        doc = self._doc(record.created, record.levelname, record.name, record.getMessage(), record)
         if record.exc_info:
             doc["exception"] = self.formatException(record.exc_info)
         elif record.stack_info:
             doc["stack"] = self.formatStack(record.stack_info)
         return _JSON.encode(doc).decode()
 
+    def request_line(self, line: RequestLine) -> str:
+        """A queued request line, as ``format`` writes its record."""
+        doc = self._doc(line.created, logging.getLevelName(line.levelno), REQUEST_LOGGER, line.message, line)
+        return _JSON.encode(doc).decode()
+
+    @staticmethod
+    def _doc(created: float, level: str, name: str, message: str, said: Any) -> dict[str, Any]:
+        """The line's object; ``said``: the record or queued line its request id and fields are read from."""
+        doc: dict[str, Any] = {"time": _time(created), "level": level.lower(), "logger": name, "message": message}
+        if (rid := getattr(said, "request_id", None)) is not None:
+            doc["request_id"] = rid
+        doc.update(_fields(said))
+        return doc
+
 
 class ConsoleFormatter(logging.Formatter):
     """``time LEVEL logger [request id] message key=value …`` and the traceback, if any, below."""
 
     def format(self, record: logging.LogRecord) -> str:
-        rid = getattr(record, "request_id", None)
-        extra = " ".join(
-            f"{k}={v}" for k, v in _fields(record).items() if k not in _IN_CONSOLE_MESSAGE and v is not None
-        )
-        line = (
-            f"{_time(record.created)} {record.levelname:<7} {record.name}"
-            f"{f' [{rid}]' if rid else ''} {record.getMessage()}{f'  {extra}' if extra else ''}"
-        )
+        line = self._line(record.created, record.levelname, record.name, record.getMessage(), record)
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
+
+    def request_line(self, line: RequestLine) -> str:
+        """A queued request line, as ``format`` writes its record."""
+        return self._line(line.created, logging.getLevelName(line.levelno), REQUEST_LOGGER, line.message, line)
+
+    @staticmethod
+    def _line(created: float, level: str, name: str, message: str, said: Any) -> str:
+        rid = getattr(said, "request_id", None)
+        extra = " ".join(f"{k}={v}" for k, v in _fields(said).items() if k not in _IN_CONSOLE_MESSAGE and v is not None)
+        return (
+            f"{_time(created)} {level:<7} {name}{f' [{rid}]' if rid else ''} {message}{f'  {extra}' if extra else ''}"
+        )
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
@@ -136,8 +167,9 @@ class _QueuedStderrHandler(_StderrHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        #: records to write; an Event is set once what came before it is written; None ends the thread
-        self.queued: collections.deque[logging.LogRecord | threading.Event | None] = collections.deque()
+        #: records (and request lines) to write; an Event is set once what came before it is written; None
+        #: ends the thread
+        self.queued: collections.deque[logging.LogRecord | RequestLine | threading.Event | None] = collections.deque()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.started = threading.Lock()
@@ -154,8 +186,12 @@ class _QueuedStderrHandler(_StderrHandler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.args:  # merged now: an argument may change once the caller goes on
             record.msg, record.args = record.getMessage(), None
+        self.take(record)
+
+    def take(self, item: logging.LogRecord | RequestLine) -> None:
+        """Queue a record, or a request line this handler alone takes (``log_request``)."""
         if self.direct:
-            self.queued.append(record)
+            self.queued.append(item)
             self._drain()
             return
         if self.thread is None:
@@ -163,7 +199,7 @@ class _QueuedStderrHandler(_StderrHandler):
         if len(self.queued) >= MAX_QUEUED:
             self.dropped += 1
             return
-        self.queued.append(record)
+        self.queued.append(item)
 
     def _forked(self) -> None:
         """In a forked child the parent's thread is gone: the next line starts one of the child's own;
@@ -206,14 +242,40 @@ class _QueuedStderrHandler(_StderrHandler):
                     item.set()
                     continue
                 try:
-                    lines.append(self.format(item) + self.terminator)
+                    lines.append(self._formatted(item) + self.terminator)
                 except Exception:  # logging's own rule: a bad record never stops the others
-                    self.handleError(item)
+                    self.handleError(item.record() if isinstance(item, RequestLine) else item)
             if self.dropped:
                 dropped, self.dropped = self.dropped, 0
                 lines.append(f"{dropped} log lines dropped: the log stream did not take them{self.terminator}")
             self._write(lines)
             return False
+
+    def _formatted(self, item: logging.LogRecord | RequestLine) -> str:
+        """A record formatted; a queued request line by a formatter of ours, else as its record."""
+        if not isinstance(item, RequestLine):
+            return self.format(item)
+        formatter = self.formatter
+        if isinstance(formatter, JsonFormatter | ConsoleFormatter):
+            return formatter.request_line(item)
+        return self.format(item.record())
+
+    def sole_taker(self) -> bool:
+        """Whether a request's line, once its level passes, would reach this handler alone and be queued
+        as its record would: the request logger and its ancestors have no other handler and no filter,
+        and this handler's only filter is ours (``log_request``)."""
+        if self.direct or len(self.filters) != 1 or type(self.filters[0]) is not RequestContextFilter:
+            return False
+        logger: logging.Logger | None = log
+        while logger is not None:
+            if logger.filters or logger.disabled:
+                return False
+            if logger.handlers:
+                return logger.parent is None and logger.handlers == [self]
+            if not logger.propagate:
+                return False
+            logger = logger.parent
+        return False
 
     def write_directly(self) -> None:
         """From now on each line is written where it is logged, after every line queued before it."""
@@ -251,6 +313,8 @@ class _QueuedStderrHandler(_StderrHandler):
 
 
 _QUEUED_HANDLERS: weakref.WeakSet[_QueuedStderrHandler] = weakref.WeakSet()
+#: the serving worker's handler, while ``configure_logging(queued=True)``'s is installed
+_serving: _QueuedStderrHandler | None = None
 
 
 def _after_fork() -> None:
@@ -271,7 +335,9 @@ def configure_logging(settings: Settings, *, default_level: str = "INFO", queued
         if handler.get_name() == HANDLER_NAME:
             root.removeHandler(handler)
             handler.close()
+    global _serving
     handler = _QueuedStderrHandler() if queued else _StderrHandler()
+    _serving = handler if isinstance(handler, _QueuedStderrHandler) else None
     handler.set_name(HANDLER_NAME)
     handler.setFormatter(JsonFormatter() if settings.log_format == "json" else ConsoleFormatter())
     handler.addFilter(RequestContextFilter())
@@ -320,5 +386,11 @@ def log_request(scope: HTTPScope, status: int | None, seconds: float, knowledge_
     if trace_id := state.get("trace_id"):
         fields["trace_id"] = trace_id
     message = f"{scope['method']} {scope['path']} {status if status is not None else '-'} {fields['duration_ms']} ms"
+    # the serving worker's handler alone takes the line: queued as its fields, formatted by the writer thread
+    # as its record would be, without the record (the request pays for a tuple and an append)
+    handler = _serving
+    if handler is not None and level >= handler.level and handler.sole_taker():
+        handler.take(RequestLine(time.time(), level, message, CURRENT_REQUEST_ID.get(), fields))
+        return
     # a record made here: the logger would otherwise search the stack for its caller on every request
     log.handle(log.makeRecord(log.name, level, __file__, 0, message, (), None, extra={"fields": fields}))
