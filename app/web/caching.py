@@ -59,6 +59,8 @@ def _header(scope: Scope, name: bytes) -> str:
 
 
 def _normalised_query(query_string: bytes) -> str:
+    if not query_string:
+        return ""
     return urlencode(sorted(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)))
 
 
@@ -154,15 +156,20 @@ def known_not_modified(scope: Scope, path: str) -> str | None:
     names (``path``: as routed): a 304 will do without its handler (``app.web.edge`` answers it,
     ``answer_not_modified``); else None."""
     known: KnownEtags | None = scope["app"].state.get("known_etags")
-    if known is None or not _header(scope, b"if-none-match"):
+    if known is None or not (if_none_match := _header(scope, b"if-none-match")):
         return None
     etag = read_etag(scope, path)
-    return etag if etag is not None and etag in known and not_modified(scope, etag) else None
+    return etag if etag is not None and etag in known and matches(if_none_match, etag) else None
+
+
+#: a 304's headers after its ETag (``caching_headers``'), as raw ASGI headers
+_NOT_MODIFIED_AFTER_ETAG = [(b"cache-control", CACHE_CONTROL.encode()), (b"vary", VARY.encode())]
 
 
 async def answer_not_modified(scope: Scope, etag: str, send: Send) -> None:
     """The 304 of ``etag``: its caching headers, no body."""
-    await send(_not_modified_start(caching_headers(etag)))
+    headers = [(b"etag", etag.encode()), *_NOT_MODIFIED_AFTER_ETAG]
+    await send({"type": "http.response.start", "status": 304, "headers": headers})
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

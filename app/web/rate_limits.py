@@ -36,11 +36,11 @@ again; its state is logged, exported (``compute_advisor_dependency_up{name="redi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import ipaddress
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -123,8 +123,9 @@ class Standing(Enum):
 KeyStanding = Callable[[str], Awaitable[Standing]]
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
+class Charge(NamedTuple):
+    """One charge of a budget: allowed or not, and what its ``RateLimit-*`` headers say."""
+
     allowed: bool
     limit: int
     remaining: int
@@ -132,15 +133,26 @@ class Charge:
     window_seconds: int
 
     def headers(self) -> dict[str, str]:
-        return {
-            "RateLimit-Policy": f"{self.limit}; w={self.window_seconds}",
-            "RateLimit-Limit": str(self.limit),
-            "RateLimit-Remaining": str(self.remaining),
-            "RateLimit-Reset": str(self.reset_seconds),
-        }
+        return {name: value.decode() for name, (_, value) in zip(CHARGE_HEADERS, self.raw_headers(), strict=True)}
 
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
-        return [(k.lower().encode(), v.encode()) for k, v in self.headers().items()]
+        """``headers`` as raw ASGI headers (named as ``CHARGE_HEADERS``, in lower case)."""
+        return [
+            *_budget_headers(self.limit, self.window_seconds),
+            (_REMAINING, str(self.remaining).encode()),
+            (_RESET, str(self.reset_seconds).encode()),
+        ]
+
+
+#: the headers of a charge (``Charge.headers``)
+CHARGE_HEADERS = ("RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+_POLICY, _LIMIT, _REMAINING, _RESET = (name.lower().encode() for name in CHARGE_HEADERS)
+
+
+@functools.cache
+def _budget_headers(limit: int, window_seconds: int) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers of a budget, the same on every charge of it (encoded once)."""
+    return (_POLICY, f"{limit}; w={window_seconds}".encode()), (_LIMIT, str(limit).encode())
 
 
 def _trusted(address: str, proxies: TrustedProxies) -> bool:
