@@ -262,12 +262,11 @@ class PlatformKernel(OfferKernel):
                 )
             )
         breakdown.extend(self.storage_items(c.offer.row, quote.lines))
-        notes = (self._billing_note(profile, c, quote, billing, committed, billed, useful),)
         return self.assessment_of(
             profile,
             quote,
             breakdown=breakdown,
-            notes=notes,
+            notes=lambda: (self._billing_note(profile, c, quote, billing, committed, billed, useful),),
             efficiency_refs=self.efficiency_refs((self.ref("discount_rate"),), self.lead_refs(c)),
             stability_refs=self.stability_refs("detection_hours", "restart_hours"),
             usability_refs=self.usability_refs(profile),

@@ -215,14 +215,17 @@ class RentedKernel(OfferKernel):
                 "min(GPUs held × 8,760 hours, useful GPU-hours ÷ utilization of held instances) × price per "
                 "GPU-hour × the horizon's years",
             )
-            held_note = msg(
-                "note.rented_held",
-                f"at {pct(profile.utilization)} utilization you pay for {num(paid.expected / profile.gpus)} "
-                f"hours of each GPU to use {num(useful / profile.gpus)}",
-                utilization=pct(profile.utilization),
-                paid_hours=num(paid.expected / profile.gpus),
-                useful_hours=num(useful / profile.gpus),
-            )
+
+            def held_note() -> str:
+                return msg(
+                    "note.rented_held",
+                    f"at {pct(profile.utilization)} utilization you pay for {num(paid.expected / profile.gpus)} "
+                    f"hours of each GPU to use {num(useful / profile.gpus)}",
+                    utilization=pct(profile.utilization),
+                    paid_hours=num(paid.expected / profile.gpus),
+                    useful_hours=num(useful / profile.gpus),
+                )
+
             read: tuple[SourceRef, ...] = (self.ref("held_utilization"), self.ref("discount_rate"))
         else:
             basis = msg(
@@ -230,12 +233,15 @@ class RentedKernel(OfferKernel):
                 "GPUs held × 8,760 hours × price per GPU-hour × the whole terms that cover the horizon",
             )
             plan = plan_name(offer.plan)
-            held_note = msg(
-                "note.rented_reserved",
-                f"reserved in whole terms ({plan}), you pay for every hour of {num(held_gpus)} GPUs",
-                plan=plan,
-                gpus=num(held_gpus),
-            )
+
+            def held_note() -> str:
+                return msg(
+                    "note.rented_reserved",
+                    f"reserved in whole terms ({plan}), you pay for every hour of {num(held_gpus)} GPUs",
+                    plan=plan,
+                    gpus=num(held_gpus),
+                )
+
             read = (self.ref("discount_rate"),)
         _, annual, upfront, total = quote.lines[0]
         first = LineItem(
@@ -252,20 +258,19 @@ class RentedKernel(OfferKernel):
         spot_refs = (self.ref("spot_interruptions_per_gpu_year"), *capped) if offer.plan == "spot" else ()
         scaling = self.scaling(c, self.columns(profile))
         scaling_refs = () if scaling is None else (self.ref(scaling[0]),)
+
+        def notes() -> tuple[str, ...]:  # composed where an answer reads them
+            held, shown = held_note(), money_range(annual, profile.currency)
+            said = msg(
+                "note.rented", f"Rented ({c.label}): {shown} a year; {held}.", offer=c.label, annual=shown, held=held
+            )
+            return (said, *renewal_risk(c, profile))
+
         return self.assessment_of(
             profile,
             quote,
             breakdown=(first, *self.storage_items(offer.row, quote.lines[1:])),
-            notes=(
-                msg(
-                    "note.rented",
-                    f"Rented ({c.label}): {money_range(annual, profile.currency)} a year; {held_note}.",
-                    offer=c.label,
-                    annual=money_range(annual, profile.currency),
-                    held=held_note,
-                ),
-                *renewal_risk(c, profile),
-            ),
+            notes=notes,
             efficiency_refs=self.efficiency_refs(self.lead_refs(c), spot_refs, scaling_refs),
             stability_refs=self.stability_refs("detection_hours", "restart_hours"),
             usability_refs=self.usability_refs(profile),

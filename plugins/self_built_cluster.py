@@ -230,12 +230,12 @@ class OwnClusterKernel(OfferKernel):
             )
             for key, annual, upfront, total in quote.lines
         ]
-        cur = profile.currency
-        cost = quote.cost
-        bridged = bool(np.all(bridged_each))
-        upfront, annual, total = (money_range(x, cur) for x in (cost.upfront, cost.annual, cost.total))
-        notes = (
-            msg(
+
+        def notes() -> tuple[str, ...]:  # composed where an answer reads them
+            cur, cost = profile.currency, quote.cost
+            bridged = bool(np.all(bridged_each))
+            upfront, annual, total = (money_range(x, cur) for x in (cost.upfront, cost.annual, cost.total))
+            note = msg(
                 "note.self_built_bridged" if bridged else "note.self_built",
                 f"Own cluster ({c.label}): {num(servers)} server(s) cost {upfront} upfront and "
                 f"{annual} a year written off over the depreciation period; "
@@ -247,8 +247,9 @@ class OwnClusterKernel(OfferKernel):
                 annual=annual,
                 total=total,
                 teams=span(teams, "ops team(s)").removesuffix(" ops team(s)"),
-            ),
-        )
+            )
+            return (note,)
+
         ops_team = hired_level(profile.ops_team)
         return self.assessment_of(
             profile,

@@ -7,7 +7,7 @@ answered is worded; every label and basis is a message the catalogs word in the 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from app.core import availability as rules
@@ -15,7 +15,7 @@ from app.core import residency as data_residency
 from app.core.kernel import Candidate, Quote, refs
 from app.core.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
 from app.core.ranges import Range
-from app.core.text import msg
+from app.core.text import Said, msg
 from app.core.types import Assessment, Cost, LineItem, Profile, Violation
 
 
@@ -72,13 +72,15 @@ def assessment(
     quote: Quote,
     *,
     breakdown: Sequence[LineItem],
-    notes: tuple[str, ...],
+    notes: tuple[str, ...] | Callable[[], tuple[str, ...]],
     efficiency_refs: tuple[SourceRef, ...],
     stability_refs: tuple[SourceRef, ...],
     usability_refs: tuple[SourceRef, ...],
 ) -> Assessment:
     """The materialised assessment of ``quote``: the option's own breakdown lines and notes, and the
-    shared parts' sources, extras lines and violation sentences."""
+    shared parts' sources, extras lines and violation sentences. ``notes``: the sentences, or a function
+    that composes them — called only where an answer reads the notes (an evaluation's reasons do, a
+    price comparison does not), with the notes of data residency and availability rules after them."""
     c = quote.candidate
     assert c is not None
     extras = []
@@ -94,9 +96,15 @@ def assessment(
     violations = tuple(
         Violation(kernel.violation_reason(profile, quote, code), where) for code, where in quote.violations
     )
-    notes = (*notes, *data_residency.notes(kernel.knowledge, profile))  # no buyer: no place refused, said
-    # rules that bind without refusing (a licence, a discouraged purchase), and none for an unknown buyer
-    notes = (*notes, *rules.notes(kernel.knowledge, kernel.as_of, c, profile, kernel.availability(c, profile)))
+
+    def composed() -> tuple[str, ...]:
+        return (
+            *(notes() if callable(notes) else notes),
+            *data_residency.notes(kernel.knowledge, profile),  # no buyer: no place refused, said
+            # rules that bind without refusing (a licence, a discouraged purchase), none for an unknown buyer
+            *rules.notes(kernel.knowledge, kernel.as_of, c, profile, kernel.availability(c, profile)),
+        )
+
     return Assessment(
         option=kernel.option,
         cost=Cost(
@@ -117,7 +125,7 @@ def assessment(
         efficiency=quote.efficiency.sourced(efficiency_refs),
         stability=quote.stability.sourced(stability_refs),
         usability=quote.usability.sourced(usability_refs),
-        notes=notes,
+        notes=Said(composed),  # composed where an answer reads them
         offer=c.info,
         violations=violations,
     )

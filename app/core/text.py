@@ -5,8 +5,8 @@ codes (:class:`Msg`) the edge renders in the request's language. Names are messa
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -126,3 +126,47 @@ def flat_messages(table: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
 def placeholders(template: str) -> frozenset[str]:
     """The ``{name}`` fields a template uses."""
     return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field)
+
+
+class Said(Sequence[str]):
+    """Sentences composed when first read: an answer that shows no notes (a price comparison) never
+    formats their figures. Reads as the tuple ``compose()`` returns, and equals it."""
+
+    __slots__ = ("_compose", "_said")
+
+    def __init__(self, compose: Callable[[], tuple[str, ...]]) -> None:
+        self._compose: Callable[[], tuple[str, ...]] | None = compose
+        self._said: tuple[str, ...] = ()
+
+    def said(self) -> tuple[str, ...]:
+        """The sentences, composed at the first call."""
+        compose = self._compose
+        if compose is not None:
+            self._said, self._compose = tuple(compose()), None
+        return self._said
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        return self.said()[index]
+
+    def __len__(self) -> int:
+        return len(self.said())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.said())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Said):
+            other = other.said()
+        return isinstance(other, tuple) and self.said() == other
+
+    def __hash__(self) -> int:
+        return hash(self.said())
+
+    def __repr__(self) -> str:
+        return f"Said({self.said()!r})"

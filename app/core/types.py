@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,8 +266,8 @@ class Assessment:
     efficiency: Efficiency
     stability: Stability
     usability: Usability
-    #: plain sentences with the figures behind them
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    #: plain sentences with the figures behind them (a tuple, or ``app.core.text.Said``: composed when read)
+    notes: Sequence[str] = field(default_factory=tuple)
     #: the offer priced (None for an option without offers)
     offer: OfferInfo | None = None
     alternatives: tuple[Alternative, ...] = ()
