@@ -1,5 +1,6 @@
-"""An assessment's notes are composed where an answer reads them (``app.core.text.Said``): an evaluation's
-reasons show them, a price comparison does not and never formats their figures."""
+"""An assessment's notes and an evaluation's reasons are composed where an answer reads them
+(``app.core.text.Said``): an evaluation's entries show them; a price comparison and a batch's scores do not,
+and never format their figures."""
 
 from __future__ import annotations
 
@@ -50,10 +51,27 @@ def test_a_price_comparison_composes_no_notes_and_an_evaluation_shows_them(
     r = client.post("/v1/price-comparisons", json=body)
     assert r.status_code == 200, r.text
     assert composed == []
-    r = client.post("/v1/evaluations", json={"profiles": [{**PROFILE_EXAMPLE, **body}], "detail": "full"})
+    profile = {**PROFILE_EXAMPLE, **body}
+    r = client.post("/v1/evaluations", json={"profiles": [profile]})  # scores: no sentences
     assert r.status_code == 200, r.text
-    assert composed  # the options' notes, in their reasons
-    reasons = {o["option"]: o["reasons"] for o in r.json()["evaluations"][0]["ranking"]}
+    scored = r.json()["results"][0]
+    assert composed == [] and len(scored["ranking"]) == 3
+    r = client.post("/v1/evaluations", json={"profiles": [profile], "detail": "full"})
+    assert r.status_code == 200, r.text
+    assert composed  # the options' reasons, their notes among them
+    full = r.json()
+    ranking = full["evaluations"][0]["ranking"]
+    assert full["evaluations"][0]["recommended_option"] == scored["recommended_option"]
+    for entry, shown in zip(scored["ranking"], ranking, strict=True):  # the figures the evaluation shows
+        assert {k: entry[k] for k in ("option", "rank", "score", "scores", "fit", "feasible")} == {
+            k: shown[k] for k in ("option", "rank", "score", "scores", "fit", "feasible")
+        }
+        cost = shown["cost"]
+        assert entry["annual_cost"] == cost["annual_cost"]["expected"]
+        assert entry["total_cost"] == cost["total_cost"]["expected"]
+        assert entry["cost_per_useful_gpu_hour"] == cost["cost_per_useful_gpu_hour"]["expected"]
+        assert entry["cost_per_effective_gpu_hour"] == cost["cost_per_effective_gpu_hour"]["expected"]
+    reasons = {o["option"]: o["reasons"] for o in full["evaluations"][0]["ranking"]}
     own = reasons["self_built_cluster"]
     assert any(x.startswith("Own cluster (") and "server(s) cost" in x for x in own), own
     assert any(x.startswith("Rented (") for x in reasons["rented_gpu_instances"])

@@ -4,7 +4,8 @@ the scores and the order come from ``app.engine.scoring``, as for batches and Mo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from app.core.errors import ISOLATED, OPTION_FAILED, failure, said
 from app.core.knowledge import Knowledge
 from app.core.ranges import holds_anywhere
-from app.core.text import Msg, joined, msg, num, option_ref, pct, span
+from app.core.text import Msg, Said, joined, msg, num, option_ref, pct, span
 from app.core.types import Assessment, Profile
 from app.core.vocab import DIMENSIONS
 from app.engine import rules as rule_engine
@@ -49,7 +50,7 @@ class Ranked:
     scores: Mapping[str, float]
     fit: float
     feasible: bool
-    reasons: tuple[str, ...]
+    reasons: Sequence[str]
     rules: tuple[AppliedRule, ...]
     outcome: Outcome
 
@@ -115,7 +116,7 @@ class _Scored:
     raw: float
     scores: dict[str, float]
     fit: float
-    reasons: tuple[str, ...]
+    reasons: Sequence[str]
     rules: tuple[AppliedRule, ...]
 
 
@@ -147,7 +148,12 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
         r
         if r.outcome.assessment is None
         else dataclasses.replace(
-            r, reasons=_reasons(profile, r.outcome.assessment, cheapest_feasible, list(r.rules), feasible=r.feasible)
+            r,  # composed where an answer reads them (an evaluation's entries; a batch's scores do not)
+            reasons=Said(
+                functools.partial(
+                    _reasons, profile, r.outcome.assessment, cheapest_feasible, list(r.rules), feasible=r.feasible
+                )
+            ),
         )
         for r in rows
     ]

@@ -235,7 +235,7 @@ class DecisionService:
             )
         kb = self.advisor.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
-            results = [_scored(self.evaluate(p, kb, lang=lang)) for p in req.profiles]
+            results = [self.scored(p, kb) for p in req.profiles]
         else:
             with self.advisor.tracer.start_as_current_span(
                 "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
@@ -259,6 +259,22 @@ class DecisionService:
             detail=req.detail,
             results=results,
             evaluations=full,
+        )
+
+    def scored(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
+        """One profile's ranking as a batch's ``results`` answer it: the evaluation's ranking, scores and
+        figures (``decision.decide``), without its sentences — they are composed only where answered."""
+        result: s.ScoredResult = self._remembered(
+            ("evaluation", kb.version, self.advisor.today(), "scores", req.model_dump_json()),
+            lambda: self._scored(req, kb),
+        )
+        return result
+
+    def _scored(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
+        found = demand.assessed(self.advisor, req, kb)
+        result = decision.decide(found.profile, found.outcomes, kb, self.advisor.weights(req, kb))
+        return s.ScoredResult(
+            recommended_option=result.recommended_option, ranking=[_scored(r) for r in result.ranking]
         )
 
     def _entry(
@@ -377,26 +393,24 @@ def _profile_echo(profile: Profile) -> dict[str, Any]:
     return echo
 
 
-def _scored(e: s.Evaluation) -> s.ScoredResult:
-    return s.ScoredResult(
-        recommended_option=e.recommended_option,
-        ranking=[
-            s.ScoredEntry(
-                option=r.option,
-                rank=r.rank,
-                score=r.score,
-                scores=r.scores,
-                fit=r.fit,
-                feasible=r.feasible,
-                annual_cost=None if r.cost is None else r.cost.annual_cost.expected,
-                total_cost=None if r.cost is None else r.cost.total_cost.expected,
-                cost_per_useful_gpu_hour=None if r.cost is None else r.cost.cost_per_useful_gpu_hour.expected,
-                error=r.error,
-                error_code=r.error_code,
-                cost_per_effective_gpu_hour=None
-                if r.cost is None or r.cost.cost_per_effective_gpu_hour is None
-                else r.cost.cost_per_effective_gpu_hour.expected,
-            )
-            for r in e.ranking
-        ],
+def _scored(r: decision.Ranked) -> s.ScoredEntry:
+    """An option's entry in a ranking without sentences: its figures at their expected end, rounded as the
+    evaluation's ``cost`` shows them (``range_read``)."""
+    a = r.outcome.assessment
+    c = None if a is None else a.cost
+    return s.ScoredEntry(
+        option=r.option,
+        rank=r.rank,
+        score=r.score,
+        scores=DimensionScores(**r.scores),
+        fit=r.fit,
+        feasible=r.feasible,
+        annual_cost=None if c is None else range_read(c.annual).expected,
+        total_cost=None if c is None else range_read(c.total).expected,
+        cost_per_useful_gpu_hour=None if c is None else range_read(c.per_useful_gpu_hour, 4).expected,
+        error=r.outcome.error,
+        error_code=r.outcome.error_code,
+        cost_per_effective_gpu_hour=None
+        if c is None or c.per_effective_gpu_hour is None
+        else range_read(c.per_effective_gpu_hour, 4).expected,
     )
