@@ -28,9 +28,14 @@ DISTRIBUTION = "triangular(low, mode, high) per knowledge-base range, mean = exp
 
 
 def range_read(r: Range, digits: int = 2) -> RangeRead:
-    """A range as answers show it: money and hours to 2 decimals, shares and unit prices to 4."""
+    """A range as answers show it: money and hours to 2 decimals, shares and unit prices to 4 (a range
+    whose ends are one number away from zero rounded once: the same figures, a third of the work)."""
+    low, expected, high = r
+    if low == expected == high and expected:  # not at zero, where -0.0 and 0.0 are equal but shown apart
+        shown = round(float(expected), digits)
+        return RangeRead(low=shown, expected=shown, high=shown)
     return RangeRead(
-        low=round(float(r.low), digits), expected=round(float(r.expected), digits), high=round(float(r.high), digits)
+        low=round(float(low), digits), expected=round(float(expected), digits), high=round(float(high), digits)
     )
 
 
