@@ -18,18 +18,24 @@ from app.core.ranges import Range
 from app.core.text import Said, msg
 from app.core.types import Assessment, Cost, LineItem, Profile, Violation
 
+#: the words of the extras' lines: one message each, rendered once per catalog (``app.i18n.render``)
+WORK_LABEL = msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost")
+WORK_BASIS = msg(
+    "basis.infrastructure_work",
+    "infrastructure work the team cannot cover (FTE) × an engineer's cost per FTE-year × the horizon's years",
+)
+WAITING_LABEL = msg("line.waiting", "Waiting for the compute, at the cost of a day's delay")
+WAITING_BASIS = msg("basis.waiting", "days until the compute is available × the cost of a day's delay")
+
 
 def work_line(annual: Range, upfront: Range, total: Range, sources: tuple[SourceRef, ...]) -> LineItem:
     """The line of the infrastructure work left to the team, priced at an engineer's cost."""
     return LineItem(
         key="infrastructure_work",
-        label=msg("line.infrastructure_work", "Infrastructure work left to the team, at an engineer's cost"),
+        label=WORK_LABEL,
         annual=annual,
         upfront=upfront,
-        basis=msg(
-            "basis.infrastructure_work",
-            "infrastructure work the team cannot cover (FTE) × an engineer's cost per FTE-year × the horizon's years",
-        ),
+        basis=WORK_BASIS,
         sources=sources,
         total=total,
     )
@@ -38,13 +44,7 @@ def work_line(annual: Range, upfront: Range, total: Range, sources: tuple[Source
 def waiting_line(annual: Range, upfront: Range, total: Range) -> LineItem:
     """The line of waiting for the compute, priced at the profile's ``delay_cost_per_day``."""
     return LineItem(
-        key="waiting",
-        label=msg("line.waiting", "Waiting for the compute, at the cost of a day's delay"),
-        annual=annual,
-        upfront=upfront,
-        basis=msg("basis.waiting", "days until the compute is available × the cost of a day's delay"),
-        sources=(),
-        total=total,
+        key="waiting", label=WAITING_LABEL, annual=annual, upfront=upfront, basis=WAITING_BASIS, sources=(), total=total
     )
 
 
