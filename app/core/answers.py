@@ -15,7 +15,7 @@ from app.core import residency as data_residency
 from app.core.kernel import Candidate, Quote, refs
 from app.core.knowledge import AvailabilityRule, Knowledge, Price, SourceRef
 from app.core.ranges import Range
-from app.core.text import Said, msg
+from app.core.text import Composed, msg
 from app.core.types import Assessment, Cost, LineItem, Profile, Violation
 
 #: the words of the extras' lines: one message each, rendered once per catalog (``app.i18n.render``)
@@ -125,7 +125,7 @@ def assessment(
         efficiency=quote.efficiency.sourced(efficiency_refs),
         stability=quote.stability.sourced(stability_refs),
         usability=quote.usability.sourced(usability_refs),
-        notes=Said(composed),  # composed where an answer reads them
+        notes=Composed(composed),  # composed where an answer reads them
         offer=c.info,
         violations=violations,
     )

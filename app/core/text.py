@@ -128,22 +128,22 @@ def placeholders(template: str) -> frozenset[str]:
     return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field)
 
 
-class Said(Sequence[str]):
+class Composed(Sequence[str]):
     """Sentences composed when first read: an answer that shows no notes (a price comparison) never
     formats their figures. Reads as the tuple ``compose()`` returns, and equals it."""
 
-    __slots__ = ("_compose", "_said")
+    __slots__ = ("_compose", "_sentences")
 
     def __init__(self, compose: Callable[[], tuple[str, ...]]) -> None:
         self._compose: Callable[[], tuple[str, ...]] | None = compose
-        self._said: tuple[str, ...] = ()
+        self._sentences: tuple[str, ...] = ()
 
-    def said(self) -> tuple[str, ...]:
+    def sentences(self) -> tuple[str, ...]:
         """The sentences, composed at the first call."""
         compose = self._compose
         if compose is not None:
-            self._said, self._compose = tuple(compose()), None
-        return self._said
+            self._sentences, self._compose = tuple(compose()), None
+        return self._sentences
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -152,21 +152,21 @@ class Said(Sequence[str]):
     def __getitem__(self, index: slice) -> tuple[str, ...]: ...
 
     def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
-        return self.said()[index]
+        return self.sentences()[index]
 
     def __len__(self) -> int:
-        return len(self.said())
+        return len(self.sentences())
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.said())
+        return iter(self.sentences())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Said):
-            other = other.said()
-        return isinstance(other, tuple) and self.said() == other
+        if isinstance(other, Composed):
+            other = other.sentences()
+        return isinstance(other, tuple) and self.sentences() == other
 
     def __hash__(self) -> int:
-        return hash(self.said())
+        return hash(self.sentences())
 
     def __repr__(self) -> str:
-        return f"Said({self.said()!r})"
+        return f"Composed({self.sentences()!r})"

@@ -266,7 +266,7 @@ class Assessment:
     efficiency: Efficiency
     stability: Stability
     usability: Usability
-    #: plain sentences with the figures behind them (a tuple, or ``app.core.text.Said``: composed when read)
+    #: plain sentences with the figures behind them (a tuple, or ``app.core.text.Composed``: composed when read)
     notes: Sequence[str] = field(default_factory=tuple)
     #: the offer priced (None for an option without offers)
     offer: OfferInfo | None = None

@@ -13,7 +13,7 @@ from typing import Any
 from app.core.errors import ISOLATED, OPTION_FAILED, failure, said
 from app.core.knowledge import Knowledge
 from app.core.ranges import holds_anywhere
-from app.core.text import Msg, Said, joined, msg, num, option_ref, pct, span
+from app.core.text import Composed, Msg, joined, msg, num, option_ref, pct, span
 from app.core.types import Assessment, Profile
 from app.core.vocab import DIMENSIONS
 from app.engine import rules as rule_engine
@@ -149,7 +149,7 @@ def decide(profile: Profile, outcomes: list[Outcome], knowledge: Knowledge, weig
         if r.outcome.assessment is None
         else dataclasses.replace(
             r,  # composed where an answer reads them (an evaluation's entries; a batch's scores do not)
-            reasons=Said(
+            reasons=Composed(
                 functools.partial(
                     _reasons, profile, r.outcome.assessment, cheapest_feasible, list(r.rules), feasible=r.feasible
                 )

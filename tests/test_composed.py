@@ -1,5 +1,5 @@
 """An assessment's notes and an evaluation's reasons are composed where an answer reads them
-(``app.core.text.Said``): an evaluation's entries show them; a price comparison and a batch's scores do not,
+(``app.core.text.Composed``): an evaluation's entries show them; a price comparison and a batch's scores do not,
 and never format their figures."""
 
 from __future__ import annotations
@@ -9,37 +9,37 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from app.core.text import Said, msg
+from app.core.text import Composed, msg
 from app.openapi.generators import PROFILE_EXAMPLE
 
 
-def test_said_reads_as_the_tuple_it_composes_once() -> None:
+def test_composed_reads_as_the_tuple_it_composes_once() -> None:
     calls: list[int] = []
 
     def compose() -> tuple[str, ...]:
         calls.append(1)
         return (msg("note.x", "first"), "second")
 
-    said = Said(compose)
+    notes = Composed(compose)
     assert not calls  # nothing composed until read
-    assert said == ("first", "second") and tuple(said) == ("first", "second") and len(said) == 2
-    assert said[1] == "second" and said[:1] == ("first",) and [*said] == ["first", "second"]
-    assert hash(said) == hash(("first", "second")) and said == Said(lambda: ("first", "second"))
-    assert said != ("first",) and said != ["first", "second"]
+    assert notes == ("first", "second") and tuple(notes) == ("first", "second") and len(notes) == 2
+    assert notes[1] == "second" and notes[:1] == ("first",) and [*notes] == ["first", "second"]
+    assert hash(notes) == hash(("first", "second")) and notes == Composed(lambda: ("first", "second"))
+    assert notes != ("first",) and notes != ["first", "second"]
     assert calls == [1]
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many notes were composed (``Said.said`` composing, not reading what it composed)."""
+    """How many notes were composed (``Composed.sentences`` composing, not reading what it composed)."""
     composed: list[int] = []
-    said = Said.said
+    sentences = Composed.sentences
 
-    def counting(self: Said) -> tuple[str, ...]:
+    def counting(self: Composed) -> tuple[str, ...]:
         if self._compose is not None:
             composed.append(1)
-        return said(self)
+        return sentences(self)
 
-    monkeypatch.setattr(Said, "said", counting)
+    monkeypatch.setattr(Composed, "sentences", counting)
     return composed
 
 
