@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import logging
+import random
 import shutil
 import sys
 import time
@@ -518,6 +519,32 @@ def test_a_request_line_queued_without_its_record_reads_as_its_record(
     else:
         assert "INFO    app.request [rid-7] GET /v1/gpus 304 1.234 ms" in fast[0]
         assert "key=procurement system" in fast[0]
+
+
+def test_a_lines_time_is_written_as_datetime_writes_it() -> None:
+    """The whole second's text is made once per second; the line's time is the same as ``datetime``'s
+    (microseconds rounded half to even, then cut to milliseconds), at every second's edge too."""
+    from app.web import logs
+
+    def expected(created: float) -> str:
+        return dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    rnd = random.Random(5)
+    edges = [
+        1_765_000_000.0,
+        1_765_000_000.9995,
+        1_765_000_000.9999995,
+        1_765_000_000.0004999,
+        0.0,
+        4_102_444_799.9999997,
+    ]
+    edges += [int(rnd.uniform(1.7e9, 1.8e9)) + 0.9999995 + rnd.uniform(-1e-7, 1e-7) for _ in range(2_000)]
+    times = (
+        edges
+        + [rnd.uniform(1.7e9, 1.8e9) for _ in range(5_000)]
+        + sorted(rnd.uniform(1.765e9, 1.765e9 + 3) for _ in range(5_000))
+    )
+    assert [logs._time(t) for t in times] == [expected(t) for t in times]
 
 
 def test_lines_past_the_queue_limit_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import atexit
 import collections
-import datetime as dt
 import logging
+import math
 import os
 import sys
 import threading
@@ -57,8 +57,23 @@ log = logging.getLogger(REQUEST_LOGGER)
 _JSON = msgspec.json.Encoder(enc_hook=str)  # anything it cannot encode as itself, as its str()
 
 
+#: the last whole second a line's time was written for, and its RFC 3339 text (``_time``)
+_second: tuple[float, str] = (math.nan, "")
+
+
 def _time(created: float) -> str:
-    return dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``created`` in RFC 3339, UTC, to the millisecond: as ``datetime.fromtimestamp(created, UTC)
+    .isoformat(timespec="milliseconds")`` writes it (microseconds rounded half to even, then cut to
+    milliseconds), with the whole second's text made once per second — lines come many a second."""
+    global _second
+    fraction, whole = math.modf(created)
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    second = _second
+    if second[0] != whole:
+        second = _second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+    return f"{second[1]}.{micros // 1000:03d}Z"
 
 
 def _fields(said: Any) -> dict[str, Any]:
