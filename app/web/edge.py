@@ -84,6 +84,10 @@ if TYPE_CHECKING:
 
 _CACHE_CONTROL = b"cache-control"
 _SOURCE = KNOWLEDGE_SOURCE_HEADER.lower().encode()
+#: the edge's constant header names and values, encoded once
+_REQUEST_ID = REQUEST_ID_HEADER.lower().encode()
+_NO_STORE = NO_STORE.encode()
+_CONTENT_LANGUAGE = {lang: (b"content-language", tag.encode()) for lang, tag in CONTENT_LANGUAGE.items()}
 _OPEN = re.compile("|".join(PUBLIC_PATHS))
 _CHARGED = re.compile("|".join(PUBLIC_CHARGED_PATHS))
 #: Litestar's ``opt`` key of a route handler that asks for no key
@@ -278,9 +282,9 @@ class Edge:
         """The answer's headers and the edge's, in one list: the edge's replace those of the same name,
         except ``Cache-Control``, which the edge only adds where the handler set none."""
         path = scope["path"]
-        added: list[tuple[bytes, bytes]] = [(REQUEST_ID_HEADER.encode(), request_id(scope).encode("latin-1"))]
+        added: list[tuple[bytes, bytes]] = [(_REQUEST_ID, request_id(scope).encode("latin-1"))]
         added += security_headers(path)
-        added.append((b"content-language", CONTENT_LANGUAGE[language(scope)].encode()))
+        added.append(_CONTENT_LANGUAGE[language(scope)])
         charge = charge_of(scope)
         if charge is not None:
             added += charge.raw_headers()
@@ -296,7 +300,7 @@ class Edge:
             caching_said = caching_said or lowered == _CACHE_CONTROL
             kept.append((name, value))
         if not caching_said and not path.startswith("/docs"):
-            kept.append((_CACHE_CONTROL, NO_STORE.encode()))
+            kept.append((_CACHE_CONTROL, _NO_STORE))
         kept += added
         return kept
 
