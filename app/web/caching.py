@@ -133,7 +133,7 @@ def conditional_get_middleware(app: ASGIApp) -> ASGIApp:
                     known.add(etag)
                 if not_modified(scope, etag):
                     replaced = True
-                    await send(_not_modified_start(headers))
+                    await send(_not_modified_start(etag))
                     return
                 mutable = MutableScopeHeaders.from_message(message)
                 for k, v in headers.items():
@@ -162,23 +162,19 @@ def known_not_modified(scope: Scope, path: str) -> str | None:
     return etag if etag is not None and etag in known and matches(if_none_match, etag) else None
 
 
-#: a 304's headers after its ETag (``caching_headers``'), as raw ASGI headers
-_NOT_MODIFIED_AFTER_ETAG = [(b"cache-control", CACHE_CONTROL.encode()), (b"vary", VARY.encode())]
-
-
 async def answer_not_modified(scope: Scope, etag: str, send: Send) -> None:
     """The 304 of ``etag``: its caching headers, no body."""
-    headers = [(b"etag", etag.encode()), *_NOT_MODIFIED_AFTER_ETAG]
-    await send({"type": "http.response.start", "status": 304, "headers": headers})
+    await send(_not_modified_start(etag))
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _not_modified_start(headers: dict[str, str]) -> Any:
-    return {
-        "type": "http.response.start",
-        "status": 304,
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-    }
+#: ``caching_headers``' after the ETag, the same for every answer: as raw ASGI headers, encoded once
+_AFTER_ETAG = [(k.lower().encode(), v.encode()) for k, v in caching_headers("").items() if k != "ETag"]
+
+
+def _not_modified_start(etag: str) -> Any:
+    """A 304's start: ``caching_headers(etag)`` as raw ASGI headers."""
+    return {"type": "http.response.start", "status": 304, "headers": [(b"etag", etag.encode()), *_AFTER_ETAG]}
 
 
 def plugins_fingerprint(options: Iterable[tuple[str, str, str]]) -> str:

@@ -13,12 +13,12 @@ command starts (``app.cli.common.pass_settings``); both read ``LOG_FORMAT`` and 
   the client address and, when tracing is on, the trace id. It replaces uvicorn's access log, which
   is switched off.
 - In the serving worker the lines are formatted and written by a thread of their own
-  (``configure_logging(queued=True)``): a request only queues its record — and its own line, where that
-  handler alone would take it, only the line's fields (``RequestLine``), which the thread writes as the
-  record would have been written. Once the worker begins to
-  stop (``write_directly()``, called by ``app.serve`` when the application's shutdown starts), every
-  line is written where it is logged, after those queued before it: the last lines of a worker that
-  ends by its re-raised SIGTERM — which runs no ``atexit`` hook — are written too.
+  (``configure_logging(queued=True)``): a request only queues its record — and of its own line, where
+  that handler alone would take it, only the line's fields (``RequestLine``), which the thread writes as
+  the record would have been written. Once the worker begins to stop (``write_directly()``, called by
+  ``app.serve`` when the application's shutdown starts), every line is written where it is logged,
+  after those queued before it: the last lines of a worker that ends by its re-raised SIGTERM — which
+  runs no ``atexit`` hook — are written too.
 """
 
 from __future__ import annotations

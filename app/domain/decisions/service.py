@@ -274,7 +274,7 @@ class DecisionService:
         found = demand.assessed(self.advisor, req, kb)
         result = decision.decide(found.profile, found.outcomes, kb, self.advisor.weights(req, kb))
         return s.ScoredResult(
-            recommended_option=result.recommended_option, ranking=[_scored(r) for r in result.ranking]
+            recommended_option=result.recommended_option, ranking=[_scored_entry(r) for r in result.ranking]
         )
 
     def _entry(
@@ -393,7 +393,7 @@ def _profile_echo(profile: Profile) -> dict[str, Any]:
     return echo
 
 
-def _scored(r: decision.Ranked) -> s.ScoredEntry:
+def _scored_entry(r: decision.Ranked) -> s.ScoredEntry:
     """An option's entry in a ranking without sentences: its figures at their expected end, rounded as the
     evaluation's ``cost`` shows them (``range_read``)."""
     a = r.outcome.assessment
