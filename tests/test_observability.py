@@ -33,7 +33,8 @@ from app.asgi import create_app
 from app.core.types import Profile
 from app.host.manager import create_option_host
 from app.settings import Settings, parse_bind, parse_rate_limit, parse_trace_exporters
-from app.web.logs import ConsoleFormatter, JsonFormatter, RequestContextFilter
+from app.web.log_lines import ConsoleFormatter, JsonFormatter, RequestLine
+from app.web.logs import RequestContextFilter
 from app.web.request_id import CURRENT_REQUEST_ID
 
 COMPARISON = {"gpus": 8, "utilization": 0.5, "horizon_years": 1}
@@ -509,7 +510,7 @@ def test_a_request_line_queued_without_its_record_reads_as_its_record(
         for handler in others:
             root.addHandler(handler)
         logs.configure_logging(Settings(database_url="sqlite:///unused.db"))  # the plain handler back
-    assert queued == [logs.RequestLine] * 2 + [logging.LogRecord] * 2
+    assert queued == [RequestLine] * 2 + [logging.LogRecord] * 2
     assert fast == slow and len(fast) == 2
     if log_format == "json":
         first, second = (json.loads(line) for line in fast)
@@ -524,7 +525,7 @@ def test_a_request_line_queued_without_its_record_reads_as_its_record(
 def test_a_lines_time_is_written_as_datetime_writes_it() -> None:
     """The whole second's text is made once per second; the line's time is the same as ``datetime``'s
     (microseconds rounded half to even, then cut to milliseconds), at every second's edge too."""
-    from app.web import logs
+    from app.web import log_lines
 
     def expected(created: float) -> str:
         return dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -544,7 +545,7 @@ def test_a_lines_time_is_written_as_datetime_writes_it() -> None:
         + [rnd.uniform(1.7e9, 1.8e9) for _ in range(5_000)]
         + sorted(rnd.uniform(1.765e9, 1.765e9 + 3) for _ in range(5_000))
     )
-    assert [logs._time(t) for t in times] == [expected(t) for t in times]
+    assert [log_lines._time(t) for t in times] == [expected(t) for t in times]
 
 
 def test_lines_past_the_queue_limit_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
