@@ -13,7 +13,7 @@ from seed_snapshot import knowledge_from_seeds
 
 from app.core.types import Profile
 from app.domain.decisions import schemas as s
-from app.domain.decisions.service import _scored_results
+from app.domain.decisions.scored import results as scored_results
 from app.domain.shared.schemas import DimensionScores
 from app.engine import batch, decision, scoring
 from app.host.manager import create_option_host
@@ -134,7 +134,7 @@ def test_the_answer_made_from_the_columns_is_the_one_made_from_each_result():
         )
         for r in found
     ]
-    assert _scored_results(found) == expected
+    assert scored_results(found) == expected
     assert {e.error_code for r in expected for e in r.ranking} == {None, "no-offer"}
     assert found[-1] == found[len(ps) - 1] and found[1:3] == [found[1], found[2]]
     with pytest.raises(IndexError):

@@ -12,7 +12,6 @@ import dataclasses
 import datetime as dt
 import threading
 from collections.abc import Hashable
-from itertools import repeat
 from typing import Any
 
 from cachetools import LRUCache
@@ -22,8 +21,8 @@ from app.core.errors import TooMuchWork
 from app.core.knowledge import Knowledge
 from app.core.model import METHODOLOGY_VERSION
 from app.core.types import Alternative, Profile
-from app.core.vocab import DIMENSIONS
 from app.domain.decisions import schemas as s
+from app.domain.decisions import scored
 from app.domain.shared import demand
 from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import (
@@ -235,14 +234,14 @@ class DecisionService:
             )
         kb = self.advisor.knowledge()
         if len(req.profiles) <= SMALL_BATCH:
-            results = [self.scored(p, kb) for p in req.profiles]
+            results = [self.scores(p, kb) for p in req.profiles]
         else:
             with self.advisor.tracer.start_as_current_span(
                 "decision.batch", attributes={"knowledge.version": kb.version, "batch.profiles": len(req.profiles)}
             ):
                 profiles = self.advisor.profiles(req.profiles, kb)
                 weights = [self.advisor.weights(p, kb) for p in req.profiles]
-                results = _scored_results(
+                results = scored.results(
                     batch.evaluate(profiles, weights, kb, list(self.advisor.options), self.advisor.choose)
                 )
             metrics.evaluation_computed("batch", len(profiles))
@@ -261,20 +260,20 @@ class DecisionService:
             evaluations=full,
         )
 
-    def scored(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
+    def scores(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
         """One profile's ranking as a batch's ``results`` answer it: the evaluation's ranking, scores and
         figures (``decision.decide``), without its sentences — they are composed only where answered."""
         result: s.ScoredResult = self._remembered(
             ("evaluation", kb.version, self.advisor.today(), "scores", req.model_dump_json()),
-            lambda: self._scored(req, kb),
+            lambda: self._scores(req, kb),
         )
         return result
 
-    def _scored(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
+    def _scores(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
         found = demand.assessed(self.advisor, req, kb)
         result = decision.decide(found.profile, found.outcomes, kb, self.advisor.weights(req, kb))
         return s.ScoredResult(
-            recommended_option=result.recommended_option, ranking=[_scored_entry(r) for r in result.ranking]
+            recommended_option=result.recommended_option, ranking=[scored.entry(r) for r in result.ranking]
         )
 
     def _entry(
@@ -344,39 +343,6 @@ def _alternative(alt: Alternative, currency: str, lang: Lang, kb: Knowledge, pre
     )
 
 
-#: ``ScoredEntry``'s fields in order: ``_scored_results`` passes them by position
-SCORED_ENTRY_FIELDS = ("option", "rank", "score", "scores", "fit", "feasible", "annual_cost", "total_cost",
-                       "cost_per_useful_gpu_hour", "error", "cost_per_effective_gpu_hour", "error_code")  # fmt: skip
-assert s.ScoredEntry.__struct_fields__ == SCORED_ENTRY_FIELDS, "ScoredEntry's fields moved: update _scored_results"
-assert DimensionScores.__struct_fields__ == DIMENSIONS, "a batch's columns hold the scores in DIMENSIONS order"
-
-
-def _scored_results(found: batch.Rankings) -> list[s.ScoredResult]:
-    """A vectorised batch's answers, made from its columns: one ``ScoredEntry`` (with its scores) per
-    option and profile, made option by option and laid out per profile best first."""
-    made = [
-        list(
-            map(
-                s.ScoredEntry,
-                repeat(c.option),
-                c.rank,
-                c.score,
-                map(DimensionScores, *c.scores),
-                c.fit,
-                c.feasible,
-                c.annual_cost,
-                c.total_cost,
-                c.cost_per_useful_gpu_hour,
-                c.error,
-                c.cost_per_effective_gpu_hour,
-                c.error_code,
-            )
-        )
-        for c in found.columns
-    ]
-    return list(map(s.ScoredResult, found.recommended, found.arranged(made)))
-
-
 #: the profile's fields an evaluation echoes, in order (``option_fields`` as an object of its own)
 _ECHOED = tuple(f.name for f in dataclasses.fields(Profile) if f.name != "option_fields")
 
@@ -391,26 +357,3 @@ def _profile_echo(profile: Profile) -> dict[str, Any]:
     if profile.option_fields:
         echo["option_fields"] = dict(profile.option_fields)
     return echo
-
-
-def _scored_entry(r: decision.Ranked) -> s.ScoredEntry:
-    """An option's entry in a ranking without sentences: its figures at their expected end, rounded as the
-    evaluation's ``cost`` shows them (``range_read``)."""
-    a = r.outcome.assessment
-    c = None if a is None else a.cost
-    return s.ScoredEntry(
-        option=r.option,
-        rank=r.rank,
-        score=r.score,
-        scores=DimensionScores(**r.scores),
-        fit=r.fit,
-        feasible=r.feasible,
-        annual_cost=None if c is None else range_read(c.annual).expected,
-        total_cost=None if c is None else range_read(c.total).expected,
-        cost_per_useful_gpu_hour=None if c is None else range_read(c.per_useful_gpu_hour, 4).expected,
-        error=r.outcome.error,
-        error_code=r.outcome.error_code,
-        cost_per_effective_gpu_hour=None
-        if c is None or c.per_effective_gpu_hour is None
-        else range_read(c.per_effective_gpu_hour, 4).expected,
-    )
