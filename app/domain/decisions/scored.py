@@ -65,3 +65,8 @@ def entry(r: decision.Ranked) -> s.ScoredEntry:
         if c is None or c.per_effective_gpu_hour is None
         else range_read(c.per_effective_gpu_hour, 4).expected,
     )
+
+
+def ranking(result: decision.Decision) -> s.ScoredResult:
+    """A profile's ranking without sentences (``entry`` per option)."""
+    return s.ScoredResult(recommended_option=result.recommended_option, ranking=[entry(r) for r in result.ranking])

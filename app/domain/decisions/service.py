@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Hashable, Mapping
+from typing import Any, NamedTuple
 
 from cachetools import LRUCache
 from msgspec import UNSET
@@ -61,6 +61,14 @@ NO_COST: dict[str, Any] = dict.fromkeys(
         "committed",
     )
 )
+
+
+class Decided(NamedTuple):
+    """One profile decided: its assessments, the weights it was ranked with, and its ranking."""
+
+    found: demand.Assessed
+    weights: Mapping[str, float]
+    result: decision.Decision
 
 
 class DecisionService:
@@ -177,11 +185,18 @@ class DecisionService:
         )
         return result
 
-    def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
+    def _decided(self, req: ProfileCreate, kb: Knowledge) -> Decided:
+        """The profile's assessments, its weights and its ranking: what its evaluation and its scores read."""
         found = demand.assessed(self.advisor, req, kb)
-        profile = found.profile
         weights = self.advisor.weights(req, kb)
-        result = decision.decide(profile, found.outcomes, kb, weights)
+        return Decided(found, weights, decision.decide(found.profile, found.outcomes, kb, weights))
+
+    def _evaluate(self, req: ProfileCreate, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
+        return self._evaluation(self._decided(req, kb), kb, insights, lang)
+
+    def _evaluation(self, decided: Decided, kb: Knowledge, insights: bool, lang: Lang) -> s.Evaluation:
+        found, weights, result = decided
+        profile = found.profile
         confidence = sentence = None
         # Monte Carlo and the break-even answer one profile: not a demand that changes over the horizon
         if insights and found.portfolios is None:
@@ -233,7 +248,16 @@ class DecisionService:
                 field="profiles",
             )
         kb = self.advisor.knowledge()
-        if len(req.profiles) <= SMALL_BATCH:
+        full: list[s.Evaluation] | None = None
+        if len(req.profiles) <= SMALL_BATCH and req.detail == "full":  # each profile decided once, for both
+            with self.advisor.tracer.start_as_current_span(
+                "decision.full", attributes={"knowledge.version": kb.version}
+            ):
+                decided = [self._decided(p, kb) for p in req.profiles]
+                results = [scored.ranking(d.result) for d in decided]
+                full = [self._evaluation(d, kb, False, lang) for d in decided]
+            metrics.evaluation_computed("evaluation", len(full))
+        elif len(req.profiles) <= SMALL_BATCH:
             results = [self.scores(p, kb) for p in req.profiles]
         else:
             with self.advisor.tracer.start_as_current_span(
@@ -245,13 +269,12 @@ class DecisionService:
                     batch.evaluate(profiles, weights, kb, list(self.advisor.options), self.advisor.choose)
                 )
             metrics.evaluation_computed("batch", len(profiles))
-        full = None
-        if req.detail == "full":
-            with self.advisor.tracer.start_as_current_span(
-                "decision.full", attributes={"knowledge.version": kb.version}
-            ):
-                full = [self._evaluate(p, kb, False, lang) for p in req.profiles]
-            metrics.evaluation_computed("evaluation", len(full))
+            if req.detail == "full":
+                with self.advisor.tracer.start_as_current_span(
+                    "decision.full", attributes={"knowledge.version": kb.version}
+                ):
+                    full = [self._evaluate(p, kb, False, lang) for p in req.profiles]
+                metrics.evaluation_computed("evaluation", len(full))
         return s.EvaluationsRead(
             knowledge_version=kb.version,
             methodology_version=METHODOLOGY_VERSION,
@@ -270,11 +293,7 @@ class DecisionService:
         return result
 
     def _scores(self, req: ProfileCreate, kb: Knowledge) -> s.ScoredResult:
-        found = demand.assessed(self.advisor, req, kb)
-        result = decision.decide(found.profile, found.outcomes, kb, self.advisor.weights(req, kb))
-        return s.ScoredResult(
-            recommended_option=result.recommended_option, ranking=[scored.entry(r) for r in result.ranking]
-        )
+        return scored.ranking(self._decided(req, kb).result)
 
     def _entry(
         self, r: decision.Ranked, profile: Profile, kb: Knowledge, lang: Lang, found: demand.Assessed
