@@ -226,7 +226,7 @@ def test_sampled_ranges_stay_within_their_bounds():
 def test_percentiles_are_numpys_bit_for_bit(n: int) -> None:
     """The Monte Carlo answer's P10/P50/P90 come from one partition (``uncertainty.percentiles``), as
     ``np.percentile`` computes them: random draws, ties, constants, and NaN."""
-    from app.engine.insights.uncertainty import percentiles
+    from app.engine.insights.uncertainty import percentiles, percentiles_of
 
     rng = np.random.default_rng(n)
     samples = [
@@ -242,3 +242,8 @@ def test_percentiles_are_numpys_bit_for_bit(n: int) -> None:
         expected = np.percentile(values, (10, 50, 90))
         got = percentiles(values)
         assert np.array_equal(got, expected, equal_nan=True), (values[:5], got, expected)
+    # several samples at once, one row each (a Monte Carlo answer's annual and total costs of every option):
+    # each row's percentiles as if computed alone
+    together = percentiles_of(samples)
+    for values, got in zip(samples, together, strict=True):
+        assert np.array_equal(got, np.percentile(values, (10, 50, 90)), equal_nan=True), (values[:5], got)

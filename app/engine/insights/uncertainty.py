@@ -4,6 +4,7 @@ percentiles and the probability that each option ranks first, scored as the rank
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -86,7 +87,14 @@ def percentiles(values: np.ndarray) -> np.ndarray:
     """P10, P50 and P90 of ``values`` exactly as ``np.percentile(values, (10, 50, 90))`` computes them
     (linear interpolation between order statistics, NumPy's ``_lerp``), from one partition around the
     six order statistics they need, without NumPy's general machinery (a Monte Carlo answer takes six)."""
-    n = values.shape[0]
+    found: np.ndarray = percentiles_of([values])[0]
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _order_statistics(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where P10, P50 and P90 of ``n`` values lie between two order statistics (``np.percentile``'s
+    virtual indexes): the lower and upper ones, the weight of the upper, and every index to partition at."""
     virtual = (n - 1) * QUANTILES
     below = np.floor(virtual)
     above = below + 1
@@ -94,19 +102,29 @@ def percentiles(values: np.ndarray) -> np.ndarray:
     below[last] = -1
     above[last] = -1
     below_i, above_i = below.astype(np.intp), above.astype(np.intp)
-    ordered = np.partition(values, np.unique(np.concatenate(([0, -1], below_i, above_i))))
-    a, b = ordered[below_i], ordered[above_i]
-    gamma = virtual - below
+    kth = np.unique(np.concatenate(([0, -1], below_i, above_i)))
+    return below_i, above_i, virtual - below, kth
+
+
+def percentiles_of(samples: Sequence[np.ndarray]) -> np.ndarray:
+    """``percentiles`` of several samples of one length, one row each: each sample partitioned on its own
+    (no copy of them all at once: a Monte Carlo answer's samples are large), the interpolation done once."""
+    below_i, above_i, gamma, kth = _order_statistics(samples[0].shape[0])
+    a = np.empty((len(samples), 3))
+    b = np.empty((len(samples), 3))
+    largest = np.empty(len(samples))
+    for i, sample in enumerate(samples):
+        ordered = np.partition(np.asarray(sample, dtype=float), kth)
+        a[i], b[i], largest[i] = ordered[below_i], ordered[above_i], ordered[-1]
     diff = b - a
     found: np.ndarray = a + diff * gamma
     np.subtract(b, diff * (1 - gamma), out=found, where=gamma >= 0.5)
-    if np.isnan(ordered[-1]):  # a NaN sorts last: every percentile of such draws is NaN
-        found[:] = np.nan
+    found[np.isnan(largest)] = np.nan  # a NaN sorts last: every percentile of such draws is NaN
     return found
 
 
-def _percentiles(values: np.ndarray) -> dict[str, float]:
-    p10, p50, p90 = percentiles(np.ascontiguousarray(values, dtype=float)).tolist()
+def _percentiles(row: Sequence[float]) -> dict[str, float]:
+    p10, p50, p90 = row
     return {"p10": round(p10, 2), "p50": round(p50, 2), "p90": round(p90, 2)}
 
 
@@ -147,6 +165,8 @@ def uncertainty(
         return Uncertainty(draws, seed, {}, errors, codes)
 
     def arr(x: float | np.ndarray) -> np.ndarray:
+        if isinstance(x, np.ndarray) and x.shape == (draws,) and x.dtype == float:
+            return x  # a figure of the draws already: as broadcasting it would give it
         return np.broadcast_to(np.asarray(x, dtype=float), (draws,))
 
     names = list(per_option)  # sorted by key
@@ -174,12 +194,14 @@ def uncertainty(
         for o in names
     ]
     first = np.where(np.any(np.stack(usable), axis=0), scoring.first(names, usable, totals), -1)
+    # every option's annual and total cost, interpolated at once: row 2i its annual, 2i + 1 its total
+    figures = [arr(getattr(per_option[o].cost, figure).expected) for o in names for figure in ("annual", "total")]
+    shown = percentiles_of(figures).tolist()
     result = {}
     for i, o in enumerate(names):
-        annual, total = arr(per_option[o].cost.annual.expected), arr(per_option[o].cost.total.expected)
         result[o] = OptionUncertainty(
-            _percentiles(annual),
-            _percentiles(total),
+            _percentiles(shown[2 * i]),
+            _percentiles(shown[2 * i + 1]),
             round(float(np.mean(first == i)), 4),
             round(float(np.mean(arr(totals[i]))), 3),
         )
