@@ -56,10 +56,11 @@ class DecisionController(Controller):
         data: Annotated[ComparisonCreate, Body()],
     ) -> Response[s.ComparisonRead]:
         shown = Representation(request, COMPARISON)
-        compute = partial(decisions.compare, data, shown.lang)
+        identity = decisions.comparison_identity(data)  # the memo's key and the ETag's, made once
+        compute = partial(decisions.compare, data, shown.lang, identity)
         # a demand is priced as capacity plans are, by a solver: off the loop; else on it, memoised (computed
         # before a 304 is answered: only where the answer would be a 200)
-        heavy, etag = data.demand is not None, ("comparison", decisions.comparison_identity(data))
+        heavy, etag = data.demand is not None, ("comparison", identity)
         return await shown.computed(compute, partial(_comparison, data), heavy=heavy, etag=etag)
 
     @post(

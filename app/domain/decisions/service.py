@@ -104,10 +104,16 @@ class DecisionService:
         dated = req.model_copy(update={"as_of": req.as_of or self.advisor.today()})
         return dated.model_dump_json(exclude={"demand"} if req.demand is None else None)
 
-    def compare(self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG) -> s.ComparisonRead:
+    def compare(
+        self, req: ComparisonCreate, lang: Lang = DEFAULT_LANG, identity: str | None = None
+    ) -> s.ComparisonRead:
+        """The comparison ``req`` asks for, remembered under its ``identity`` (``comparison_identity``: made here
+        unless the caller made it already, for the answer's ETag)."""
         kb = self.advisor.knowledge()
+        if identity is None:
+            identity = self.comparison_identity(req)
         result: s.ComparisonRead = self._remembered(
-            ("comparison", kb.version, self.advisor.today(), lang, req.model_dump_json()),
+            ("comparison", kb.version, self.advisor.today(), lang, identity),
             lambda: self._compare(req, kb, lang),
         )
         return result
