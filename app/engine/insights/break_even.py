@@ -209,8 +209,8 @@ def _crossing_by_tree(
     utilization: dict[str, float | None] = {}
     cheaper: dict[str, str | None] = {}
     for end in ends:
-        diff = [x - y for x, y in zip(curves[a][end], curves[b][end], strict=True)]
-        found = _first_change(grid, diff[: len(grid)])
+        ca, cb = curves[a][end], curves[b][end]  # the difference is taken only where the walk reads it
+        found = _first_change(grid, [ca[i] - cb[i] for i in range(len(grid))])
         if found is None:
             utilization[end] = None
         else:
@@ -218,14 +218,15 @@ def _crossing_by_tree(
             at = 0  # the midpoint's place in ``mids``: its left subtree follows it, then its right one
             for depth in range(steps):
                 mid = mids[at]
-                if (diff[len(grid) + at] > 0) == positive:
+                k = len(grid) + at
+                if (ca[k] - cb[k] > 0) == positive:
                     lo = mid
                     at += 2 ** (steps - depth - 1)
                 else:
                     hi = mid
                     at += 1
             utilization[end] = round((lo + hi) / 2, 4)
-        last = diff[len(grid) - 1] if full is None else full[a][end][0] - full[b][end][0]
+        last = ca[len(grid) - 1] - cb[len(grid) - 1] if full is None else full[a][end][0] - full[b][end][0]
         cheaper[end] = None if abs(last) < 1e-9 else (a.label if last < 0 else b.label)
     return Crossing(a.label, b.label, utilization, cheaper)
 
