@@ -91,10 +91,10 @@ def asset_flows(
     return flows(cost, flow_factors(life, residual, start, horizon, rate))
 
 
-@dataclass(frozen=True, slots=True)
-class Factors:
+class Factors(NamedTuple):
     """What an asset's flows take of its life, residual curve, start, horizon and cost of capital
-    (``flow_factors``): cash and present value are then linear in its price (``flows``)."""
+    (``flow_factors``): cash and present value are then linear in its price (``flows``). A named tuple:
+    an own cluster's quote makes six."""
 
     purchases: Any
     at_life: Any
@@ -115,7 +115,7 @@ def flow_factors(
     """``asset_flows``'s factors: purchases, residuals, the replacements' discounted series. ``shared``:
     a dict in which assets of several kinds priced together keep the discount factors they share
     (the delivery's and the horizon's end), computed once for arrays."""
-    if all(isinstance(x, float | int) and not isinstance(x, bool) for x in (life, start, horizon, rate)):
+    if _number(life) and _number(start) and _number(horizon) and _number(rate):
         return _factors_one(float(life), residual, float(start), float(horizon), float(rate))
     keep: dict[Any, Any] = {} if shared is None else shared
     in_service = np.maximum(np.asarray(horizon, dtype=float) - start, 0.0)
@@ -140,6 +140,11 @@ def flow_factors(
     if end is None:
         end = keep[end_key] = ((1.0 + rate) ** (-np.asarray(horizon, dtype=float)), rate, horizon)
     return Factors(purchases, at_life, replacements, at_end, 1.0 - at_life, series, end[0], False)
+
+
+def _number(x: Any) -> bool:
+    """Whether ``x`` is one plain number (not an array, nor a bool)."""
+    return isinstance(x, float | int) and not isinstance(x, bool)
 
 
 def _factors_one(life: float, residual: Residual, start: float, horizon: float, rate: float) -> Factors:
