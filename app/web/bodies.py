@@ -32,8 +32,10 @@ Before this reader, each route bounds its body's size (:data:`BODY_LIMITS`, 413 
 its route's limit is refused from its ``Content-Length`` (or as soon as the bytes streamed pass it)
 and never read.
 
-The cost is the standard library's C scanner with a hook per object: about 15 ms for a 1 MB body of
-10,000 profiles, against 4 ms for msgspec.
+The cost is the standard library's C scanner with a hook per object, which lets the common object (no key
+twice, no array, short strings) through with one pass over its members: for a 1.3 MB body of 10,000 profiles
+about 24 ms on the AMD EPYC of docs/performance.md (29 ms with every member checked one by one), against
+10 ms for the scanner without hooks and 4 ms for msgspec.
 """
 
 from __future__ import annotations
@@ -121,6 +123,17 @@ def _check_value(value: Any, key: str | None = None) -> None:
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) == len(pairs) <= MAX_KEYS:  # the common object: no key twice, few keys, short strings, no array
+        for key, value in pairs:
+            if len(key) > MAX_STRING or value.__class__ is list or (value.__class__ is str and len(value) > MAX_STRING):
+                return _checked(pairs)
+        return found
+    return _checked(pairs)
+
+
+def _checked(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object checked member by member: refused with the first limit it breaks."""
     if len(pairs) > MAX_KEYS:
         raise BodyRefused(f"an object has {len(pairs)} keys, more than {MAX_KEYS} (the first: {quoted(pairs[0][0])})")
     for key, value in pairs:
