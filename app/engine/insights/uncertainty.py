@@ -103,7 +103,10 @@ def _order_statistics(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     above[last] = -1
     below_i, above_i = below.astype(np.intp), above.astype(np.intp)
     kth = np.unique(np.concatenate(([0, -1], below_i, above_i)))
-    return below_i, above_i, virtual - below, kth
+    found = (below_i, above_i, virtual - below, kth)
+    for shared in found:  # kept for every later sample of ``n`` draws: never written
+        shared.flags.writeable = False
+    return found
 
 
 def percentiles_of(samples: Sequence[np.ndarray]) -> np.ndarray:
@@ -166,7 +169,9 @@ def uncertainty(
 
     def arr(x: float | np.ndarray) -> np.ndarray:
         if isinstance(x, np.ndarray) and x.shape == (draws,) and x.dtype == float:
-            return x  # a figure of the draws already: as broadcasting it would give it
+            seen = x.view()  # a figure of the draws already: read-only, as broadcasting would give it
+            seen.flags.writeable = False
+            return seen
         return np.broadcast_to(np.asarray(x, dtype=float), (draws,))
 
     names = list(per_option)  # sorted by key
