@@ -150,9 +150,9 @@ def _number(x: Any) -> bool:
 def _factors_one(life: float, residual: Residual, start: float, horizon: float, rate: float) -> Factors:
     """``flow_factors`` for plain numbers: the same operations in the same order, on Python floats
     (``max`` as ``np.maximum`` for numbers that are not NaN, powers of NumPy scalars kept where the
-    array path takes them). The figures agree with the array path's to the last bit only where NumPy
-    computes an array's powers as the C library does: its AVX-512 routines may differ in the last bit
-    (docs/performance.md, "Fourth pass")."""
+    array path takes them). The figures agree with the array path's to the last bit only where NumPy's
+    power of an array agrees with Python's: on some machines it differs in the last bit for a few
+    inputs in a hundred (docs/performance.md, "Fourth pass")."""
     in_service = max(horizon - start, 0.0)
     purchases = max(1.0, float(math.ceil(in_service / life - 1e-9)))
     replacements = purchases - 1.0
