@@ -44,7 +44,9 @@ than the endpoint's, a transport error, a 429, a limits-on service answering wit
 bench/model.py failing). Every process it starts is stopped on exit, error or Ctrl-C
 (``lib.run_main``); everything it writes goes to a temp dir.
 
-Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``CONNECTIONS`` (32), ``BATCH``
+Environment: ``DURATION`` (seconds per measurement, 8), ``WARMUP`` (2), ``ROUNDS`` (1: how many times a row
+measures the bare app and each service in turn, the services in the other order every other round, each app's
+runs added up and its latency the median of theirs), ``CONNECTIONS`` (32), ``BATCH``
 (profiles in the batch, 10000), ``BATCH_RUNS`` (3), ``LOADGEN`` (``wrk`` or ``python``; default: wrk if
 found), ``DISTINCT`` (distinct bodies cycled through, 4000: far more than the memo's 256), ``SERVER``
 (``uvicorn``, the default, or ``granian``: every app is served by it), ``LIMITS`` (which services, default
@@ -86,6 +88,10 @@ from app.domain.insights.schemas import MAX_DRAWS
 from app.openapi.generators import PROFILE_EXAMPLE
 
 DURATION = float(os.environ.get("DURATION") or 8)
+#: rounds of a row: the bare app and each service measured in turn this many times, the services in the
+#: other order every other round, their runs added up (``merged``): a machine whose speed drifts within a
+#: row then weighs on the bare app and the services alike
+ROUNDS = max(1, int(os.environ.get("ROUNDS") or 1))
 WARMUP = float(os.environ.get("WARMUP") or 2)
 CONNECTIONS = int(os.environ.get("CONNECTIONS") or 32)
 BATCH = int(os.environ.get("BATCH") or 10_000)
@@ -571,20 +577,55 @@ class Row:
 
 
 def measure(driver: Driver, bare: App, services: list[App], case_key: str, problems: list[str]) -> Row:
-    """One endpoint row: the bare app, then each service, each with its own key and the same bodies."""
+    """One endpoint row: the bare app, then each service, each with its own key and the same bodies;
+    ``ROUNDS`` times, the services in the other order every other round, each app's runs merged."""
     by_app = {app.key: next(c for c in cases(app.auth, app.conditional) if c.key == case_key) for app in services}
     case = by_app[services[0].key]
     print(f"… {case.label}", file=sys.stderr, flush=True)
     bare_load = Load(case.load.method, f"/bare/{case.answer}", case.load.body, case.load.headers, case.load.bodies)
-    b = timed_load(driver, bare, bare_load, case.clients)
-    check(problems, f"bare app, {case.label}", b, 200)
-    modes: dict[str, dict[str, Any]] = {}
-    for app in services:
-        modes[app.key] = timed_load(driver, app, by_app[app.key].load, case.clients)
-        check(problems, f"{app.label}, {case.label}", modes[app.key], case.status)
-        if app.key == "redis":
-            modes[app.key]["redis"] = redis_state(app)
-    return Row(case, b, modes, lib.loadavg().split()[0])
+    bare_runs: list[dict[str, Any]] = []
+    runs: dict[str, list[dict[str, Any]]] = {app.key: [] for app in services}
+    for n in range(ROUNDS):
+        b = timed_load(driver, bare, bare_load, case.clients)
+        check(problems, f"bare app, {case.label}", b, 200)
+        bare_runs.append(b)
+        for app in services if n % 2 == 0 else services[::-1]:
+            run = timed_load(driver, app, by_app[app.key].load, case.clients)
+            check(problems, f"{app.label}, {case.label}", run, case.status)
+            if app.key == "redis":
+                run["redis"] = redis_state(app)
+            runs[app.key].append(run)
+    modes = {app.key: merged(runs[app.key]) for app in services}
+    return Row(case, merged(bare_runs), modes, lib.loadavg().split()[0])
+
+
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """An app's runs of one row as one measurement: requests, time, CPU, errors, answers and bytes added up
+    (requests/s and CPU per request over all of them), latency the median of the runs' p50 and of their p99,
+    the longest answer the longest of all."""
+    if len(runs) == 1:
+        return runs[0]
+    requests = sum(r["requests"] for r in runs)
+    seconds = sum(r["duration_s"] for r in runs)
+    cpu = sum(r["cpu_s"] for r in runs)
+    codes: dict[str, int] = {}
+    for r in runs:
+        for code, count in r["codes"].items():
+            codes[code] = codes.get(code, 0) + count
+    return {
+        **runs[-1],  # what a run says of the app beside its figures (its Redis counters): the last one's
+        "requests": requests,
+        "duration_s": seconds,
+        "rps": requests / seconds if seconds else 0.0,
+        "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+        "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+        "max_ms": max(r["max_ms"] for r in runs),
+        "errors": sum(r["errors"] for r in runs),
+        "codes": codes,
+        "bytes": sum(r["bytes"] for r in runs),
+        "cpu_s": cpu,
+        "cpu_us": cpu / requests * 1e6 if requests else math.nan,
+    }
 
 
 def check(problems: list[str], what: str, result: dict[str, Any], status: int) -> None:
@@ -759,9 +800,10 @@ def print_setup(driver: Driver, apps: list[App], redis_skip: str | None, load_be
     print("## compute-advisor serving benchmark\n")
     print(*lib.machine(), sep="\n")
     print(f"- load average (1/5/15 min) at the start: {load_before}, on {os.cpu_count()} CPUs")
+    rounds = f", {ROUNDS} rounds a row (`ROUNDS`: each app's runs added up, latency the median of theirs)"
     print(
         f"- load generator: {driver.name}, {CONNECTIONS} connections, keep-alive, {WARMUP:g} s warm-up, "
-        f"{DURATION:g} s measured, per endpoint and app"
+        f"{DURATION:g} s measured, per endpoint and app{rounds if ROUNDS > 1 else ''}"
     )
     if not shutil.which("wrk"):
         print("- wrk not found: install it with `apt-get install -y wrk` for a load generator that is not Python")
