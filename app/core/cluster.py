@@ -3,7 +3,7 @@
 A bill is compiled once per offer (``Bill``): each component's price rows in the kernel's currency —
 every volume tier — and the sources each line will cite, in the order the methodology reads the
 knowledge base (``Reads``). Priced for one profile (``Bill.lines``), it gives the capital and running
-lines that ``app.core.capital.own`` turns into cash, present value and the accounting view; answered
+lines that ``app.core.owning.own`` turns into cash, present value and the accounting view; answered
 (``Bill.labels``), the words and sources of each line. An option that owns hardware (the built-in own
 cluster, a hybrid's owned base, a third party's colocation offer) composes its bill from these.
 """
@@ -251,7 +251,7 @@ class Bill:
     interconnect: str | None = None
 
     def lines(self, size: Size, at: Columns) -> tuple[list[CapitalLine], list[RunningLine]]:
-        """The bill priced for one profile at the ends ``at.ends``: ``app.core.capital.own``'s capital and
+        """The bill priced for one profile at the ends ``at.ends``: ``app.core.owning.own``'s capital and
         running lines, each ``price × quantity`` (their words are written when answered)."""
         ends = at.ends
         capital = []
@@ -270,7 +270,7 @@ class Bill:
     def labels(
         self, size: Size, server_name: str, bridge: Bridge | None, *, hired: bool = False
     ) -> dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]]:
-        """Each line's label, basis and sources as ``app.core.capital.own`` writes its lines; ``hired``:
+        """Each line's label, basis and sources as ``app.core.owning.own`` writes its lines; ``hired``:
         the ops teams are hired for the cluster (the team has none), and their line says so."""
         found: dict[str, tuple[Msg, Msg, tuple[SourceRef, ...]]] = {}
         for item in self.capital:

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.core import bom, offers, pricing, storage
-from app.core.capital import Bridge, Ownership, own
+from app.core.capital import Bridge, Ownership
 from app.core.cluster import Bill
 from app.core.columns import Columns
 from app.core.kernel import candidate
 from app.core.knowledge import Price
 from app.core.offers import Offer
+from app.core.owning import own
 from app.core.quotes import Candidate
 from app.core.ranges import Range
 from app.core.storage import Storage, Stored
@@ -122,7 +123,7 @@ class OfferReads:
         bridge: Bridge | None,
     ) -> Ownership:
         """Owning hardware over the horizon: capital, running costs, resale and the bridge while it is
-        installed (``capital.own``)."""
+        installed (``owning.own``)."""
         return own(
             at,
             lead_time_days=lead_time_days,

@@ -9,7 +9,7 @@ blocks"; docs/methodology.md names each).
 - ``quote_cost``: a quote's ``Cost`` (cost per useful GPU-hour over the hours the compute is used);
 - ``discounted``: offers priced as a discount off a pay-as-used offer (reservations, savings plans,
   committed use, a queued start);
-- ``own`` (``app.core.capital``): capital flows of owning — bought, replaced, resold;
+- ``own`` (``app.core.owning``): capital flows of owning — bought, replaced, resold;
 - ``app.core.cluster``: an owned cluster's bill of materials.
 
 ``gt`` and ``holds`` state a hard constraint per profile (a bool, or an array over a batch).
@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from app.core import model
-from app.core.capital import annuity, own
+from app.core.capital import annuity
 from app.core.columns import ALL, Num, gt, holds, minimum
 from app.core.knowledge import ANY, Knowledge
 from app.core.model import ZERO
 from app.core.offers import Offer, price_row
+from app.core.owning import own
 from app.core.quotes import Line
 from app.core.ranges import Range, ceil_number
 from app.core.types import Cost, Profile
