@@ -57,7 +57,7 @@ def residual_curve(decline_per_year: Any, points: Sequence[tuple[float, float]] 
         yearly = 1.0 - decline_per_year
 
     def residual(age: Any) -> Any:
-        if isinstance(age, float | int) and not isinstance(age, bool):  # one profile: no NumPy per call
+        if _number(age):  # one profile: no NumPy per call
             x = float(age)
             if x <= last_age:
                 return _interp(x, ages, shares)
