@@ -25,13 +25,16 @@ from app.sdk import (
     Bridge,
     Candidate,
     Columns,
+    Efficiency,
     LineItem,
     OfferKernel,
     OptionPlugin,
     OptionSpec,
     Profile,
     Quote,
+    Range,
     SourceRef,
+    Stability,
     annuity,
     held_at,
     money_range,
@@ -60,6 +63,13 @@ PLAN_TERM_YEARS: dict[str, float | None] = {
 }
 #: the plans whose capacity the provider may take back at any time
 PREEMPTIBLE = frozenset({"spot"})
+
+
+def _bill(paid: Any, price: Any, years: Any) -> tuple[Any, Any]:
+    """A year of the GPU-hours ``paid`` at ``price`` per GPU-hour, and of the ``years`` paid: numbers for one
+    offer's quote, arrays over offers in the choice's one pass (``RentedKernel.expected_choice``)."""
+    annual = paid * price
+    return annual, annual * years
 
 
 class RentedKernel(OfferKernel):
@@ -154,26 +164,20 @@ class RentedKernel(OfferKernel):
             rows, kept = [], []
             for e in ends:
                 paid = held_at(e, useful, held, every_hour) if term is None else every_hour
-                annual = paid * per_gpu[e]
+                annual, hours_total = _bill(paid, per_gpu[e], years)
                 npv = annual * factor
                 # the data's storage (and egress) for the horizon, whatever the plan's terms
                 data = None if store is None else self.stored(at, store, e, rate)
                 kept += [] if data is None else [data]
                 cost = annual if data is None else annual + data.annual
-                spent = annual * years if data is None else annual * years + data.total
+                spent = hours_total if data is None else hours_total + data.total
                 npv = npv if data is None else npv + data.npv
-                rows.append((paid, annual, annual * years, cost, spent, npv, npv / horizon_annuity))
+                rows.append((paid, annual, hours_total, cost, spent, npv, npv / horizon_annuity))
             paid_r, annual_r, hours_total_r, cost_r, total_r, npv_r, equivalent_r = at.ranges(rows)
             lines: tuple[tuple[str, Any, Any, Any], ...] = (("instance_hours", annual_r, ZERO, hours_total_r),)
             if store is not None:
                 lines += self.storage_lines(at, kept, store.egress_per_tb is not None)
-            lead = self.lead(c)
-            violations = self.constraints(c, at)
-            spot = offer.plan == "spot"
-            if spot and offer.row.capacity_gpus is None:  # a spot row states its capacity, else the assumption
-                too_many = at.gt(at.gpus, self.value("spot_reliable_gpus").expected)
-                if at.holds(too_many):
-                    violations.append(("spot_capacity", too_many))
+            _, efficiency, stability, infra_fte, lead, violations = self.parts(at, c)
             found.append(
                 self.finish(
                     at,
@@ -184,9 +188,9 @@ class RentedKernel(OfferKernel):
                     committed=term is not None,
                     npv=npv_r,
                     equivalent_annual=equivalent_r,
-                    efficiency=self.efficiency(at, lead, scaling=self.scaling(c, at)),
-                    stability=self.stability(at, extra_rate="spot_interruptions_per_gpu_year" if spot else None),
-                    infra_fte=self.machine_work(c, at, at.utilization),
+                    efficiency=efficiency,
+                    stability=stability,
+                    infra_fte=infra_fte,
                     lines=lines,
                     violations=violations,
                     waiting_days=lead,
@@ -194,6 +198,57 @@ class RentedKernel(OfferKernel):
                 )
             )
         return found
+
+    def parts(
+        self, at: Columns, c: Candidate
+    ) -> tuple[Candidate, Efficiency, Stability, Range, Range, list[tuple[str, Any]]]:
+        """What the offer's quote shares with other offers (``OfferKernel.expected_keys``): its efficiency
+        for its lead time and nodes, its stability (spot adds the provider's interruptions), the team's work
+        on its instances, its lead time and the hard constraints it breaks (a spot row without a stated
+        capacity: beyond the GPUs spot reliably gives)."""
+        offer = c.offer
+        lead = self.lead(c)
+        violations = self.constraints(c, at)
+        spot = offer.plan == "spot"
+        if spot and offer.row.capacity_gpus is None:  # a spot row states its capacity, else the assumption
+            too_many = at.gt(at.gpus, self.value("spot_reliable_gpus").expected)
+            if at.holds(too_many):
+                violations.append(("spot_capacity", too_many))
+        return (
+            c,
+            self.efficiency(at, lead, scaling=self.scaling(c, at)),
+            self.stability(at, extra_rate="spot_interruptions_per_gpu_year" if spot else None),
+            self.machine_work(c, at, at.utilization),
+            lead,
+            violations,
+        )
+
+    def expected_choice(self, at: Columns, candidates: Sequence[Candidate]) -> tuple[list[float], list[bool]]:
+        """The offers' costs per effective GPU-hour at the expected end, in one pass over their columns:
+        the GPUs held in whole instances, the hours paid (every hour on a commitment, else ``held_at``), a
+        year of them at each price and the years paid, plus the data's storage and egress — ``quotes``'
+        figures, bit for bit, with ``OfferKernel.expected_keys`` adding the shared parts."""
+        useful = at.useful
+        held = self.held_share(at.profile.held_share)
+        rate = self.value("discount_rate").expected
+        n = len(candidates)
+        per_unit, price, years, data = np.empty(n), np.empty(n), np.empty(n), np.zeros(n)
+        hourly = np.empty(n, dtype=bool)
+        parts = []
+        for i, c in enumerate(candidates):
+            offer = c.offer
+            per_unit[i] = offer.gpus_per_unit
+            price[i] = c.per_gpu[1]
+            term = PLAN_TERM_YEARS[offer.plan]
+            hourly[i] = term is None
+            years[i] = at.horizon if term is None else self.terms(at, term, rate)[0]
+            store = self.storage(offer.row)
+            if store is not None:
+                data[i] = self.stored(at, store, 1, rate).total
+            parts.append(self.parts(at, c))
+        every_hour = np.ceil(at.gpus / per_unit) * per_unit * float(HOURS_PER_YEAR)
+        paid = np.where(hourly, held_at(1, useful, held, every_hour), every_hour)
+        return self.expected_keys(at, _bill(paid, price, years)[1] + data, parts)
 
     def violation_reason(self, profile: Profile, quote: Quote, code: str) -> str:
         if code == "spot_capacity":

@@ -34,7 +34,7 @@ EXTENSION_POINTS: tuple[Extension, ...] = (
     *_points("OptionPlugin", "call", "catalogs"),
     *_points("Kernel", "write", "compile_group quotes materialise acceptable violation_reason", required=True),
     *_points("Kernel", "declare", "requires one_per_provider"),
-    *_points("Kernel", "replace", "candidates no_offer prepare refused"),
+    *_points("Kernel", "replace", "candidates no_offer prepare refused expected_choice"),
     *_points("Kernel", "call", "value ref refs columns"),
     *_points("OfferKernel", "declare", "setup_steps", required=True),
     *_points("OfferKernel", "declare", "preemptible_plans"),
@@ -44,7 +44,7 @@ EXTENSION_POINTS: tuple[Extension, ...] = (
         "call",
         "offers price_rows price derived_offers candidate facilities bill own held_share storage stored "
         "storage_lines storage_items subject_name provider_name lead_refs constraints scaling efficiency "
-        "stability software_work machine_work terms finish assessment_of efficiency_refs stability_refs "
+        "stability software_work machine_work terms finish expected_keys assessment_of efficiency_refs stability_refs "
         "usability_refs",
     ),
 )

@@ -234,25 +234,45 @@ class Kernel:
             quotes = self.quotes(at.at_ends(ALL), shortlist)
             if at.arrays:
                 return self._assess_each(profile, quotes)
-            return self._answer(profile, quotes, quotes)
-        quotes = self.quotes(at, shortlist)
-        keys = [q.effective.expected for q in quotes]
-        infeasible = [holds_anywhere(q.broken()) for q in quotes]
-        order = sorted(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
-        feasible, refused = self.alternatives(quotes, order, infeasible)
-        answered = [order[0], *feasible, *refused]
-        return self._answer(profile, self.quotes(at.at_ends(ALL), [_candidate(quotes[i]) for i in answered]), quotes)
+            return self._answer(profile, quotes, len(quotes))
+        keys, infeasible, _ = self._expected(at, shortlist)
+        order = sorted(range(len(shortlist)), key=lambda i: (infeasible[i], keys[i], shortlist[i].offer_label))
+        feasible, refused = self.alternatives(shortlist, order, infeasible)
+        answered = [shortlist[i] for i in (order[0], *feasible, *refused)]
+        return self._answer(profile, self.quotes(at.at_ends(ALL), answered), len(shortlist))
 
-    def _answer(self, profile: Profile, answered: list[Quote], quoted: list[Quote]) -> Assessment:
+    def _answer(self, profile: Profile, answered: list[Quote], compared: int) -> Assessment:
         """The chosen quote materialised with its alternatives: ``answered`` quoted at every end, the
-        chosen one, then the next cheapest feasible and infeasible ones among them."""
+        chosen one, then the next cheapest feasible and infeasible ones among them, of ``compared``
+        offers."""
         keys = [q.effective.expected for q in answered]
         infeasible = [holds_anywhere(q.broken()) for q in answered]
         order = sorted(range(len(answered)), key=lambda i: (infeasible[i], keys[i], _label(answered[i])))
-        feasible, refused = self.alternatives(answered, order, infeasible)
+        feasible, refused = self.alternatives([q.candidate for q in answered], order, infeasible)
         best = self.materialise(profile, answered[order[0]])
         listed = [self._alternative(profile, answered[i]) for i in (*feasible, *refused)]
-        return best.answered(tuple(listed), len(quoted))
+        return best.answered(tuple(listed), compared)
+
+    def expected_choice(self, at: Columns, candidates: Sequence[Candidate]) -> tuple[list[float], list[bool]] | None:
+        """Each candidate's cost per effective GPU-hour at the expected end of ``at`` (one profile, not
+        arrays) and whether it breaks a hard constraint — the figures its quote would give, bit for bit,
+        computed in one pass over the candidates' columns (``RentedKernel``); None: the kernel has no such
+        pass, and its candidates are quoted one by one (``quotes``)."""
+        return None
+
+    def _expected(
+        self, at: Columns, candidates: Sequence[Candidate]
+    ) -> tuple[list[float], list[bool], list[Quote] | None]:
+        """What the choice among ``candidates`` reads: each one's cost per effective GPU-hour at the
+        expected end and whether it breaks a hard constraint, from the kernel's one pass
+        (``expected_choice``) where it has one and several candidates are compared, else from their
+        quotes (then given too)."""
+        if len(candidates) > 1 and not at.arrays and at.ends == EXPECTED:
+            found = self.expected_choice(at, candidates)
+            if found is not None:
+                return found[0], found[1], None
+        quotes = self.quotes(at, candidates)
+        return [q.effective.expected for q in quotes], [holds_anywhere(q.broken()) for q in quotes], quotes
 
     def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         """The cheapest feasible quote (per element over arrays, with a single violation saying where
@@ -269,26 +289,24 @@ class Kernel:
                 chosen = select_each(self.quotes(at, viable))
                 if not holds_anywhere(chosen.violations[0][1]):
                     return chosen, len(viable)
-            quotes = self.quotes(at, shortlist)
-            return select_each(quotes), len(quotes)
+            every = self.quotes(at, shortlist)
+            return select_each(every), len(every)
         if ends == ALL and len(viable) > 1:  # chosen at the expected figures, the chosen one quoted at every end
             at = at.at_ends(EXPECTED)
-        quotes = self.quotes(at, viable or shortlist)
-        infeasible = [holds_anywhere(q.broken()) for q in quotes]
-        if all(infeasible) and len(quotes) < len(shortlist):  # none feasible: the cheapest of every offer
-            quotes = self.quotes(at, shortlist)
-            infeasible = [holds_anywhere(q.broken()) for q in quotes]
-        if len(quotes) == 1:
-            best = 0
-        else:
-            keys = [q.effective.expected for q in quotes]
-            best = min(range(len(quotes)), key=lambda i: (infeasible[i], keys[i], _label(quotes[i])))
-        if ends != at.ends:
-            return self.quotes(at.at_ends(ends), [_candidate(quotes[best])])[0], len(quotes)
-        return quotes[best], len(quotes)
+        pool = viable or shortlist
+        keys, infeasible, quotes = self._expected(at, pool)
+        if all(infeasible) and len(pool) < len(shortlist):  # none feasible: the cheapest of every offer
+            pool = shortlist
+            keys, infeasible, quotes = self._expected(at, pool)
+        best = min(range(len(pool)), key=lambda i: (infeasible[i], keys[i], pool[i].offer_label)) if pool[1:] else 0
+        if quotes is None or ends != at.ends:
+            return self.quotes(at if ends == at.ends else at.at_ends(ends), [pool[best]])[0], len(pool)
+        return quotes[best], len(pool)
 
-    def alternatives(self, quotes: Sequence[Quote], order: Sequence[int], infeasible: Sequence[bool]) -> Listed:
-        """The alternatives of the chosen quote ``order[0]`` (``order``: cheapest feasible first): the next
+    def alternatives(
+        self, candidates: Sequence[Candidate | None], order: Sequence[int], infeasible: Sequence[bool]
+    ) -> Listed:
+        """The alternatives of the chosen offer ``order[0]`` (``order``: cheapest feasible first): the next
         ``FEASIBLE_ALTERNATIVES`` feasible quotes and ``INFEASIBLE_ALTERNATIVES`` infeasible ones, by index.
         With ``one_per_provider``, the cheapest of each other provider first, then the cheapest of each plan
         not listed (of any provider) while places are left: never a second region of a listed plan."""
@@ -297,8 +315,8 @@ class Kernel:
         refused = [i for i in rest if infeasible[i]]
         if not self.one_per_provider:
             return feasible[:FEASIBLE_ALTERNATIVES], refused[:INFEASIBLE_ALTERNATIVES]
-        providers = {_provider(quotes[order[0]])}
-        plans = {_plan(quotes[order[0]])}
+        providers = {_provider(candidates[order[0]])}
+        plans = {_plan(candidates[order[0]])}
         listed = []
         for group, limit in ((feasible, FEASIBLE_ALTERNATIVES), (refused, INFEASIBLE_ALTERNATIVES)):
             picked: list[int] = []
@@ -306,11 +324,12 @@ class Kernel:
                 for i in group:
                     if len(picked) == limit:
                         break
-                    if i in picked or _plan(quotes[i]) in plans or (by_provider and _provider(quotes[i]) in providers):
+                    c = candidates[i]
+                    if i in picked or _plan(c) in plans or (by_provider and _provider(c) in providers):
                         continue
                     picked.append(i)
-                    providers.add(_provider(quotes[i]))
-                    plans.add(_plan(quotes[i]))
+                    providers.add(_provider(c))
+                    plans.add(_plan(c))
             listed.append(sorted(picked, key=group.index))
         return listed[0], listed[1]
 
@@ -341,22 +360,17 @@ class Kernel:
         return Alternative(offer=quote.candidate.info, cost=quote.cost, feasible=not reasons, reasons=reasons)
 
 
-def _candidate(q: Quote) -> Candidate:
-    assert q.candidate is not None
-    return q.candidate
-
-
 def _label(q: Quote) -> str:
     return "" if q.candidate is None else q.candidate.offer_label
 
 
-def _provider(q: Quote) -> str:
-    return "" if q.candidate is None else q.candidate.offer.row.provider
+def _provider(c: Candidate | None) -> str:
+    return "" if c is None else c.offer.row.provider
 
 
-def _plan(q: Quote) -> tuple[str, str]:
+def _plan(c: Candidate | None) -> tuple[str, str]:
     """A provider's plan: the offers of one plan in several regions are one alternative."""
-    return ("", "") if q.candidate is None else (q.candidate.offer.row.provider, q.candidate.plan)
+    return ("", "") if c is None else (c.offer.row.provider, c.plan)
 
 
 #: what a kernel may ask of the other loaded options by role (``app.host.options`` answers it)

@@ -356,11 +356,7 @@ class OfferKernel(OfferReads, Kernel):
         ``at.ends``): cost per useful GPU-hour over the years the compute is used (``operating_years``,
         default the horizon), usability, the priced extras, the one money scale and the stall
         constraint (docs/methodology.md "One money scale")."""
-        usability, work_line = self.work(at, infra_fte, priced_work, c.offer.row.region)
-        extras: tuple[Line, ...] = () if work_line is None else (work_line,)
-        per_day = at.delay_per_day
-        if per_day is not None:
-            extras += (("waiting", ZERO, ZERO, at.range([waiting_days[e] * per_day for e in at.ends])),)
+        usability, extras = self.extras(at, c, infra_fte, priced_work, waiting_days)
         if operating_years is None:
             useful_total = at.useful_total
         else:
@@ -370,20 +366,14 @@ class OfferKernel(OfferReads, Kernel):
         works, stalled = self.effective_hours(at, efficiency, stability, useful_total)
         if len(at.ends) == 1:  # the expected end alone
             figure = total[1]
-            added = 0.0
-            for line in extras:
-                added = added + line[3][1]
             per_useful = tuple.__new__(Range, (NAN, figure / useful_total, NAN))
-            effective = tuple.__new__(Range, (NAN, (figure + added) / works[1], NAN))
+            effective = tuple.__new__(Range, (NAN, (figure + _added(extras, 1)) / works[1], NAN))
         else:
             useful_each, effective_each = [], []
             for e in at.ends:
                 figure = total[e]
-                added = 0.0
-                for line in extras:
-                    added = added + line[3][e]
                 useful_each.append(figure / useful_total)
-                effective_each.append((figure + added) / works[e])
+                effective_each.append((figure + _added(extras, e)) / works[e])
             per_useful, effective = at.range(useful_each), at.range(effective_each)
         if holds(stalled):
             violations = [*violations, ("stalled", stalled)]
@@ -409,6 +399,39 @@ class OfferKernel(OfferReads, Kernel):
             detail,
         )
 
+    def extras(
+        self, at: Columns, c: Candidate, infra_fte: Range, priced_work: Range | None, waiting_days: Range
+    ) -> tuple[Usability, tuple[Line, ...]]:
+        """The team's usability for the offer and the priced extras ``finish`` adds to its cost per effective
+        GPU-hour: the infrastructure work its ops staff do not absorb (``work``), and the days waited for
+        the compute where the profile prices waiting."""
+        usability, work_line = self.work(at, infra_fte, priced_work, c.offer.row.region)
+        extras: tuple[Line, ...] = () if work_line is None else (work_line,)
+        per_day = at.delay_per_day
+        if per_day is not None:
+            extras += (("waiting", ZERO, ZERO, at.range([waiting_days[e] * per_day for e in at.ends])),)
+        return usability, extras
+
+    def expected_keys(self, at: Columns, totals: np.ndarray, parts: Sequence[Parts]) -> tuple[list[float], list[bool]]:
+        """What ``finish`` gives the choice among several candidates at the expected end of one profile,
+        from their expected total costs (``totals``: an array over the candidates, made in one pass) and
+        what each shares with others (``parts``, one per candidate, in order: the candidate, its efficiency,
+        stability, infrastructure work in FTE, lead time in days and the hard constraints it breaks, as its
+        quote passes them to ``finish``): the cost per effective GPU-hour, as
+        ``finish`` computes it bit for bit — ``(total + extras) ÷ effective GPU-hours`` — over the
+        candidates at once, and whether each breaks a hard constraint (one it was given, or a job that
+        stalls). For a kernel whose candidates use the compute for the whole horizon."""
+        added, works, infeasible = [], [], []
+        useful_total = at.useful_total
+        for c, efficiency, stability, infra_fte, waiting_days, violations in parts:
+            extras = self.extras(at, c, infra_fte, None, waiting_days)[1]
+            added.append(_added(extras, 1))
+            each, stalled = self.effective_hours(at, efficiency, stability, useful_total)
+            works.append(each[1])
+            infeasible.append(bool(violations) or holds(stalled))
+        effective: list[float] = ((totals + np.array(added)) / np.array(works)).tolist()
+        return effective, infeasible
+
     # ---- words, for what is answered ----------------------------------------------------------------
 
     #: the materialised assessment of a quote: the option's own breakdown lines and notes, and the shared
@@ -416,3 +439,17 @@ class OfferKernel(OfferReads, Kernel):
     #: its first argument): ``self.assessment_of(profile, quote, breakdown=…, notes=…, efficiency_refs=…,
     #: stability_refs=…, usability_refs=…)``
     assessment_of = answers.assessment
+
+
+#: what ``OfferKernel.expected_keys`` reads of one candidate: the candidate, its efficiency, stability,
+#: infrastructure work in FTE, lead time in days (waited where the profile prices waiting) and the hard
+#: constraints it breaks
+Parts = tuple[Candidate, Efficiency, Stability, Range, Range, list[tuple[str, Any]]]
+
+
+def _added(extras: Sequence[Line], e: int) -> Any:
+    """What the priced extras add to an offer's cost at end ``e`` (their totals, in order)."""
+    added = 0.0
+    for line in extras:
+        added = added + line[3][e]
+    return added

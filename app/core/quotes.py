@@ -45,14 +45,16 @@ class Candidate:
     lead: Range | None = None
     #: what its hard constraints test (``app.core.constraints.Checks``), set when compiled
     checks: Any = None
+    #: the order of candidates: the expected price per GPU, then the offer's keys (``Offer.ident``), made
+    #: once with the candidate (shortlists and bridges sort on it for every profile)
+    sort_key: tuple[float, str] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sort_key", (level(self.per_gpu.expected), self.offer.ident))
 
     @property
     def plan(self) -> str:
         return self.offer.plan
-
-    @property
-    def sort_key(self) -> tuple[float, str]:
-        return (level(self.per_gpu.expected), self.offer.ident)
 
     @property
     def multi_node(self) -> bool:

@@ -1,0 +1,126 @@
+"""The choice among an option's offers in one pass over their columns (``Kernel.expected_choice``): the
+rented option's costs per effective GPU-hour at the expected end, made over every shortlisted offer at
+once, are its quotes' figures bit for bit, and it refuses the same offers — so a kernel that has the pass
+chooses, lists and answers what quoting every offer chose (``Kernel.assess`` and ``Kernel.choose``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+import pytest
+from seed_snapshot import knowledge_from_seeds
+
+from app.core.columns import EXPECTED
+from app.core.errors import NoOffer
+from app.core.kernel import Kernel
+from app.core.ranges import holds_anywhere
+from app.core.types import Profile
+from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
+from app.host.manager import create_option_host
+
+RENTED = "rented_gpu_instances"
+AS_OF = (dt.date(2026, 12, 1), dt.date(2026, 6, 15), dt.date(2025, 12, 31))
+PLANS = (None, None, None, "on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block")
+
+
+def _profiles(n: int) -> list[Profile]:
+    kb = knowledge_from_seeds()
+    rng = random.Random(20261207)
+    models = [None, *sorted({p.gpu_model for p in kb.prices if p.gpu_model != "*"})]
+    regions = sorted(kb.regions)
+    found = []
+    for _ in range(n):
+        gpus = rng.choice([1, 3, 8, 16, 64, 100, 256, 1000, 4096, rng.randint(1, 5000)])
+        found.append(
+            Profile(
+                gpus=gpus,
+                utilization=rng.choice([0.001, 0.05, 0.3, 0.6, 0.85, 1.0, round(rng.uniform(0.01, 1), 3)]),
+                horizon_years=rng.choice([0.25, 0.5, 1, 2.0, 3.0, 5.0, round(rng.uniform(0.1, 10), 2)]),
+                as_of=rng.choice(AS_OF),
+                team_size=rng.choice([1, 5, 10, 50, 200]),
+                ops_team=rng.choice(OPS_TEAMS),
+                data_security=rng.choice([*DATA_SECURITY_LEVELS, *["standard"] * 4]),
+                start_within_days=rng.choice([None, None, None, 0, 14, 30, 90, 365]),
+                rental_plan=rng.choice(PLANS),
+                currency=rng.choice(CURRENCIES),
+                gpu_model=rng.choice(models),
+                delay_cost_per_day=rng.choice([None, None, 0.0, 5e4]),
+                regions=tuple(rng.sample(regions, 4)) if rng.random() < 0.1 else None,
+                largest_job_gpus=rng.choice([None, None, max(1, gpus // 2), 16]),
+                preemptible_share=rng.choice([0.0, 0.0, 1.0]),
+                held_share=rng.choice([None, None, 0.2, 0.9]),
+                buyer_country=rng.choice([None, None, "US", "CN", "DE"]),
+            )
+        )
+    return found
+
+
+def _kernel(host: Any, kb: Any, p: Profile) -> Kernel:
+    kernel: Kernel = host.kernel(RENTED, kb, p.currency, p.as_of)
+    return kernel
+
+
+def test_the_rented_options_one_pass_gives_its_quotes_figures_bit_for_bit() -> None:
+    kb = knowledge_from_seeds()
+    host = create_option_host()
+    compared = refused = 0
+    for p in _profiles(800):
+        kernel = _kernel(host, kb, p)
+        at = kernel.columns(p, EXPECTED)
+        try:
+            shortlist = kernel.shortlist(at)
+        except NoOffer:
+            continue
+        found = kernel.expected_choice(at, shortlist)
+        assert found is not None
+        keys, infeasible = found
+        quotes = kernel.quotes(at.at_ends(EXPECTED), shortlist)
+        # the same floats, not close ones: a tie between offers is broken on the same figures
+        assert keys == [q.effective.expected for q in quotes], p
+        assert infeasible == [holds_anywhere(q.broken()) for q in quotes], p
+        assert all(type(k) is float for k in keys)
+        compared += len(keys)
+        refused += sum(infeasible)
+    assert compared > 2_000 and 0 < refused < compared, (compared, refused)
+
+
+def test_an_assessment_and_a_choice_are_those_of_quoting_every_offer(monkeypatch: pytest.MonkeyPatch) -> None:
+    kb = knowledge_from_seeds()
+    host = create_option_host()
+    cases = [p for p in _profiles(300) if p.gpu_model is not None]
+    rented = type(_kernel(host, kb, cases[0]))
+    one_pass = rented.expected_choice
+    passes = []
+
+    def counted(self: Kernel, at: Any, candidates: Any) -> Any:
+        passes.append(len(candidates))
+        return one_pass(self, at, candidates)
+
+    monkeypatch.setattr(rented, "expected_choice", counted)
+    with_pass = [_answers(host, kb, p) for p in cases]
+    assert len(passes) > 100 and max(passes) > 20, passes  # the pass chose, among many offers
+    # the same kernels without the pass: every shortlisted offer quoted, as before it
+    monkeypatch.setattr(rented, "expected_choice", Kernel.expected_choice)
+    assert [_answers(host, kb, p) for p in cases] == with_pass
+    assert sum(a != "no offer" for a in with_pass) > 60
+
+
+def _answers(host: Any, kb: Any, p: Profile) -> Any:
+    kernel = _kernel(host, kb, p)
+    try:
+        a = kernel.assess(p)
+    except NoOffer:
+        return "no offer"
+    chosen = [kernel.choose(p, ends) for ends in ((0, 1, 2), EXPECTED)]
+    # repr: every float to its last bit (NaN at an end a choice did not quote equals itself)
+    return repr(
+        (
+            a.cost,
+            a.offer_label,
+            a.offers_considered,
+            [(x.offer, x.feasible, x.reasons, x.cost) for x in a.alternatives],
+            [(q.candidate.offer_label if q.candidate else None, q.total, q.effective, n) for q, n in chosen],
+        )
+    )
