@@ -219,7 +219,7 @@ def on_market(residual: Any, haircut: float, delay_years: float) -> Any:
 
     def received(age: Any) -> Any:
         value = (1.0 - haircut) * residual(age + delay_years)
-        return value if np.ndim(value) else float(value)
+        return value if isinstance(value, np.ndarray) and value.ndim else float(value)
 
     return received
 
