@@ -22,6 +22,7 @@ from app.sdk import (
     Assessment,
     Candidate,
     Columns,
+    Efficiency,
     LineItem,
     OfferKernel,
     OptionPlugin,
@@ -31,6 +32,7 @@ from app.sdk import (
     Quote,
     Range,
     SourceRef,
+    Stability,
     annuity,
     billed_at,
     money_range,
@@ -78,6 +80,14 @@ class Fee:
             return Range.elementwise(*ends), self.rows[0]
         index = max((i for i, r in enumerate(self.rows) if (r.min_gpus or 0) <= gpus), default=0)
         return self.per_hour[index], self.rows[index]
+
+
+def _charge(billed: Any, price: Any, years: Any) -> tuple[Any, Any]:
+    """A year of the GPU-hours ``billed`` at ``price`` per GPU-hour (the GPU's or the fee's), and of the
+    ``years`` paid: numbers for one offer's quote, arrays over offers in the choice's one pass
+    (``PlatformKernel.expected_choice``)."""
+    annual = billed * price
+    return annual, annual * years
 
 
 class PlatformKernel(OfferKernel):
@@ -147,15 +157,13 @@ class PlatformKernel(OfferKernel):
             for e in ends:
                 share = at.profile.held_share
                 billed = every_hour if term is not None else self.billed_at(e, billing, useful, every_hour, share)
-                first = billed * per_gpu[e]
-                first_total = first * years_paid
+                first, first_total = _charge(billed, per_gpu[e], years_paid)
                 annual: Any = 0.0 + first
                 total: Any = 0.0 + first_total
                 fee_annual: Any = math.nan
                 fee_total: Any = math.nan
                 if fee_price is not None:
-                    fee_annual = billed * fee_price[e]
-                    fee_total = fee_annual * years_paid
+                    fee_annual, fee_total = _charge(billed, fee_price[e], years_paid)
                     annual, total = annual + fee_annual, total + fee_total
                 npv = annual * factor
                 if store is not None:  # the data's storage (and egress) for the horizon, whatever the terms
@@ -173,7 +181,7 @@ class PlatformKernel(OfferKernel):
                 lines += (("platform_fee", fee_r, ZERO, fee_total_r),)
             if store is not None:
                 lines += self.storage_lines(at, kept, store.egress_per_tb is not None)
-            lead = self.lead(c)
+            _, efficiency, stability, infra_fte, lead, violations = self.parts(at, c)
             found.append(
                 self.finish(
                     at,
@@ -184,16 +192,62 @@ class PlatformKernel(OfferKernel):
                     committed=term is not None,
                     npv=npv_r,
                     equivalent_annual=equivalent_r,
-                    efficiency=self.efficiency(at, lead),
-                    stability=self.stability(at),
-                    infra_fte=self.machine_work(c, at, at.utilization),
+                    efficiency=efficiency,
+                    stability=stability,
+                    infra_fte=infra_fte,
                     lines=lines,
-                    violations=self.constraints(c, at),
+                    violations=violations,
                     waiting_days=lead,
                     detail=billed_r,
                 )
             )
         return found
+
+    def parts(
+        self, at: Columns, c: Candidate
+    ) -> tuple[Candidate, Efficiency, Stability, Range, Range, list[tuple[str, Any]]]:
+        """What the offer's quote shares with other offers (``OfferKernel.expected_keys``): its efficiency
+        for its lead time, the platform's stability, the team's work on its machines, its lead time and the
+        hard constraints it breaks."""
+        lead = self.lead(c)
+        return (
+            c,
+            self.efficiency(at, lead),
+            self.stability(at),
+            self.machine_work(c, at, at.utilization),
+            lead,
+            self.constraints(c, at),
+        )
+
+    def expected_choice(self, at: Columns, candidates: Sequence[Candidate]) -> tuple[list[float], list[bool]]:
+        """The offers' costs per effective GPU-hour at the expected end, in one pass over their columns:
+        the GPU-hours each bills (every hour of whole terms on a commitment, else ``billed_at`` its billing
+        rule, one number per offer), a year of them at its price and its fee's tier, over the years paid,
+        plus the data's storage and egress — ``quotes``' figures, bit for bit, with
+        ``OfferKernel.expected_keys`` adding the shared parts."""
+        useful = at.useful
+        rate = self.value("discount_rate").expected
+        share = at.profile.held_share
+        n = len(candidates)
+        billed, price, fee, years, data = np.empty(n), np.empty(n), np.zeros(n), np.empty(n), np.zeros(n)
+        parts = []
+        for i, c in enumerate(candidates):
+            term = PLAN_TERM_YEARS[c.plan]
+            billing = c.offer.row.billing or POOLED
+            held = at.gpus if billing == POOLED else at.ceil(at.gpus / c.node_gpus) * c.node_gpus
+            every_hour = float(held * HOURS_PER_YEAR)
+            billed[i] = every_hour if term is not None else self.billed_at(1, billing, useful, every_hour, share)
+            years[i] = at.horizon if term is None else self.terms(at, term, rate)[0]
+            price[i] = c.per_gpu[1]
+            if c.data is not None:  # a fee: its tier's price (none: nothing added)
+                fee[i] = c.data.pick(at.gpus)[0][1]
+            store = self.storage(c.offer.row)
+            if store is not None:
+                data[i] = self.stored(at, store, 1, rate).total
+            parts.append(self.parts(at, c))
+        first_total = _charge(billed, price, years)[1]
+        totals = 0.0 + first_total + _charge(billed, fee, years)[1] + data
+        return self.expected_keys(at, totals, parts)
 
     def billed_at(self, e: int, billing: str, useful: Any, ceiling: Any, held: Any = None) -> Any:
         """GPU-hours a year the platform bills for ``useful`` ones at end ``e`` (``pricing.billed_at``): a

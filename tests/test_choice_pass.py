@@ -1,7 +1,8 @@
 """The choice among an option's offers in one pass over their columns (``Kernel.expected_choice``): the
-rented option's costs per effective GPU-hour at the expected end, made over every shortlisted offer at
-once, are its quotes' figures bit for bit, and it refuses the same offers — so a kernel that has the pass
-chooses, lists and answers what quoting every offer chose (``Kernel.assess`` and ``Kernel.choose``)."""
+rented and platform options' costs per effective GPU-hour at the expected end, made over every
+shortlisted offer at once, are their quotes' figures bit for bit, and they refuse the same offers — so a
+kernel that has the pass chooses, lists and answers what quoting every offer chose (``Kernel.assess`` and
+``Kernel.choose``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from app.core.types import Profile
 from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
 from app.host.manager import create_option_host
 
-RENTED = "rented_gpu_instances"
+#: the options whose kernels choose in one pass
+OPTIONS = ("rented_gpu_instances", "ai_compute_platform")
 AS_OF = (dt.date(2026, 12, 1), dt.date(2026, 6, 15), dt.date(2025, 12, 31))
 PLANS = (None, None, None, "on_demand", "spot", "reserved_1y", "reserved_3y", "monthly", "capacity_block")
 
@@ -57,17 +59,18 @@ def _profiles(n: int) -> list[Profile]:
     return found
 
 
-def _kernel(host: Any, kb: Any, p: Profile) -> Kernel:
-    kernel: Kernel = host.kernel(RENTED, kb, p.currency, p.as_of)
+def _kernel(host: Any, kb: Any, p: Profile, option: str) -> Kernel:
+    kernel: Kernel = host.kernel(option, kb, p.currency, p.as_of)
     return kernel
 
 
-def test_the_rented_options_one_pass_gives_its_quotes_figures_bit_for_bit() -> None:
+@pytest.mark.parametrize("option", OPTIONS)
+def test_the_one_pass_gives_the_quotes_figures_bit_for_bit(option: str) -> None:
     kb = knowledge_from_seeds()
     host = create_option_host()
     compared = refused = 0
     for p in _profiles(800):
-        kernel = _kernel(host, kb, p)
+        kernel = _kernel(host, kb, p, option)
         at = kernel.columns(p, EXPECTED)
         try:
             shortlist = kernel.shortlist(at)
@@ -83,32 +86,35 @@ def test_the_rented_options_one_pass_gives_its_quotes_figures_bit_for_bit() -> N
         assert all(type(k) is float for k in keys)
         compared += len(keys)
         refused += sum(infeasible)
-    assert compared > 2_000 and 0 < refused < compared, (compared, refused)
+    assert compared > 500 and 0 < refused < compared, (compared, refused)
 
 
-def test_an_assessment_and_a_choice_are_those_of_quoting_every_offer(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("option", OPTIONS)
+def test_an_assessment_and_a_choice_are_those_of_quoting_every_offer(
+    option: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = knowledge_from_seeds()
     host = create_option_host()
     cases = [p for p in _profiles(300) if p.gpu_model is not None]
-    rented = type(_kernel(host, kb, cases[0]))
-    one_pass = rented.expected_choice
+    kernel = type(_kernel(host, kb, cases[0], option))
+    one_pass = kernel.expected_choice
     passes = []
 
     def counted(self: Kernel, at: Any, candidates: Any) -> Any:
         passes.append(len(candidates))
         return one_pass(self, at, candidates)
 
-    monkeypatch.setattr(rented, "expected_choice", counted)
-    with_pass = [_answers(host, kb, p) for p in cases]
-    assert len(passes) > 100 and max(passes) > 20, passes  # the pass chose, among many offers
+    monkeypatch.setattr(kernel, "expected_choice", counted)
+    with_pass = [_answers(host, kb, p, option) for p in cases]
+    assert len(passes) > 30 and max(passes) > 7, passes  # the pass chose, among many offers
     # the same kernels without the pass: every shortlisted offer quoted, as before it
-    monkeypatch.setattr(rented, "expected_choice", Kernel.expected_choice)
-    assert [_answers(host, kb, p) for p in cases] == with_pass
-    assert sum(a != "no offer" for a in with_pass) > 60
+    monkeypatch.setattr(kernel, "expected_choice", Kernel.expected_choice)
+    assert [_answers(host, kb, p, option) for p in cases] == with_pass
+    assert sum(a != "no offer" for a in with_pass) > 30
 
 
-def _answers(host: Any, kb: Any, p: Profile) -> Any:
-    kernel = _kernel(host, kb, p)
+def _answers(host: Any, kb: Any, p: Profile, option: str) -> Any:
+    kernel = _kernel(host, kb, p, option)
     try:
         a = kernel.assess(p)
     except NoOffer:
