@@ -5,14 +5,20 @@ capital near 0 the closed forms' division by ln(1 + rate) magnifies)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 
 import numpy as np
 import pytest
+from seed_snapshot import knowledge_from_seeds
 
+import app.core.ageing as ageing
 from app.core.ageing import Keeping, on_market, plan
 from app.core.capital import residual_curve
+from app.core.columns import ALL
 from app.core.ranges import Range
+from app.core.types import Profile
+from app.host.manager import create_option_host
 
 
 def _cases(n: int) -> list[tuple[dict[str, float], Keeping, object]]:
@@ -58,3 +64,33 @@ def test_one_profiles_plan_is_the_array_paths_to_the_last_bit():
                 assert got == getattr(scalar, field), (field, numbers, e)
                 assert got == pytest.approx(getattr(batch, field)[0], rel=rel, abs=1e-12), (field, numbers, e)
     assert extended > 100  # both branches are compared
+
+
+def test_offers_of_one_server_in_several_machine_rooms_share_its_plans() -> None:
+    """An own cluster's offers of one server (colocation, an own facility) keep their assets alike: one
+    keeping object each, so a call prices each asset's plan once for the offers delivered on the same day
+    (``ageing.priced`` keeps plans by identity), and figures equal to pricing each offer alone."""
+    kb = knowledge_from_seeds()
+    kernel = create_option_host().kernel("self_built_cluster", kb, "USD", dt.date(2026, 12, 1))
+    offers = kernel.group("h100_sxm")
+    keepings = {id(i.keeping) for c in offers for i in c.data.capital if i.keeping is not None}
+    kinds = {i.keeping for c in offers for i in c.data.capital if i.keeping is not None}
+    assert len(offers) >= 4 and len(keepings) == len(kinds) < len(offers)
+    day = dt.date(2026, 12, 1)
+    profile = Profile(gpus=256, utilization=0.6, horizon_years=5, as_of=day, currency="USD", gpu_model="h100_sxm")
+    made = []
+    plan_of = ageing.plan
+
+    def counted(e: int, **given: object) -> ageing.Plan:
+        made.append(e)
+        return plan_of(e, **given)
+
+    ageing.plan = counted  # type: ignore[assignment]
+    try:
+        together = kernel.quotes(kernel.columns(profile, ALL), offers)
+        priced_together = len(made)
+        alone = [kernel.quotes(kernel.columns(profile, ALL), [c])[0] for c in offers]
+    finally:
+        ageing.plan = plan_of  # type: ignore[assignment]
+    assert priced_together < len(made) - priced_together  # shared in one call, made again for each alone
+    assert [repr(q.total) for q in together] == [repr(q.total) for q in alone]

@@ -57,7 +57,7 @@ class _Lines:
         self.running: list[RunningItem] = []
         # a named GPU's cluster: support by warranty, assets kept past their life where cheaper, resale as a
         # seller receives it, a built machine room sunk (docs/methodology.md "No double counts, no sunk resale")
-        self.aging = _ageing(self.reads, self.row) if offer.variant != QUOTED else None
+        self.aging = _ageing(self.reads, self.row, kernel) if offer.variant != QUOTED else None
 
     def buy(
         self,
@@ -224,9 +224,10 @@ class _Ageing(NamedTuple):
     support_refs: tuple[SourceRef, ...]
 
 
-def _ageing(reads: Reads, row: Any) -> _Ageing:
+def _ageing(reads: Reads, row: Any, kernel: Kernel) -> _Ageing:
     """The ageing assumptions and the post-warranty support row (``hardware_support``: a share of the
-    servers' price a year), read once per offer."""
+    servers' price a year), read once per offer; a keeping equal to another offer's is that one
+    (``_shared``)."""
     support = reads.component(row, "hardware_support", "fraction")
     warranty, in_warranty = reads("warranty_years_server_hardware"), reads("support_share_in_warranty")
     extension, increase = reads("life_extension_years"), reads("support_increase_past_life")
@@ -236,12 +237,23 @@ def _ageing(reads: Reads, row: Any) -> _Ageing:
     after = support.values[0] if support is not None else ZERO
     support_refs = () if support is None else (support.rows[0].ref, *support.after, *refs)
     return _Ageing(
-        Keeping(warranty, in_warranty if support is not None else ZERO, after, extension, increase),
-        Keeping(warranty, ZERO, ZERO, extension, increase),
+        _shared(kernel, Keeping(warranty, in_warranty if support is not None else ZERO, after, extension, increase)),
+        _shared(kernel, Keeping(warranty, ZERO, ZERO, extension, increase)),
         (haircut, days),
         (*refs, *market_refs),
         support_refs,
     )
+
+
+def _shared(kernel: Kernel, keeping: Keeping) -> Keeping:
+    """The kernel's one object for a keeping of these figures: the plans of an asset are kept per call by
+    the identity of its keeping, curves and life (``ageing.priced``), so offers of one server in several
+    machine rooms share them. A kernel over Monte Carlo draws (arrays, not hashable) keeps its own."""
+    try:
+        found: Keeping = kernel.compiled.setdefault(("keeping", keeping), keeping)
+    except TypeError:  # its figures are arrays of draws
+        return keeping
+    return found
 
 
 def staff_item(reads: Reads, row: Any, quoted: bool, team_fte: Range) -> RunningItem | None:
