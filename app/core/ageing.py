@@ -226,7 +226,7 @@ def on_market(residual: Any, haircut: float, delay_years: float) -> Any:
 
 def sunk(age: Any) -> Any:
     """The residual of an asset nothing is received for (a built machine room at the horizon)."""
-    return 0.0 * np.asarray(age, dtype=float) if np.ndim(age) else 0.0
+    return 0.0 * np.asarray(age, dtype=float) if isinstance(age, np.ndarray) and age.ndim else 0.0
 
 
 def _zero(r: Range) -> bool:
