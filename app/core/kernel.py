@@ -27,12 +27,12 @@ from typing import Any, ClassVar
 from app.core.columns import ALL, EXPECTED, Columns
 from app.core.errors import NoOffer
 from app.core.knowledge import ANY, Knowledge, SourceRef
-from app.core.offers import PER_UNIT, Offer, gpu_name, provider_name
-from app.core.quotes import Candidate, Quote, select_each
+from app.core.offers import gpu_name, provider_name
+from app.core.quotes import Candidate, Quote, candidate, select_each
 from app.core.ranges import Range, holds_anywhere
 from app.core.residency import one_region_each
 from app.core.text import Msg, joined, msg, option_ref
-from app.core.types import Alternative, Assessment, OfferInfo, OptionSpec, Profile, Violation
+from app.core.types import Alternative, Assessment, OptionSpec, Profile, Violation
 
 #: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
 FEASIBLE_ALTERNATIVES, INFEASIBLE_ALTERNATIVES = 6, 3
@@ -375,38 +375,6 @@ def _plan(c: Candidate | None) -> tuple[str, str]:
 
 #: what a kernel may ask of the other loaded options by role (``app.host.options`` answers it)
 Roles = Callable[[str, Knowledge, str, dt.date], "Kernel | None"]
-
-
-def offer_label(info: OfferInfo) -> str:
-    """``Assessment.offer_label`` of an offer."""
-    return f"{info.provider} {info.subject} {info.region} {info.plan} {info.variant or ''}"
-
-
-def candidate(
-    offer: Offer, per_machine: int = 1, data: Any = None, *, node_gpus: int | None = None, interconnect: Any = ...
-) -> Candidate:
-    """A compiled candidate of ``offer`` (its price per GPU, label and answerable info made once). Its
-    node is its instance or server where the row says how many GPUs it has, else the machine size
-    (a GPU-billed platform schedules jobs on its servers); its interconnect the row's unless given."""
-    info = offer.info()
-    row = offer.row
-    node = (
-        node_gpus
-        if node_gpus is not None
-        else (offer.gpus_per_unit if row.gpus_per_unit is not None or row.unit in PER_UNIT else per_machine)
-    )
-    fabric = row.interconnect if interconnect is ... else interconnect
-    return Candidate(
-        offer=offer,
-        per_gpu=offer.per_gpu,
-        label=offer.label,
-        info=info,
-        offer_label=offer_label(info),
-        per_machine=per_machine,
-        node_gpus=node,
-        interconnect=fabric,
-        data=data,
-    )
 
 
 __all__ = [

@@ -17,11 +17,10 @@ from app.core import bom, offers, pricing, storage
 from app.core.capital import Bridge, Ownership
 from app.core.cluster import Bill
 from app.core.columns import Columns
-from app.core.kernel import candidate
 from app.core.knowledge import Price
 from app.core.offers import Offer
 from app.core.owning import own
-from app.core.quotes import Candidate
+from app.core.quotes import Candidate, candidate
 from app.core.ranges import Range
 from app.core.storage import Storage, Stored
 from app.core.types import LineItem
@@ -86,7 +85,7 @@ class OfferReads:
         """A compiled candidate of ``offer``. ``per_machine`` (GPUs a team looks after as one machine)
         defaults to the row's unit, or for a row of one GPU its GPU's server (the reference server's for
         a row of the reference server); the node a job runs on is the row's instance or server where it
-        says how many GPUs it has, else that machine (``kernel.candidate``)."""
+        says how many GPUs it has, else that machine (``quotes.candidate``)."""
         if per_machine is None:
             row = offer.row
             reference = row.subject == self.knowledge.reference_server().key

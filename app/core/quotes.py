@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.offers import MIN_NODE_GPUS, TRAINING_FABRICS, Offer, level
+from app.core.offers import MIN_NODE_GPUS, PER_UNIT, TRAINING_FABRICS, Offer, level
 from app.core.ranges import Range, holds_anywhere
 from app.core.types import Cost, OfferInfo, metrics_of
 
@@ -323,3 +323,35 @@ class _Picker:
         stacked = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in values])
         chosen: np.ndarray = stacked[self.index, self.columns]
         return chosen
+
+
+def offer_label(info: OfferInfo) -> str:
+    """``Assessment.offer_label`` of an offer."""
+    return f"{info.provider} {info.subject} {info.region} {info.plan} {info.variant or ''}"
+
+
+def candidate(
+    offer: Offer, per_machine: int = 1, data: Any = None, *, node_gpus: int | None = None, interconnect: Any = ...
+) -> Candidate:
+    """A compiled candidate of ``offer`` (its price per GPU, label and answerable info made once). Its
+    node is its instance or server where the row says how many GPUs it has, else the machine size
+    (a GPU-billed platform schedules jobs on its servers); its interconnect the row's unless given."""
+    info = offer.info()
+    row = offer.row
+    node = (
+        node_gpus
+        if node_gpus is not None
+        else (offer.gpus_per_unit if row.gpus_per_unit is not None or row.unit in PER_UNIT else per_machine)
+    )
+    fabric = row.interconnect if interconnect is ... else interconnect
+    return Candidate(
+        offer=offer,
+        per_gpu=offer.per_gpu,
+        label=offer.label,
+        info=info,
+        offer_label=offer_label(info),
+        per_machine=per_machine,
+        node_gpus=node,
+        interconnect=fabric,
+        data=data,
+    )
