@@ -256,8 +256,8 @@ class Kernel:
     def expected_choice(self, at: Columns, candidates: Sequence[Candidate]) -> tuple[list[float], list[bool]] | None:
         """Each candidate's cost per effective GPU-hour at the expected end of ``at`` (one profile, not
         arrays) and whether it breaks a hard constraint — the figures its quote would give, bit for bit,
-        computed in one pass over the candidates' columns (``RentedKernel``); None: the kernel has no such
-        pass, and its candidates are quoted one by one (``quotes``)."""
+        computed in one pass over the candidates' columns (the rented and platform options' kernels);
+        None: the kernel has no such pass, and its candidates are quoted one by one (``quotes``)."""
         return None
 
     def _expected(
@@ -307,7 +307,7 @@ class Kernel:
         self, candidates: Sequence[Candidate | None], order: Sequence[int], infeasible: Sequence[bool]
     ) -> Listed:
         """The alternatives of the chosen offer ``order[0]`` (``order``: cheapest feasible first): the next
-        ``FEASIBLE_ALTERNATIVES`` feasible quotes and ``INFEASIBLE_ALTERNATIVES`` infeasible ones, by index.
+        ``FEASIBLE_ALTERNATIVES`` feasible offers and ``INFEASIBLE_ALTERNATIVES`` infeasible ones, by index.
         With ``one_per_provider``, the cheapest of each other provider first, then the cheapest of each plan
         not listed (of any provider) while places are left: never a second region of a listed plan."""
         rest = order[1:]
