@@ -2,7 +2,7 @@
 rented and platform options' costs per effective GPU-hour at the expected end, made over every
 shortlisted offer at once, are their quotes' figures bit for bit, and they refuse the same offers — so a
 kernel that has the pass chooses, lists and answers what quoting every offer chose (``Kernel.assess`` and
-``Kernel.choose``)."""
+``Kernel.choose``); and a chosen quote materialised (``OptionHost.materialise``) is the assessment's answer."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from app.core.kernel import Kernel
 from app.core.ranges import holds_anywhere
 from app.core.types import Profile
 from app.core.vocab import CURRENCIES, DATA_SECURITY_LEVELS, OPS_TEAMS
+from app.engine.decision import broken as decision_broken
 from app.host.manager import create_option_host
 
 #: the options whose kernels choose in one pass
@@ -130,3 +131,27 @@ def _answers(host: Any, kb: Any, p: Profile, option: str) -> Any:
             [(q.candidate.offer_label if q.candidate else None, q.total, q.effective, n) for q, n in chosen],
         )
     )
+
+
+def test_a_chosen_quote_materialised_is_the_assessments_answer() -> None:
+    """A training plan takes each option's chosen quote and materialises it for its offer and reasons
+    (``OptionHost.materialise``) rather than assessing the profile again: the offer, figures and
+    sentences are the assessment's, for every option (the own cluster's too)."""
+    kb = knowledge_from_seeds()
+    host = create_option_host()
+    compared = infeasible = 0
+    for p in _profiles(200):
+        for option in host.options:
+            try:
+                assessed = host.assess(option, p, kb)
+            except NoOffer:
+                continue
+            quote, _ = host.choose(option, p, kb)
+            made = host.materialise(option, p, kb, quote)
+            assert made.offer == assessed.offer, (option, p)
+            assert repr(made.cost) == repr(assessed.cost), (option, p)
+            assert [str(v.reason) for v in made.violations] == [str(v.reason) for v in assessed.violations]
+            assert [v.violated for v in made.violations] == [v.violated for v in assessed.violations]
+            compared += 1
+            infeasible += bool(decision_broken(assessed))
+    assert compared > 200 and 0 < infeasible < compared, (compared, infeasible)

@@ -169,6 +169,19 @@ class OptionHost:
             self.on_failure(option, profile, knowledge, exc)
             raise OptionFailed(option) from exc
 
+    def materialise(self, option: str, profile: Profile, knowledge: Knowledge, quote: Quote) -> Assessment:
+        """The option's ``quote`` for ``profile`` — the one ``choose`` gave, at every end — materialised
+        without choosing again: its offer, figures, sentences and the constraints it breaks, as ``assess``
+        gives them for the same offer (no alternatives)."""
+        try:
+            kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
+            return with_effective_cost(kernel.materialise(profile, quote))
+        except ISOLATED:
+            raise
+        except Exception as exc:
+            self.on_failure(option, profile, knowledge, exc)
+            raise OptionFailed(option) from exc
+
     def choose(
         self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
     ) -> tuple[Quote, int]:
@@ -200,6 +213,10 @@ class AssessKernel(Kernel):
 
     def choose(self, profile: Profile, ends: tuple[int, ...] = ALL) -> tuple[Quote, int]:
         return quote_of(self.assess(profile)), 1
+
+    def materialise(self, profile: Profile, quote: Quote) -> Assessment:
+        """The assessment ``choose`` made its quote of (``quote_of`` keeps it), else the plugin's again."""
+        return quote.detail if isinstance(quote.detail, Assessment) else self.assess(profile)
 
 
 # ---- the fields and words the plugins declare -----------------------------------------------------

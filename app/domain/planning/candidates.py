@@ -155,7 +155,7 @@ def candidates(
             reasons: list[Msg | str] = []
             per_million, offer = None, None
             if o.plan is not None and o.profile is not None:
-                assessed = advisor.assess(o.option, o.profile, kb)  # once: the offer and what it breaks
+                assessed = run.assessed(advisor, kb, o)  # once: the offer and what it breaks
                 offer = assessed.offer
                 reasons.extend(run.refusal(advisor, kb, o, assessed))
                 if memory is not None:

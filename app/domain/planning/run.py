@@ -100,10 +100,19 @@ def option_name(advisor: Advisor, option: str, lang: Lang) -> str:
     return name_of(f"option.{option}.name", lang, advisor.options[option].spec.name)
 
 
-def refusal(advisor: Advisor, kb: Knowledge, o: planner.PlanOutcome, assessed: Assessment | None = None) -> list[str]:
+def assessed(advisor: Advisor, kb: Knowledge, o: planner.PlanOutcome) -> Assessment:
+    """The option's assessment of the plan's profile: the offer the plan chose (``o.assessment``, quoted at
+    every end) with its words, as a comparison of the same run gives them — materialised, not chosen again;
+    assessed anew where the outcome holds no quote."""
+    assert o.profile is not None
+    if o.assessment is None:
+        return advisor.assess(o.option, o.profile, kb)
+    return advisor.materialise(o.option, o.profile, kb, o.assessment)
+
+
+def refusal(advisor: Advisor, kb: Knowledge, o: planner.PlanOutcome, found: Assessment | None = None) -> list[str]:
     """The sentences of the hard constraints an option's plan breaks, as a comparison of the same run gives
-    them (the option's assessment of the plan's profile, ``assessed`` where the caller has it); none when it
-    can serve the run."""
+    them (``assessed``, or ``found`` where the caller has it); none when it can serve the run."""
     if not o.refused or o.profile is None:
         return []
-    return decision.broken(assessed or advisor.assess(o.option, o.profile, kb))
+    return decision.broken(found or assessed(advisor, kb, o))

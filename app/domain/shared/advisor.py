@@ -83,9 +83,11 @@ class Advisor:
         self.books = books
         self._today = today
         self.tracer = tracer or NoOpTracer()
-        #: the options' calls, failures isolated by the host (``OptionHost.assess``, ``OptionHost.choose``)
+        #: the options' calls, failures isolated by the host (``OptionHost.assess``, ``OptionHost.choose``,
+        #: ``OptionHost.materialise``)
         self.assess = host.assess
         self.choose = host.choose
+        self.materialise = host.materialise
 
     @property
     def options(self) -> Mapping[str, LoadedOption]:
