@@ -14,6 +14,7 @@ from app.domain.shared import statements
 from app.domain.shared.advisor import Advisor
 from app.domain.shared.convert import confidence_read, profile_head, range_read
 from app.domain.shared.schemas import ProfileCreate
+from app.engine import decision
 from app.engine import insights as ins
 from app.engine.insights import Crossing
 from app.i18n import DEFAULT_LANG, Lang, name_of, render
@@ -178,15 +179,19 @@ class InsightService:
     def uncertainty(self, req: si.UncertaintyCreate) -> si.UncertaintyRead:
         kb = self.advisor.knowledge()
         profile = self.advisor.profile(req, kb)
-        self.advisor.outcomes(profile, kb)
+        weights = self.advisor.weights(req, kb)
+        # the deterministic decision the draws read their fit and feasibility from: its assessments once
+        # (422 when no option can be assessed at all), as a recommendation's confidence has them
+        base = decision.decide(profile, self.advisor.outcomes(profile, kb), kb, weights)
         u = ins.uncertainty(
             self.advisor,
             profile,
             kb,
             list(self.advisor.options),
-            self.advisor.weights(req, kb),
+            weights,
             draws=req.draws,
             seed=req.seed,
+            base=base,
         )
         c = confidence_read(u)
         # the confidence block a recommendation carries, under the versions it was computed with
