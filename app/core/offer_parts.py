@@ -214,12 +214,12 @@ class OfferParts:
     def expected_keys(self, at: Columns, totals: np.ndarray, parts: Sequence[Parts]) -> tuple[list[float], list[bool]]:
         """What ``finish`` gives the choice among several candidates at the expected end of one profile,
         from their expected total costs (``totals``: an array over the candidates, made in one pass) and
-        what each shares with others (``parts``, one per candidate, in order: the candidate, its efficiency,
-        stability, infrastructure work in FTE, lead time in days and the hard constraints it breaks, as its
-        quote passes them to ``finish``): the cost per effective GPU-hour, as
-        ``finish`` computes it bit for bit — ``(total + extras) ÷ effective GPU-hours`` — over the
-        candidates at once, and whether each breaks a hard constraint (one it was given, or a job that
-        stalls). For a kernel whose candidates use the compute for the whole horizon."""
+        what each shares with others (``parts``, one per candidate, in order: the candidate, its
+        efficiency, stability, infrastructure work in FTE, lead time in days and the hard constraints it
+        breaks, as its quote passes them to ``finish``): the cost per effective GPU-hour as ``finish``
+        computes it, bit for bit — ``(total + extras) ÷ effective GPU-hours`` — over the candidates at
+        once, and whether each breaks a hard constraint (one it was given, or a job that stalls). For a
+        kernel whose candidates use the compute for the whole horizon."""
         added, works, infeasible = [], [], []
         useful_total = at.useful_total
         for c, efficiency, stability, infra_fte, waiting_days, violations in parts:
