@@ -9,7 +9,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -21,6 +21,8 @@ from app.core.model import with_effective_cost
 from app.core.text import flat_messages, msg, placeholders
 from app.core.types import Assessment, OptionSpec, Profile, ProfileField
 from app.core.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
+
+T = TypeVar("T")
 
 #: the roles an option may declare in its spec, at most one option each
 ROLES = ("owns_hardware", "bridges_lead_time")
@@ -160,35 +162,25 @@ class OptionHost:
 
     def assess(self, option: str, profile: Profile, knowledge: Knowledge) -> Assessment:
         """The option's assessment of ``profile``, materialised (what an answer shows)."""
-        try:
-            kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
-            return with_effective_cost(kernel.assess(profile))
-        except ISOLATED:
-            raise
-        except Exception as exc:
-            self.on_failure(option, profile, knowledge, exc)
-            raise OptionFailed(option) from exc
+        return self._isolated(option, profile, knowledge, lambda k: with_effective_cost(k.assess(profile)))
 
     def materialise(self, option: str, profile: Profile, knowledge: Knowledge, quote: Quote) -> Assessment:
         """The option's ``quote`` for ``profile`` — the one ``choose`` gave, at every end — materialised
         without choosing again: its offer, figures, sentences and the constraints it breaks, as ``assess``
         gives them for the same offer (no alternatives)."""
-        try:
-            kernel = self.kernel(option, knowledge, profile.currency, profile.as_of)
-            return with_effective_cost(kernel.materialise(profile, quote))
-        except ISOLATED:
-            raise
-        except Exception as exc:
-            self.on_failure(option, profile, knowledge, exc)
-            raise OptionFailed(option) from exc
+        return self._isolated(option, profile, knowledge, lambda k: with_effective_cost(k.materialise(profile, quote)))
 
     def choose(
         self, option: str, profile: Profile, knowledge: Knowledge, ends: tuple[int, ...] = ALL
     ) -> tuple[Quote, int]:
         """The option's cheapest feasible quote for ``profile`` (numbers only, at ``ends``) and the
         offers quoted."""
+        return self._isolated(option, profile, knowledge, lambda k: k.choose(profile, ends))
+
+    def _isolated(self, option: str, profile: Profile, knowledge: Knowledge, ask: Callable[[Kernel], T]) -> T:
+        """``ask`` of the option's kernel for ``profile``, its failures isolated as said above."""
         try:
-            return self.kernel(option, knowledge, profile.currency, profile.as_of).choose(profile, ends)
+            return ask(self.kernel(option, knowledge, profile.currency, profile.as_of))
         except ISOLATED:
             raise
         except Exception as exc:
