@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 from conftest import make_client
 
+from app.core.declarations import OptionSpec
 from app.core.knowledge import Knowledge
-from app.core.types import Assessment, OptionSpec, Profile
+from app.core.types import Assessment, Profile
 from app.host.hookspecs import hookimpl
 from app.host.manager import create_option_host
 from plugins import rented_gpu_instances

@@ -21,8 +21,9 @@ import pytest
 from conftest import make_client
 from litestar.testing import TestClient
 
+from app.core.declarations import OptionSpec, ProfileField
 from app.core.knowledge import Knowledge
-from app.core.types import Assessment, OptionSpec, Profile, ProfileField
+from app.core.types import Assessment, Profile
 from app.host.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from app.host.manager import OptionHost, PluginError, create_option_host
 
@@ -392,8 +393,9 @@ SPOT_MODULE = '''
 on-demand instances. A third-party option, built only on app.host.hookspecs and existing knowledge rows."""
 
 from app.core import inputs as model  # SDK v2's helpers (deprecated with the assess hook)
+from app.core.declarations import OptionSpec
 from app.core.ranges import Range
-from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem, OptionSpec
+from app.core.types import HOURS_PER_YEAR, Assessment, Cost, LineItem
 from app.host.hookspecs import hookimpl
 
 KEY = "spot_instances"

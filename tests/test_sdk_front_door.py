@@ -19,11 +19,12 @@ from seed_snapshot import knowledge_from_seeds
 import app.sdk
 from app.cli.common import check_required_assumptions, loaded_options
 from app.core import kernel as kernel_module
+from app.core.declarations import OptionSpec
 from app.core.extensions import EXTENSION_POINTS
 from app.core.kernel import Kernel
 from app.core.offer_kernel import OfferKernel
 from app.core.option import OptionPlugin
-from app.core.types import OptionSpec, Profile
+from app.core.types import Profile
 from app.host.manager import PluginError, create_option_host
 from app.kb.seeds import SeedError, read_seeds
 

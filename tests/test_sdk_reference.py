@@ -21,10 +21,10 @@ import sdk_reference
 from sdk_reference import DOCS, END, OWNERS, START
 
 import app.sdk
+from app.core.declarations import OptionSpec
 from app.core.extensions import EXTENSION_POINTS, Extension
 from app.core.offer_kernel import OfferKernel
 from app.core.option import OptionPlugin
-from app.core.types import OptionSpec
 from app.host import hookspecs
 from app.host.compatibility import check_sdk_ranges
 from app.host.manager import PluginError

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from app.core.columns import ALL, EXPECTED, Columns
+from app.core.declarations import OptionSpec
 from app.core.errors import NoOffer
 from app.core.knowledge import ANY, Knowledge, SourceRef
 from app.core.offers import gpu_name, provider_name
@@ -32,7 +33,7 @@ from app.core.quotes import Candidate, Quote, candidate, select_each
 from app.core.ranges import Range, holds_anywhere
 from app.core.residency import one_region_each
 from app.core.text import Msg, joined, msg, option_ref
-from app.core.types import Alternative, Assessment, OptionSpec, Profile, Violation
+from app.core.types import Alternative, Assessment, Profile, Violation
 
 #: alternatives an answer lists: the next cheapest feasible offers, then infeasible ones with their reasons
 FEASIBLE_ALTERNATIVES, INFEASIBLE_ALTERNATIVES = 6, 3

@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any, ClassVar
 
+from app.core.declarations import OptionSpec
 from app.core.hooks import hookimpl
 from app.core.kernel import Kernel, Roles
 from app.core.knowledge import Knowledge
-from app.core.types import OptionSpec
 from app.core.vocab import LANGUAGES
 
 

@@ -44,7 +44,7 @@ Residency = Literal["public_multi_tenant", "dedicated", "private_deployment", "o
 Currency = Literal["CNY", "USD", "EUR"]
 #: the languages answers come in (``Accept-Language``; ``app.i18n``), English first
 Language = Literal["en", "zh"]
-#: what a profile field an option declares holds (``app.core.types.ProfileField``)
+#: what a profile field an option declares holds (``app.core.declarations.ProfileField``)
 FieldKind = Literal["number", "integer", "string", "boolean"]
 #: the currency every exchange rate is quoted in, and every conversion goes through
 Pivot = Literal["CNY"]

@@ -35,10 +35,11 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.declarations import OptionSpec
 from app.core.hooks import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
 from app.core.kernel import Kernel, Roles
 from app.core.knowledge import Knowledge
-from app.core.types import Assessment, OptionSpec, Profile
+from app.core.types import Assessment, Profile
 
 __all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 

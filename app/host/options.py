@@ -14,12 +14,13 @@ from typing import Any, TypeVar
 import pluggy
 
 from app.core.columns import ALL
+from app.core.declarations import OptionSpec, ProfileField
 from app.core.errors import ISOLATED, InconsistentProfile, OptionFailed, PluginError, UnknownReference
 from app.core.kernel import Kernel, Quote
 from app.core.knowledge import Knowledge
 from app.core.model import with_effective_cost
 from app.core.text import flat_messages, msg, placeholders
-from app.core.types import Assessment, OptionSpec, Profile, ProfileField
+from app.core.types import Assessment, Profile
 from app.core.vocab import FIELD_KINDS, FIELD_NAME_PATTERN, LANGUAGES, Language
 
 T = TypeVar("T")

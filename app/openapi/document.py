@@ -20,7 +20,7 @@ from litestar.openapi.spec import (
 )
 from pydantic import BaseModel
 
-from app.core.types import ProfileField
+from app.core.declarations import ProfileField
 from app.web.spreadsheets import XLSX
 
 _CONSTRAINTS = {

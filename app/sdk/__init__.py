@@ -21,6 +21,7 @@ docs/plugins.md is the guide; its reference section is generated from these name
 from app.core.capital import Bridge, where
 from app.core.cluster import Bill, Size
 from app.core.columns import Columns
+from app.core.declarations import OptionSpec, ProfileField
 from app.core.errors import MissingKnowledge, NoOffer
 from app.core.hooks import hookimpl
 from app.core.kernel import Kernel
@@ -33,17 +34,7 @@ from app.core.pricing import annuity, billed_at, held_at
 from app.core.quotes import Candidate, Quote
 from app.core.ranges import Range
 from app.core.text import money, money_range, msg, num, pct, plan_name, span
-from app.core.types import (
-    HOURS_PER_YEAR,
-    Assessment,
-    Efficiency,
-    LineItem,
-    OptionSpec,
-    Profile,
-    ProfileField,
-    Stability,
-    Usability,
-)
+from app.core.types import HOURS_PER_YEAR, Assessment, Efficiency, LineItem, Profile, Stability, Usability
 from app.core.version import SDK_VERSION
 
 #: the SDK's version (semantic versioning): a plugin's ``OptionPlugin.sdk`` range must contain it
