@@ -11,9 +11,7 @@ docs/price-books.md describes both.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shlex
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +20,13 @@ from typing import Any, TypeVar
 import click
 
 from app.cli.common import Group, check_plans, loaded_options, pass_settings
+from app.cli.seed_files import SeedDir, write_whole
 from app.cli.stale import stale_command
 from app.cli.stale import today as _today
 from app.core.vocab import INTERCONNECTS, RESIDENCIES, SOURCE_QUALITIES
 from app.kb import price_import, price_refresh
 from app.kb.price_import import PriceImportError
-from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key, read_seeds
+from app.kb.seeds import PriceSeed, SeedError, SeedSet, natural_key
 from app.settings import Settings
 
 DATE = click.DateTime(["%Y-%m-%d"])
@@ -99,60 +98,6 @@ def group() -> None:
 def _lines(lines: Sequence[int]) -> str:
     shown = ", ".join(map(str, lines[:SHOWN])) + (f", … ({len(lines)} lines)" if len(lines) > SHOWN else "")
     return f"line{'s' * (len(lines) > 1)} {shown}"
-
-
-class _SeedDir:
-    """The seed directory as it is without the file being written (a temporary directory of links),
-    to read what the new file joins and to check the directory with it."""
-
-    def __init__(self, seeds: Path, out: Path) -> None:
-        self.seeds, self.out = seeds, out.resolve()
-        self._tmp = tempfile.TemporaryDirectory(prefix="compute-advisor-import-")
-        self.path = Path(self._tmp.name)
-        for file in sorted([*seeds.glob("*.yaml"), *seeds.glob("*.yml")]):
-            if file.resolve() != self.out:
-                (self.path / file.name).symlink_to(file.resolve())
-
-    def read(self) -> SeedSet:
-        """The seeds of the directory but the file being written, each record naming its real file."""
-        try:
-            found = read_seeds(self.path)
-        except SeedError as exc:
-            raise exc.relocated(self._real) from None
-        found.files = {key: self._real(file) for key, file in found.files.items()}
-        return found
-
-    def _real(self, text: str) -> str:
-        return text.replace(str(self.path / self.out.name), str(self.out)).replace(str(self.path), str(self.seeds))
-
-    def check_with(self, written: Path) -> SeedError | None:
-        """None when the seed directory with ``written`` in it passes ``seeds check``, else its problems."""
-        link = self.path / self.out.name
-        if link.exists():  # --out lies elsewhere and a seed file has its name: check it beside that one
-            link = self.path / f"imported-{self.out.name}"
-        link.symlink_to(written.resolve())
-        try:
-            read_seeds(self.path)
-        except SeedError as exc:
-            return exc.relocated(lambda text: self._real(text.replace(str(link), str(self.out))))
-        return None
-
-    def close(self) -> None:
-        self._tmp.cleanup()
-
-
-def _write(out: Path, text: str) -> None:
-    """``text`` into ``out`` all at once: a temporary file beside it, renamed over it."""
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +266,7 @@ def import_(
     stated.check(fmt)
     _check_out(out, force)
     seeds = seeds_dir or settings.seeds_path
-    seed_dir = _SeedDir(seeds, out)
+    seed_dir = SeedDir(seeds, out)
     try:
         joined = seed_dir.read()
         context = stated.sheet(sheet, fmt, joined, seeds)
@@ -330,7 +275,7 @@ def import_(
         command = shlex.join(
             ["compute-advisor", "prices", "import", "--format", fmt, *stated.flags(context), sheet.name]
         )
-        _write(out, price_import.to_yaml(imported.prices, _header(command, context, imported)))
+        write_whole(out, price_import.to_yaml(imported.prices, _header(command, context, imported)))
         _report(imported, refresh, out, joined, seed_dir.check_with(out), seeds)
     finally:
         seed_dir.close()
